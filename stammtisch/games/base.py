@@ -1,0 +1,143 @@
+"""The Game / State API shared by every engine (OpenSpiel-like, DESIGN.md layer 3).
+
+A ``Game`` is built from a validated rule set and is immutable. A ``State`` is one deal in
+progress. Randomness enters only as an explicit deck order, so a deal is a pure function of
+(rules, carried-over table state, deck, actions).
+
+Accounts: a player is his seat number (0…n-1, in the direction of play); the pot is
+``"pot"`` and the Tippen maximum-bête reserve is ``"reserve"``. Every movement of value in a
+deal is a ``Transfer``; the table applies them to its ledger when the deal is over.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence, Union
+
+Account = Union[int, str]
+POT = "pot"
+RESERVE = "reserve"
+
+
+class IllegalAction(ValueError):
+    """An action that is not legal now. ``rule`` names the rule it breaks.
+
+    Raised by ``State.apply`` and ``State.string_to_action``; the state is unchanged.
+    """
+
+    def __init__(self, rule: str, message: str):
+        super().__init__(f"{message} ({rule})")
+        self.rule = rule
+        self.message = message
+
+
+@dataclass(frozen=True)
+class Transfer:
+    """``amount`` counters move from ``source`` to ``target`` (accounts as above)."""
+
+    source: Account
+    target: Account
+    amount: int
+    reason: str
+
+    def to_json(self) -> dict:
+        return {"from": self.source, "to": self.target, "amount": self.amount, "reason": self.reason}
+
+
+@dataclass(frozen=True)
+class TableState:
+    """What a deal inherits from the deals before it at the same table.
+
+    ``dealer``: the seat due to deal (before any shove or jump of this deal).
+    ``pot`` and ``reserve``: the balances of those accounts now.
+    ``deal_number``: 0 for the first deal of the session.
+    """
+
+    dealer: int = 0
+    pot: int = 0
+    reserve: int = 0
+    deal_number: int = 0
+
+
+@dataclass
+class DealResult:
+    """What a finished deal did. ``next_dealer`` is who deals the next deal.
+
+    ``summary`` holds what a reader of the deal wants beyond money: for Tippen ``tricks``
+    (seat → tricks, active players only); for Tapp also ``declarer``, ``contract`` and
+    ``card_points``.
+    """
+
+    transfers: list[Transfer]
+    next_dealer: int
+    dealer: int  # the dealer of record of this deal (after shoves)
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    def net(self, num_players: int) -> dict[int, int]:
+        out = {p: 0 for p in range(num_players)}
+        for t in self.transfers:
+            if isinstance(t.source, int):
+                out[t.source] -= t.amount
+            if isinstance(t.target, int):
+                out[t.target] += t.amount
+        return out
+
+
+class State(Protocol):
+    """One deal in progress. Every engine's state class has these members."""
+
+    game: "Game"
+
+    def current_player(self) -> int:
+        """The seat to act; ``-1`` when the deal is over."""
+
+    def legal_actions(self) -> list[int]:
+        """The legal actions of the current player, ascending; empty when terminal."""
+
+    def apply(self, action: int) -> None:
+        """Apply a legal action; raise ``IllegalAction`` (state unchanged) otherwise."""
+
+    def is_terminal(self) -> bool: ...
+
+    def action_to_string(self, action: int) -> str: ...
+
+    def string_to_action(self, text: str) -> int:
+        """Parse an action in RULES.md notation; raise ``IllegalAction`` if malformed."""
+
+    def view(self, seat: int | None) -> dict:
+        """What ``seat`` may know, as JSON-able data (``None``: a spectator)."""
+
+    def clone(self) -> "State": ...
+
+    def result(self) -> DealResult:
+        """The transfers of the deal; only valid when terminal."""
+
+    def returns(self) -> list[int]:
+        """Net change of each seat's balance in this deal (terminal only)."""
+
+
+class Game(Protocol):
+    rules: Any
+    num_players: int
+
+    def new_deal(self, table: TableState, deck: Sequence[int]) -> State: ...
+
+    def deck_from_strings(self, cards: Sequence[str]) -> list[int]: ...
+
+
+def new_game(rules) -> Game:
+    """The engine for a rule set (a ``TippenRules`` or ``TappRules``)."""
+    if rules.family == "tippen":
+        from .tippen import TippenGame
+
+        return TippenGame(rules)
+    from .tapp import TappGame
+
+    return TappGame(rules)
+
+
+def apply_string(state: State, text: str) -> int:
+    """Parse and apply an action string; raises IllegalAction. Returns the action id."""
+    action = state.string_to_action(text)
+    state.apply(action)
+    return action
