@@ -1,0 +1,52 @@
+"""Players that are programs. A bot sees only ``view(seat)`` and the legal actions."""
+
+from __future__ import annotations
+
+import random
+
+BOT_NAMES = ("random", "heuristic")
+
+
+class RandomBot:
+    """Chooses uniformly among the legal actions."""
+
+    def __init__(self, rng: random.Random | None = None):
+        self.rng = rng or random.Random()
+
+    def act(self, state, seat: int) -> int:
+        return self.rng.choice(state.legal_actions())
+
+    def choose(self, view: dict, legal: list[str]) -> str:
+        return self.rng.choice(legal)
+
+
+class ViewBot:
+    """Adapter: a bot whose ``choose(view, legal_strings)`` decides from the view alone."""
+
+    def __init__(self, policy):
+        self.policy = policy
+
+    def act(self, state, seat: int) -> int:
+        legal = state.legal_actions()
+        strings = [state.action_to_string(a) for a in legal]
+        choice = self.policy.choose(state.view(seat), strings)
+        return legal[strings.index(choice)]
+
+    def choose(self, view: dict, legal: list[str]) -> str:
+        return self.policy.choose(view, legal)
+
+
+def make_bot(name: str, family: str, rng: random.Random | None = None):
+    """A bot by name for a game family ("tippen" or "tapp")."""
+    rng = rng or random.Random()
+    if name == "random":
+        return RandomBot(rng)
+    if name == "heuristic":
+        if family == "tippen":
+            from .tippen import TippenHeuristic
+
+            return ViewBot(TippenHeuristic(rng))
+        from .tapp import TappHeuristic
+
+        return ViewBot(TappHeuristic(rng))
+    raise ValueError(f"unknown bot {name!r}; bots are {', '.join(BOT_NAMES)}")

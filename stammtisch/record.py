@@ -1,0 +1,163 @@
+"""Game records, format ``stammtisch-record/1`` (DESIGN.md layer 5).
+
+A record holds the rule set, the options that differ from its preset, the players, the first
+dealer, and per deal the deck (full pack order after shuffle and cut, top first) and the
+actions. Replay re-applies every action through the engine and so verifies the record.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .cards import CardError
+from .games.base import IllegalAction
+from .rules import PRESETS, RuleError, ruleset
+from .rules.base import options_differing
+from .table import Table
+
+FORMAT = "stammtisch-record/1"
+
+
+class RecordError(ValueError):
+    """A record that cannot be replayed. ``where`` says which deal and action."""
+
+    def __init__(self, message: str, deal: int | None = None, action: int | None = None,
+                 rule: str | None = None):
+        self.deal, self.action, self.rule, self.detail = deal, action, rule, message
+        where = []
+        if deal is not None:
+            where.append(f"deal {deal + 1}")
+        if action is not None:
+            where.append(f"action {action + 1}")
+        prefix = ", ".join(where)
+        super().__init__(f"{prefix}: {message}" if prefix else message)
+
+
+def table_to_record(table: Table) -> dict:
+    rules = table.rules
+    return {
+        "format": FORMAT,
+        "ruleset": rules.id,
+        "options": options_differing(rules, PRESETS[rules.id]),
+        "players": list(table.players),
+        "first_dealer": table.players[table.first_dealer],
+        "deals": [{"deck": list(d.deck), "actions": list(d.actions)} for d in table.deals],
+    }
+
+
+@dataclass
+class Replay:
+    table: Table
+
+    def summary(self) -> dict:
+        """The ``replay --json`` object: balances, pot (pot + reserve), deals."""
+        t = self.table
+        names = t.players
+        deals = []
+        for d in t.deals:
+            r = d.result
+            if r is None:
+                deals.append({"dealer": None, "complete": False, "actions": len(d.actions)})
+                continue
+            entry: dict[str, Any] = {"dealer": names[r.dealer]}
+            summary = r.summary
+            entry["outcome"] = summary.get("outcome")
+            entry["tricks"] = {names[int(s)]: n for s, n in summary.get("tricks", {}).items()}
+            net = r.net(t.num_players)
+            entry["net"] = {names[p]: v for p, v in net.items()}
+            if t.rules.family == "tapp":
+                declarer = summary.get("declarer")
+                entry["declarer"] = names[declarer] if declarer is not None else None
+                entry["contract"] = summary.get("contract")
+                entry["card_points"] = {
+                    (names[int(k)] if str(k).isdigit() else k): v
+                    for k, v in summary.get("card_points", {}).items()
+                }
+            deals.append(entry)
+        return {
+            "ruleset": t.rules.id,
+            "players": list(names),
+            "balances": t.balances(),
+            "pot": t.ledger.pot + t.ledger.reserve,
+            "reserve": t.ledger.reserve,
+            "deals": deals,
+        }
+
+
+def load(source: str | Path | dict) -> dict:
+    """Read a record (a path, a JSON string, or a parsed dict) and check its shape."""
+    if isinstance(source, dict):
+        data = source
+    else:
+        text = Path(source).read_text(encoding="utf-8") if not str(source).lstrip().startswith("{") else str(source)
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise RecordError(f"not JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
+    if not isinstance(data, dict):
+        raise RecordError("a record is a JSON object")
+    if data.get("format") != FORMAT:
+        raise RecordError(f"unknown record format {data.get('format')!r}; expected {FORMAT!r}")
+    for key, kind in (("ruleset", str), ("players", list), ("deals", list)):
+        if not isinstance(data.get(key), kind):
+            raise RecordError(f"the record's {key!r} is missing or not a {kind.__name__}")
+    if not isinstance(data.get("options", {}), dict):
+        raise RecordError("the record's 'options' must be an object")
+    return data
+
+
+def replay(source: str | Path | dict, allow_incomplete: bool = False) -> Replay:
+    """Re-apply every action of a record, verifying each. Raises RecordError."""
+    data = load(source)
+    try:
+        rules = ruleset(data["ruleset"], data.get("options", {}))
+    except RuleError as e:
+        raise RecordError(str(e)) from None
+    players = [str(p) for p in data["players"]]
+    first = data.get("first_dealer", players[0] if players else None)
+    if first not in players:
+        raise RecordError(f"first_dealer {first!r} is not one of the players")
+    try:
+        table = Table(rules, players, players.index(first))
+    except ValueError as e:
+        raise RecordError(str(e)) from None
+    deals = data["deals"]
+    for i, deal in enumerate(deals):
+        if not isinstance(deal, dict) or not isinstance(deal.get("deck"), list):
+            raise RecordError("a deal needs a 'deck' list", deal=i)
+        actions = deal.get("actions", [])
+        if not isinstance(actions, list):
+            raise RecordError("'actions' must be a list", deal=i)
+        try:
+            deck = table.game.deck_from_strings(deal["deck"])
+        except (CardError, ValueError, TypeError, AttributeError) as e:
+            raise RecordError(f"bad deck: {e}", deal=i) from None
+        table.start_deal(deck)
+        for j, item in enumerate(actions):
+            seat = None
+            if isinstance(item, dict):
+                name, text = item.get("player"), item.get("action")
+                if name not in players:
+                    raise RecordError(f"unknown player {name!r}", deal=i, action=j)
+                seat = players.index(name)
+            else:
+                text = item
+            if not isinstance(text, str):
+                raise RecordError(f"an action is a string, not {text!r}", deal=i, action=j)
+            try:
+                table.apply(text, seat)
+            except IllegalAction as e:
+                raise RecordError(f"{text}: {e.message}", deal=i, action=j, rule=e.rule) from None
+        if table.in_deal and not (allow_incomplete and i == len(deals) - 1):
+            raise RecordError(
+                f"the actions end before the deal is over ({players[table.state.current_player()]} "
+                "is to act)", deal=i
+            )
+    return Replay(table)
+
+
+def save(record: dict, path: str | Path) -> None:
+    Path(path).write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")

@@ -1,0 +1,138 @@
+"""A table: a sequence of deals with the same players (DESIGN.md layer 4).
+
+The table rotates the deal, carries the pot (and the Tippen reserve) from deal to deal, applies
+each finished deal's transfers to its ledger, and keeps what a game record needs: per deal the
+deck and the actions as played.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass, field
+from typing import Any
+
+from .cards import Pack
+from .games.base import DealResult, IllegalAction, State, TableState, new_game
+from .ledger import Ledger
+
+
+@dataclass
+class DealLog:
+    """One deal as a record holds it: the deck, the actions, and (when over) the result."""
+
+    deck: list[str]
+    actions: list[Any] = field(default_factory=list)  # str or {"player": name, "action": str}
+    result: DealResult | None = None
+
+
+class Table:
+    def __init__(self, rules, players: list[str], first_dealer: int = 0):
+        if len(players) != rules.players:
+            raise ValueError(
+                f"{rules.id} is set for {rules.players} players but {len(players)} names were given"
+            )
+        if len(set(players)) != len(players):
+            raise ValueError("player names must be different")
+        if not 0 <= first_dealer < len(players):
+            raise ValueError(f"first dealer seat {first_dealer} is not a seat at this table")
+        self.rules = rules
+        self.game = new_game(rules)
+        self.players = list(players)
+        self.first_dealer = first_dealer
+        self.dealer = first_dealer
+        self.ledger = Ledger(len(players))
+        self.deals: list[DealLog] = []
+        self.state: State | None = None
+
+    @property
+    def pack(self) -> Pack:
+        return self.game.pack
+
+    @property
+    def num_players(self) -> int:
+        return len(self.players)
+
+    def table_state(self) -> TableState:
+        return TableState(
+            dealer=self.dealer,
+            pot=self.ledger.pot,
+            reserve=self.ledger.reserve,
+            deal_number=len(self.deals) - (1 if self.in_deal else 0),
+        )
+
+    @property
+    def in_deal(self) -> bool:
+        return self.state is not None and not self.state.is_terminal()
+
+    def shuffled_deck(self, rng: random.Random) -> list[int]:
+        deck = list(range(self.pack.size))
+        rng.shuffle(deck)
+        return deck
+
+    def start_deal(self, deck: list[int]) -> State:
+        """Start the next deal from an explicit deck order (top card first)."""
+        if self.in_deal:
+            raise RuntimeError("the current deal is not finished")
+        state = self.game.new_deal(self.table_state(), deck)
+        self.deals.append(DealLog(deck=[self.pack.cards[c] for c in deck]))
+        self.state = state
+        self._finish_if_over()
+        return state
+
+    def apply(self, text: str, seat: int | None = None) -> int:
+        """Apply an action string to the current deal; ``seat``, if given, must be on turn.
+
+        Raises IllegalAction with the state unchanged. Records the action, and settles the
+        deal when it is over.
+        """
+        state = self.state
+        if state is None or state.is_terminal():
+            raise IllegalAction("deal over", "no deal is in progress")
+        if seat is not None and state.current_player() != seat:
+            turn = state.current_player()
+            raise IllegalAction(
+                "not your turn", f"it is {self.players[turn]}'s turn, not {self.players[seat]}'s"
+            )
+        action = state.string_to_action(text)
+        canonical = state.action_to_string(action)
+        state.apply(action)
+        self.deals[-1].actions.append(
+            canonical if seat is None else {"player": self.players[seat], "action": canonical}
+        )
+        self._finish_if_over()
+        return action
+
+    def apply_id(self, action: int) -> None:
+        """Apply an action id (bots and simulations); recorded as its string."""
+        state = self.state
+        text = state.action_to_string(action)
+        state.apply(action)
+        self.deals[-1].actions.append(text)
+        self._finish_if_over()
+
+    def _finish_if_over(self) -> None:
+        state = self.state
+        if state.is_terminal() and self.deals[-1].result is None:
+            result = state.result()
+            self.ledger.apply_all(result.transfers)
+            self.deals[-1].result = result
+            self.dealer = result.next_dealer
+
+    def balances(self) -> dict[str, int]:
+        return {name: self.ledger.balances[i] for i, name in enumerate(self.players)}
+
+    def to_record(self) -> dict:
+        from .record import table_to_record
+
+        return table_to_record(self)
+
+
+def first_dealer_by_ace(deck: list[str], num_players: int) -> int:
+    """RULES.md 2.1: cards dealt face up one at a time round the table; the first Ace deals.
+
+    ``deck`` is in notation, top first; the first card goes to seat 0.
+    """
+    for i, card in enumerate(deck):
+        if card[1] == "A":
+            return i % num_players
+    raise ValueError("the deck holds no Ace")
