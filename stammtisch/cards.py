@@ -145,3 +145,8 @@ def display(card: str, german: bool = False, symbols: bool = True) -> str:
         return f"{GERMAN_SUIT_NAMES[suit]} {GERMAN_RANK_NAMES.get(rank, rank)}"
     r = "10" if rank == "T" else rank
     return f"{SUIT_SYMBOLS[suit]}{r}" if symbols else card
+
+
+def suit_label(suit: str, german: bool = False) -> str:
+    """A suit letter for people: ``♥ hearts`` or ``Herz``."""
+    return GERMAN_SUIT_NAMES[suit] if german else f"{SUIT_SYMBOLS[suit]} {SUIT_NAMES[suit]}"

@@ -72,5 +72,15 @@ def format_options(rules) -> dict[str, Any]:
 
 
 def options_differing(rules, preset: dict) -> dict[str, Any]:
-    """Only the options that differ from the named preset (what a record stores)."""
-    return {k: v for k, v in format_options(rules).items() if preset.get(k) != v}
+    """Only the options that differ from the named preset (what a record stores).
+
+    Defaults that the preset resolves from other options (the Tippen ``pack=auto``) count as
+    not differing when they resolve to the same value for this player count.
+    """
+    values = format_options(rules)
+    try:
+        baseline = format_options(type(rules).build(rules.id, {**preset, "players": values["players"]}))
+    except RuleError:
+        baseline = dict(preset)
+    baseline["players"] = preset.get("players")
+    return {k: v for k, v in values.items() if baseline.get(k) != v}
