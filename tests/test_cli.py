@@ -1,0 +1,82 @@
+"""The command line: exit codes, JSON outputs, one-line errors."""
+
+import json
+
+from typer.testing import CliRunner
+
+from stammtisch.cli import app
+from stammtisch.record import save
+
+runner = CliRunner()
+
+
+def run(*args):
+    from stammtisch import cli
+
+    try:
+        result = runner.invoke(app, list(args), catch_exceptions=False)
+        return result.exit_code, result.output
+    except cli.CliError as e:  # main() turns this into exit 2 with one line
+        return 2, str(e)
+
+
+def test_rules_json_lists_every_rule_set_with_defaults():
+    code, out = run("rules", "--json")
+    assert code == 0
+    data = json.loads(out)
+    ids = {d["id"] for d in data}
+    assert "tippen/katira-1983" in ids and "tapp/modern" in ids
+    katira = next(d for d in data if d["id"] == "tippen/katira-1983")
+    assert katira["options"]["trump_card"]["default"] == "katira"
+
+
+def test_simulate_json_and_records_replay(tmp_path):
+    code, out = run("simulate", "tippen/dreiblatt-1859", "--players", "4", "--deals", "30",
+                    "--seed", "3", "--bots", "random", "--records", str(tmp_path), "--json")
+    assert code == 0, out
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["deals"] == 30
+    assert sum(summary["balances"].values()) + summary["pot"] == 0
+    [path] = list(tmp_path.glob("*.json"))
+    code, out = run("replay", str(path), "--json")
+    assert code == 0, out
+    replayed = json.loads(out)
+    assert replayed["balances"] == summary["balances"]
+    assert replayed["pot"] == summary["pot"]
+    assert len(replayed["deals"]) == 30
+    assert {"dealer", "tricks", "net"} <= set(replayed["deals"][0])
+
+
+def test_replay_bad_record_exits_2_with_one_line(tmp_path):
+    code, out = run("simulate", "tippen/grupp-1975", "--players", "3", "--deals", "2",
+                    "--seed", "1", "--records", str(tmp_path), "--json")
+    [path] = list(tmp_path.glob("*.json"))
+    rec = json.loads(path.read_text())
+    rec["deals"][0]["actions"].insert(0, "play:ZZ")
+    save(rec, path)
+    code, out = run("replay", str(path))
+    assert code == 2
+    assert "deal 1, action 1" in out and "\n" not in out.strip()
+    path.write_text("not json")
+    code, out = run("replay", str(path))
+    assert code == 2 and "not JSON" in out
+
+
+def test_bad_option_is_one_clear_line():
+    code, out = run("simulate", "tippen/grupp-1975", "-o", "stake=4")
+    assert code == 2 and "not divisible by the 3 tricks" in out
+    code, out = run("simulate", "tippen/unknown")
+    assert code == 2 and "unknown rule set" in out
+
+
+def test_installed_command_exits_2_without_traceback(tmp_path):
+    import subprocess
+    import sys
+
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"format": "stammtisch-record/1", "ruleset": "tippen/x", "players": [], "deals": []}')
+    proc = subprocess.run([sys.executable, "-m", "stammtisch.cli", "replay", str(bad)],
+                          capture_output=True, text=True)
+    assert proc.returncode == 2
+    assert "Traceback" not in proc.stderr + proc.stdout
+    assert "unknown rule set" in proc.stderr
