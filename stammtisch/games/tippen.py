@@ -1,0 +1,884 @@
+"""The Tippen engine (RULES.md section 2): every rule set and option of ``TippenRules``.
+
+A deal runs through these phases (each skipped when the rule set does not use it):
+
+``schieben`` (shove/deal) → Hupf und Sprung check (automatic; a jump ends the deal) → deal →
+``choice`` (dealer: sniff/knock/turn) → ``discard`` → ``drop`` (1859 sniffer) → ``declare``
+(tap/pass, forehand first, dealer last) → ``exchange`` (active players from forehand) →
+``rob`` (active holder of the trump 7) → ``play`` → ``done``.
+
+Action ids (``S`` = pack size; see ``TippenGame``):
+
+* ``0 … S-1``: ``play:XX`` (the card index);
+* ``S … 2S-1``: ``discard:XX`` (``S`` + card index);
+* ``2S + k``: the word actions ``tap pass shove deal sniff knock turn drop stay rob no-rob``
+  (k = 0 … 10, in that order);
+* ``2S + 16 + mask``: ``exchange:…`` with the bit mask of the exchanged cards (``mask`` 0 is
+  ``exchange:-``).
+
+Money (RULES.md section 1): every movement is a ``Transfer`` kept in ``state.transfers``; the
+pot and reserve the state shows are the table's balances plus those transfers.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..cards import PACKS, SUITS, CardError
+from .base import POT, RESERVE, DealResult, IllegalAction, TableState, Transfer
+from .tricks import legal_follows
+
+# Phases.
+SHOVE, CHOICE, DISCARD, DROP, DECLARE, EXCHANGE, ROB, PLAY, DONE = range(9)
+PHASE_NAMES = ("schieben", "choice", "discard", "drop", "declare", "exchange", "rob", "play", "done")
+
+# Seat status.
+UNDECIDED, ACTIVE, PASSED, DROPPED = range(4)
+
+# Upcard state (trump_card = turn / katira).
+UP_NONE, UP_HIDDEN, UP_FACE, UP_TAKEN = range(4)
+
+# What the dealer did at his choice.
+TAKE_NONE, TAKE_SNIFF1859, TAKE_SNIFF_MODERN, TAKE_KNOCK = range(4)
+
+WORDS = ("tap", "pass", "shove", "deal", "sniff", "knock", "turn", "drop", "stay", "rob", "no-rob")
+(W_TAP, W_PASS, W_SHOVE, W_DEAL, W_SNIFF, W_KNOCK, W_TURN, W_DROP, W_STAY, W_ROB,
+ W_NOROB) = range(len(WORDS))
+EXCHANGE_OFFSET = 16
+
+PHASE_HINT = {
+    SHOVE: "the dealer must shove or deal",
+    CHOICE: "the dealer must choose before the trump is turned",
+    DISCARD: "the dealer must discard one card",
+    DROP: "the sniffer must drop or stay",
+    DECLARE: "the players are declaring (tap or pass)",
+    EXCHANGE: "the active players are exchanging",
+    ROB: "the holder of the trump 7 may rob the upcard",
+    PLAY: "the cards are being played",
+    DONE: "the deal is over",
+}
+
+
+def first_dealer(pack_name: str, deck: Sequence[int], num_players: int, first_seat: int = 0) -> int:
+    """The first dealer (RULES.md 2.1): deal face up one card at a time round the table from
+    ``first_seat``; the first player dealt an Ace deals."""
+    pack = PACKS[pack_name]
+    for i, card in enumerate(deck):
+        if pack.cards[card][1] == "A":
+            return (first_seat + i) % num_players
+    raise ValueError("the deck holds no Ace")
+
+
+class TippenGame:
+    """A Tippen engine for one validated ``TippenRules``. Immutable."""
+
+    def __init__(self, rules):
+        self.rules = rules
+        self.num_players = rules.players
+        self.pack = PACKS[rules.pack]
+        p = self.pack
+        S = p.size
+        R = p.ranks_per_suit
+        self.size = S
+        self.ranks = R
+        self.card_names = p.cards
+        self.suit_masks = p.suit_masks
+        self.suit_of = tuple(c // R for c in range(S))
+        self.DISCARD_BASE = S
+        self.WORD_BASE = 2 * S
+        self.EXCHANGE_BASE = 2 * S + EXCHANGE_OFFSET
+        self.word_ids = {w: 2 * S + i for i, w in enumerate(WORDS)}
+        self.ace_of = tuple(k * R + R - 1 for k in range(len(SUITS)))
+        self.seven_of = tuple(k * R + R - 1 - p.ranks.index("7") for k in range(len(SUITS)))
+        self.ace_or_seven = p.mask_of(c for c in range(S) if p.cards[c][1] in "A7")
+        self.has_choice = rules.trump_card != "dealer-last" and (
+            rules.sniffing != "none" or rules.knocking)
+
+    # -- construction -------------------------------------------------------------------------
+    def new_deal(self, table: TableState, deck: Sequence[int]) -> "TippenState":
+        deck = list(deck)
+        if len(deck) != self.size or sorted(deck) != list(range(self.size)):
+            raise ValueError(
+                f"the deck must be a permutation of the {self.size} cards of the "
+                f"{self.pack.name} pack (card indices 0…{self.size - 1}), each exactly once")
+        if not 0 <= table.dealer < self.num_players:
+            raise ValueError(f"dealer {table.dealer} is not a seat of {self.num_players} players")
+        if table.pot < 0 or table.reserve < 0:
+            raise ValueError("pot and reserve cannot be negative")
+        return TippenState(self, table, deck)
+
+    def deck_from_strings(self, cards: Sequence[str]) -> list[int]:
+        return [self.pack.card(c) for c in cards]
+
+    def action_to_string(self, action: int) -> str:
+        S = self.size
+        if 0 <= action < S:
+            return "play:" + self.card_names[action]
+        if S <= action < 2 * S:
+            return "discard:" + self.card_names[action - S]
+        if 2 * S <= action < 2 * S + len(WORDS):
+            return WORDS[action - 2 * S]
+        if action >= self.EXCHANGE_BASE:
+            mask = action - self.EXCHANGE_BASE
+            if mask >> S == 0:
+                if not mask:
+                    return "exchange:-"
+                return "exchange:" + ",".join(
+                    self.card_names[c] for c in range(S) if mask >> c & 1)
+        raise IllegalAction("notation", f"{action!r} is not a Tippen action id")
+
+    def string_to_action(self, text: str) -> int:
+        if not isinstance(text, str):
+            raise IllegalAction("notation", f"{text!r} is not an action string")
+        t = text.strip()
+        low = t.lower()
+        if low in self.word_ids:
+            return self.word_ids[low]
+        kind, sep, arg = t.partition(":")
+        kind = kind.strip().lower()
+        arg = arg.strip()
+        try:
+            if sep and kind == "play":
+                return self.pack.card(arg) if arg and "," not in arg else self._bad(text)
+            if sep and kind == "discard":
+                return self.size + self.pack.card(arg) if arg and "," not in arg else self._bad(text)
+            if sep and kind == "exchange":
+                cards = self.pack.parse_cards(arg) if arg else self._bad(text)
+                mask = 0
+                for c in cards:
+                    if mask >> c & 1:
+                        raise IllegalAction("notation", f"{text!r} names {self.card_names[c]} twice")
+                    mask |= 1 << c
+                return self.EXCHANGE_BASE + mask
+        except CardError as e:
+            raise IllegalAction("notation", f"{text!r}: {e}") from None
+        return self._bad(text)
+
+    @staticmethod
+    def _bad(text):
+        raise IllegalAction(
+            "notation",
+            f"{text!r} is not a Tippen action (play:HA, tap, pass, exchange:C7,D8, exchange:-, "
+            f"shove, deal, sniff, knock, turn, discard:C7, drop, stay, rob, no-rob)")
+
+
+class TippenState:
+    """One Tippen deal in progress (see the module docstring)."""
+
+    __slots__ = (
+        "game", "table", "deck", "dealer", "phase", "cur", "hands", "status", "declared",
+        "talon", "talon_pos", "upcard", "up_state", "trump", "trump_mask", "trump_card",
+        "taken", "discards", "dead", "played", "trick", "led_suit", "win_card", "win_seat",
+        "last_trick", "tricks_won", "tricks_done", "transfers", "pot", "reserve",
+        "pot_in_play", "trick_value", "bete", "compulsory", "declaring", "anted", "log",
+        "outcome", "next_dealer", "jump_cards", "order_pos", "n_active", "robbed",
+    )
+
+    def __init__(self, game: TippenGame, table: TableState, deck: list[int]):
+        r = game.rules
+        n = game.num_players
+        self.game = game
+        self.table = table
+        self.deck = tuple(deck)
+        self.dealer = table.dealer
+        self.phase = SHOVE
+        self.cur = table.dealer
+        self.hands = [0] * n
+        self.status = [UNDECIDED] * n
+        self.declared = [None] * n
+        self.talon = ()
+        self.talon_pos = 0
+        self.upcard = -1
+        self.up_state = UP_NONE
+        self.trump = -1
+        self.trump_mask = 0
+        self.trump_card = -1
+        self.taken = TAKE_NONE
+        self.discards = 0
+        self.dead = 0
+        self.played = 0
+        self.trick = []
+        self.led_suit = -1
+        self.win_card = -1
+        self.win_seat = -1
+        self.last_trick = None
+        self.tricks_won = [0] * n
+        self.tricks_done = 0
+        self.transfers = []
+        self.pot = table.pot
+        self.reserve = table.reserve
+        self.pot_in_play = None
+        self.trick_value = None
+        self.bete = None
+        self.compulsory = None
+        self.declaring = False
+        self.anted = [False] * n
+        self.log = []
+        self.outcome = None
+        self.next_dealer = -1
+        self.jump_cards = None
+        self.order_pos = 0
+        self.n_active = 0
+        self.robbed = False
+        # Ante, then the maximum-bête rebalancing (RULES.md 2.3): pot in play =
+        # min(carried, max_bete) + this deal's stakes; the rest waits in the reserve.
+        self._ante(self.dealer, "ante")
+        carried = table.pot + table.reserve
+        in_play = carried if r.max_bete is None else min(carried, r.max_bete)
+        want_reserve = carried - in_play
+        if want_reserve > self.reserve:
+            self._move(POT, RESERVE, want_reserve - self.reserve, "max bête: rest to the reserve")
+        elif want_reserve < self.reserve:
+            self._move(RESERVE, POT, self.reserve - want_reserve, "bête from the reserve into play")
+        if not r.schieben:
+            self._after_shoving()
+
+    # -- money --------------------------------------------------------------------------------
+    def _move(self, source, target, amount: int, reason: str) -> None:
+        if amount <= 0:
+            return
+        self.transfers.append(Transfer(source, target, amount, reason))
+        if source == POT:
+            self.pot -= amount
+        elif source == RESERVE:
+            self.reserve -= amount
+        if target == POT:
+            self.pot += amount
+        elif target == RESERVE:
+            self.reserve += amount
+
+    def _ante(self, seat: int, reason: str) -> None:
+        self.anted[seat] = True
+        self._move(seat, POT, self.game.rules.stake, reason)
+
+    # -- phase transitions --------------------------------------------------------------------
+    def _after_shoving(self) -> None:
+        g = self.game
+        r = g.rules
+        n = g.num_players
+        d = self.dealer
+        deck = self.deck
+        if r.hupf_und_sprung != "none" and g.ace_or_seven >> deck[-1] & 1:
+            self.jump_cards = [deck[-1]]
+            step = 1
+            if r.hupf_und_sprung == "double" and g.ace_or_seven >> deck[0] & 1:
+                self.jump_cards.append(deck[0])
+                step = 2
+                self._ante((d + 1) % n, "ante (Hupf und Sprung: skipped seat)")
+            self.next_dealer = (d + step) % n
+            self.outcome = "jump"
+            self._finish()
+            return
+        # Deal one card at a time from forehand, clockwise.
+        t = r.tricks
+        hands = self.hands
+        pos = 0
+        before_turn = t - 1 if r.trump_card == "katira" else t
+        for _ in range(before_turn):
+            for k in range(1, n + 1):
+                hands[(d + k) % n] |= 1 << deck[pos]
+                pos += 1
+        if r.trump_card == "dealer-last":
+            self.trump_card = deck[pos - 1]
+            self._set_trump(g.suit_of[deck[pos - 1]])
+        else:
+            self.upcard = deck[pos]
+            self.up_state = UP_HIDDEN
+            pos += 1
+            if r.trump_card == "katira":
+                for k in range(1, n + 1):
+                    hands[(d + k) % n] |= 1 << deck[pos]
+                    pos += 1
+        self.talon = deck[pos:]
+        # What this hand is worth, fixed once all antes of the deal are in.
+        self.pot_in_play = self.pot
+        self.trick_value = self.pot // t
+        bete_stands = self.table.pot + self.table.reserve > 0
+        self.declaring = (r.hupf_und_sprung != "none" or not r.tipp_zwang or bete_stands)
+        self.compulsory = not self.declaring
+        if r.bete == "stake" or (r.bete == "stake-or-pot" and self.compulsory):
+            self.bete = r.stake
+        else:
+            self.bete = self.pot_in_play
+        if g.has_choice:
+            self.phase = CHOICE
+            self.cur = d
+        else:
+            if self.up_state == UP_HIDDEN:
+                self._turn()
+            self._start_declare()
+
+    def _set_trump(self, suit: int) -> None:
+        self.trump = suit
+        self.trump_mask = self.game.suit_masks[suit]
+
+    def _turn(self) -> None:
+        self.up_state = UP_FACE
+        self.trump_card = self.upcard
+        self._set_trump(self.game.suit_of[self.upcard])
+
+    def _start_declare(self) -> None:
+        n = self.game.num_players
+        if self.declaring:
+            self.phase = DECLARE
+            self.order_pos = 0
+            self._next_declarer()
+        else:
+            for s in range(n):
+                if self.status[s] == UNDECIDED:
+                    self.status[s] = ACTIVE
+            self._end_declare()
+
+    def _next_declarer(self) -> None:
+        n = self.game.num_players
+        while self.order_pos < n:
+            s = (self.dealer + 1 + self.order_pos) % n
+            if self.status[s] == UNDECIDED:
+                self.cur = s
+                return
+            self.order_pos += 1
+        self._end_declare()
+
+    def _end_declare(self) -> None:
+        g = self.game
+        r = g.rules
+        n = g.num_players
+        active = [s for s in range(n) if self.status[s] == ACTIVE]
+        d = self.dealer
+        if len(active) == 1 and r.lone_tapper == "dealer-defends" and active[0] != d \
+                and self.status[d] == PASSED:
+            # As in Loo: the dealer must defend the pot against a lone tapper. His cards were
+            # set aside face down on passing; he takes them back.
+            self.status[d] = ACTIVE
+            self.hands[d] = self._passed_hand(d)
+            self.dead &= ~self.hands[d]
+            active.append(d)
+        self.n_active = len(active)
+        if not active:
+            self.outcome = "all-pass"
+            self.next_dealer = (d + 1) % n
+            self._finish()
+            return
+        if len(active) == 1:
+            self.outcome = "lone-tapper"
+            self._move(POT, active[0], self.pot_in_play, "lone tapper takes the pot")
+            self.next_dealer = (d + 1) % n
+            self._finish()
+            return
+        if r.exchange:
+            self.phase = EXCHANGE
+            self.order_pos = 0
+            self._next_exchanger()
+        else:
+            self._start_rob()
+
+    def _passed_hand(self, seat: int) -> int:
+        # The cards a seat held when it passed: its dealt cards (no exchange happens before
+        # declarations; a sniffing/knocking dealer never passes).
+        return self._dealt[seat]
+
+    @property
+    def _dealt(self) -> list[int]:
+        g = self.game
+        n = g.num_players
+        r = g.rules
+        hands = [0] * n
+        pos = 0
+        before = r.tricks - 1 if r.trump_card == "katira" else r.tricks
+        for _ in range(before):
+            for k in range(1, n + 1):
+                hands[(self.dealer + k) % n] |= 1 << self.deck[pos]
+                pos += 1
+        if r.trump_card == "katira":
+            pos += 1
+            for k in range(1, n + 1):
+                hands[(self.dealer + k) % n] |= 1 << self.deck[pos]
+                pos += 1
+        return hands
+
+    def _next_exchanger(self) -> None:
+        n = self.game.num_players
+        while self.order_pos < n:
+            s = (self.dealer + 1 + self.order_pos) % n
+            if self.status[s] == ACTIVE:
+                self.cur = s
+                return
+            self.order_pos += 1
+        self._start_rob()
+
+    def _rob_holder(self) -> int:
+        g = self.game
+        if not g.rules.robbing or self.up_state != UP_FACE or self.robbed:
+            return -1
+        seven = g.seven_of[self.trump]
+        if self.upcard == seven:
+            return -1
+        for s in range(g.num_players):
+            if self.status[s] == ACTIVE and self.hands[s] >> seven & 1:
+                return s
+        return -1
+
+    def _start_rob(self) -> None:
+        holder = self._rob_holder()
+        if holder >= 0:
+            self.phase = ROB
+            self.cur = holder
+        else:
+            self._start_play()
+
+    def _start_play(self) -> None:
+        self.phase = PLAY
+        self.cur = self._next_active(self.dealer)
+
+    def _next_active(self, seat: int) -> int:
+        n = self.game.num_players
+        s = (seat + 1) % n
+        while self.status[s] != ACTIVE:
+            s = (s + 1) % n
+        return s
+
+    def _finish(self) -> None:
+        self.phase = DONE
+        self.cur = -1
+
+    def _settle(self) -> None:
+        """Bêtes and sniff/knock penalties after the last trick (RULES.md 2.1, 2.3)."""
+        d = self.dealer
+        for s in range(self.game.num_players):
+            if self.status[s] != ACTIVE:
+                continue
+            won = self.tricks_won[s]
+            if s == d and self.taken == TAKE_SNIFF1859:
+                if won == 0:
+                    self._move(s, POT, 2 * self.bete, "double bête (sniffed and took no trick)")
+            elif s == d and self.taken in (TAKE_SNIFF_MODERN, TAKE_KNOCK):
+                word = "sniffed" if self.taken == TAKE_SNIFF_MODERN else "knocked"
+                if won == 0:
+                    self._move(s, POT, 2 * self.bete, f"double bête ({word}, no trick)")
+                elif won == 1:
+                    self._move(s, POT, self.bete, f"bête ({word}, only one trick)")
+            elif won == 0:
+                self._move(s, POT, self.bete, "bête")
+        self.outcome = "played"
+        self.next_dealer = (d + 1) % self.game.num_players
+        self._finish()
+
+    # -- the State API ------------------------------------------------------------------------
+    def current_player(self) -> int:
+        return self.cur
+
+    def is_terminal(self) -> bool:
+        return self.phase == DONE
+
+    def _play_mask(self) -> int:
+        """The cards the current player may play (phase PLAY)."""
+        g = self.game
+        r = g.rules
+        hand = self.hands[self.cur]
+        if not self.trick:
+            if r.forced_leads:
+                if self.tricks_done == 0 and self.n_active >= 3 and hand & self.trump_mask:
+                    return hand & self.trump_mask
+                if self.tricks_done == 1:
+                    ace = g.ace_of[self.trump]
+                    if hand >> ace & 1:
+                        return 1 << ace
+            return hand
+        return legal_follows(hand, g.suit_masks[self.led_suit], self.trump_mask, self.win_card,
+                             g.suit_masks[g.suit_of[self.win_card]], r.void_must_trump,
+                             r.head_trick)
+
+    def legal_actions(self) -> list[int]:
+        g = self.game
+        ph = self.phase
+        W = g.WORD_BASE
+        if ph == PLAY:
+            m = self._play_mask()
+            out = []
+            while m:
+                low = m & -m
+                out.append(low.bit_length() - 1)
+                m ^= low
+            return out
+        if ph == DECLARE:
+            return [W + W_TAP, W + W_PASS]
+        if ph == EXCHANGE:
+            hand = self.hands[self.cur]
+            subs = []
+            sub = hand
+            while True:
+                subs.append(g.EXCHANGE_BASE + sub)
+                if not sub:
+                    break
+                sub = (sub - 1) & hand
+            subs.reverse()
+            return subs
+        if ph == SHOVE:
+            nxt = (self.cur + 1) % g.num_players
+            return [W + W_SHOVE, W + W_DEAL] if not self.anted[nxt] else [W + W_DEAL]
+        if ph == CHOICE:
+            r = g.rules
+            out = []
+            if r.sniffing != "none":
+                out.append(W + W_SNIFF)
+            if r.knocking:
+                out.append(W + W_KNOCK)
+            out.append(W + W_TURN)
+            return out
+        if ph == DISCARD:
+            m = self.hands[self.cur]
+            out = []
+            while m:
+                low = m & -m
+                out.append(g.DISCARD_BASE + low.bit_length() - 1)
+                m ^= low
+            return out
+        if ph == DROP:
+            return [W + W_DROP, W + W_STAY]
+        if ph == ROB:
+            return [W + W_ROB, W + W_NOROB]
+        return []
+
+    def _is_legal(self, action: int) -> bool:
+        g = self.game
+        ph = self.phase
+        if ph == PLAY:
+            return 0 <= action < g.size and bool(self._play_mask() >> action & 1)
+        if ph == EXCHANGE:
+            mask = action - g.EXCHANGE_BASE
+            return mask >= 0 and mask & ~self.hands[self.cur] == 0 \
+                and mask.bit_count() <= g.rules.tricks
+        if ph == DISCARD:
+            c = action - g.DISCARD_BASE
+            return 0 <= c < g.size and bool(self.hands[self.cur] >> c & 1)
+        return action in self.legal_actions()
+
+    def apply(self, action: int, seat: int | None = None) -> None:
+        """Apply a legal action of the current player; ``seat`` (optional) is who acts."""
+        if type(action) is not int:
+            raise IllegalAction("notation", f"{action!r} is not an action id")
+        if self.phase == DONE:
+            raise IllegalAction("deal is over", "the deal is over; no more actions")
+        if seat is not None and seat != self.cur:
+            raise IllegalAction("not your turn", f"it is seat {self.cur}'s turn, not seat {seat}'s")
+        if not self._is_legal(action):
+            rule, message = self._refusal(action)
+            raise IllegalAction(rule, message)
+        self.log.append((self.cur, action))
+        g = self.game
+        ph = self.phase
+        if ph == PLAY:
+            self._play(action)
+        elif ph == EXCHANGE:
+            self._exchange(action - g.EXCHANGE_BASE)
+        elif ph == DISCARD:
+            self._discard(action - g.DISCARD_BASE)
+        else:
+            self._word(action - g.WORD_BASE)
+
+    def _play(self, card: int) -> None:
+        g = self.game
+        seat = self.cur
+        bit = 1 << card
+        self.hands[seat] ^= bit
+        self.played |= bit
+        trick = self.trick
+        trick.append((seat, card))
+        if len(trick) == 1:
+            self.led_suit = g.suit_of[card]
+            self.win_card = card
+            self.win_seat = seat
+        else:
+            best = self.win_card
+            tm = self.trump_mask
+            if bit & tm:
+                better = not (1 << best) & tm or card > best
+            else:
+                better = not (1 << best) & tm and g.suit_of[card] == g.suit_of[best] and card > best
+            if better:
+                self.win_card = card
+                self.win_seat = seat
+        if len(trick) < self.n_active:
+            self.cur = self._next_active(seat)
+            return
+        winner = self.win_seat
+        self.tricks_won[winner] += 1
+        self.tricks_done += 1
+        self.last_trick = (tuple(trick), winner)
+        self.trick = []
+        self.led_suit = -1
+        self.win_card = -1
+        self.win_seat = -1
+        self._move(POT, winner, self.trick_value, f"trick {self.tricks_done}")
+        if self.tricks_done == g.rules.tricks:
+            self._settle()
+        else:
+            self.cur = winner
+
+    def _exchange(self, mask: int) -> None:
+        seat = self.cur
+        k = mask.bit_count()
+        self.hands[seat] &= ~mask
+        self.discards |= mask
+        for _ in range(k):
+            self.hands[seat] |= 1 << self.talon[self.talon_pos]
+            self.talon_pos += 1
+        self.order_pos += 1
+        self._next_exchanger()
+
+    def _discard(self, card: int) -> None:
+        seat = self.cur
+        self.hands[seat] &= ~(1 << card)
+        self.discards |= 1 << card
+        if self.taken == TAKE_SNIFF1859:
+            self.phase = DROP
+        else:
+            self.status[seat] = ACTIVE  # a modern sniffer or a knocker is bound to play
+            self._start_declare()
+
+    def _word(self, w: int) -> None:
+        g = self.game
+        r = g.rules
+        n = g.num_players
+        seat = self.cur
+        if w == W_SHOVE:
+            nxt = (seat + 1) % n
+            self.dealer = nxt
+            self.cur = nxt
+            self._ante(nxt, "ante (Schieben)")
+        elif w == W_DEAL:
+            self._after_shoving()
+        elif w == W_TURN:
+            self._turn()
+            self._start_declare()
+        elif w in (W_SNIFF, W_KNOCK):
+            if w == W_KNOCK:
+                self.taken = TAKE_KNOCK
+            else:
+                self.taken = TAKE_SNIFF1859 if r.sniffing == "1859" else TAKE_SNIFF_MODERN
+            self.up_state = UP_TAKEN
+            self.trump_card = self.upcard
+            self._set_trump(g.suit_of[self.upcard])
+            self.hands[seat] |= 1 << self.upcard
+            self.phase = DISCARD
+        elif w == W_DROP:
+            self.status[seat] = DROPPED
+            self.declared[seat] = "drop"
+            self.dead |= self.hands[seat]
+            self.hands[seat] = 0
+            self._move(seat, POT, r.stake, "drop (sniffed and dropped out)")
+            self._start_declare()
+        elif w == W_STAY:
+            self.status[seat] = ACTIVE
+            self.declared[seat] = "stay"
+            self._start_declare()
+        elif w in (W_TAP, W_PASS):
+            if w == W_TAP:
+                self.status[seat] = ACTIVE
+                self.declared[seat] = "tap"
+            else:
+                self.status[seat] = PASSED
+                self.declared[seat] = "pass"
+                self.dead |= self.hands[seat]
+                self.hands[seat] = 0
+            self.order_pos += 1
+            self._next_declarer()
+        elif w == W_ROB:
+            seven = g.seven_of[self.trump]
+            self.hands[seat] = (self.hands[seat] & ~(1 << seven)) | (1 << self.upcard)
+            self.upcard = seven
+            self.robbed = True
+            self._start_play()
+        elif w == W_NOROB:
+            self.robbed = True  # the chance is spent
+            self._start_play()
+
+    # -- refusals -----------------------------------------------------------------------------
+    def _refusal(self, action: int) -> tuple[str, str]:
+        g = self.game
+        r = g.rules
+        S = g.size
+        ph = self.phase
+        who = f"seat {self.cur}"
+        try:
+            text = g.action_to_string(action)
+        except IllegalAction:
+            return "notation", f"{action} is not a Tippen action id"
+        is_word = g.WORD_BASE <= action < g.WORD_BASE + len(WORDS)
+        word = WORDS[action - g.WORD_BASE] if is_word else None
+        if word in ("tap", "pass") and self.compulsory and ph != DECLARE:
+            return ("compulsory hand: passing not allowed",
+                    "no bête stands: everyone must play this hand (Tipp-Zwang); there is no "
+                    "tap or pass")
+        if ph == PLAY and 0 <= action < S:
+            return self._play_refusal(action)
+        if ph == EXCHANGE and action >= g.EXCHANGE_BASE:
+            mask = action - g.EXCHANGE_BASE
+            if mask & ~self.hands[self.cur]:
+                return "card not in hand", f"{who} does not hold every card of {text}"
+            return "exchange", f"at most {r.tricks} cards may be exchanged"
+        if ph == DISCARD and S <= action < 2 * S:
+            return "card not in hand", f"the dealer does not hold {text[8:]}"
+        if ph == SHOVE and word == "shove":
+            return ("Schieben: at most one circuit",
+                    f"seat {(self.cur + 1) % g.num_players} has already anted this deal; "
+                    f"{who} must deal")
+        if ph == CHOICE and word in ("sniff", "knock"):
+            return (f"{'sniffing' if word == 'sniff' else 'knocking'} not agreed",
+                    f"this rule set does not allow the dealer to {word}")
+        return ("order of the deal",
+                f"{text!r} is not possible now: {PHASE_HINT[ph]}"
+                + (f" (seat {self.cur} to act)" if ph != DONE else ""))
+
+    def _play_refusal(self, card: int) -> tuple[str, str]:
+        g = self.game
+        r = g.rules
+        hand = self.hands[self.cur]
+        name = g.card_names[card]
+        if not hand >> card & 1:
+            return "card not in hand", f"seat {self.cur} does not hold {name}"
+        if not self.trick:
+            if self.tricks_done == 0:
+                return ("forced trump lead (1859)",
+                        f"with {self.n_active} active players the first lead must be a trump")
+            return ("forced trump lead (1859)",
+                    "the winner of trick 1 holding the trump Ace (Daus) must lead it")
+        led = g.suit_masks[self.led_suit]
+        tm = self.trump_mask
+        if hand & led:
+            if not (1 << card) & led:
+                return "follow suit (Farbzwang)", f"{name} does not follow the led suit"
+            return "head the trick", f"{name} does not beat the winning card; a higher card must be played"
+        if hand & tm and not (1 << card) & tm:
+            return "must trump", f"void in the led suit: a trump must be played, not {name}"
+        return "head the trick", f"{name} does not overtrump; a higher trump must be played"
+
+    # -- strings ------------------------------------------------------------------------------
+    def action_to_string(self, action: int) -> str:
+        return self.game.action_to_string(action)
+
+    def string_to_action(self, text: str) -> int:
+        return self.game.string_to_action(text)
+
+    # -- results ------------------------------------------------------------------------------
+    def result(self) -> DealResult:
+        if self.phase != DONE:
+            raise ValueError("the deal is not over yet")
+        n = self.game.num_players
+        active = [s for s in range(n) if self.status[s] == ACTIVE]
+        summary = {
+            "tricks": {s: self.tricks_won[s] for s in active},
+            "active": active,
+            "outcome": self.outcome,
+        }
+        return DealResult(list(self.transfers), self.next_dealer, self.dealer, summary)
+
+    def returns(self) -> list[int]:
+        out = [0] * self.game.num_players
+        for t in self.transfers:
+            if type(t.source) is int:
+                out[t.source] -= t.amount
+            if type(t.target) is int:
+                out[t.target] += t.amount
+        return out
+
+    def clone(self) -> "TippenState":
+        c = TippenState.__new__(TippenState)
+        for name in TippenState.__slots__:
+            setattr(c, name, getattr(self, name))
+        c.hands = self.hands[:]
+        c.status = self.status[:]
+        c.declared = self.declared[:]
+        c.trick = self.trick[:]
+        c.tricks_won = self.tricks_won[:]
+        c.transfers = self.transfers[:]
+        c.anted = self.anted[:]
+        c.log = self.log[:]
+        return c
+
+    # -- what a seat may know -----------------------------------------------------------------
+    def card_sets(self) -> dict[str, int]:
+        """Where every card is (masks; for tests and tools, not for bots)."""
+        up = 1 << self.upcard if self.up_state in (UP_HIDDEN, UP_FACE) else 0
+        talon = 0
+        for c in self.talon[self.talon_pos:]:
+            talon |= 1 << c
+        undealt = 0
+        if self.phase == SHOVE or (self.outcome == "jump"):
+            for c in self.deck:
+                undealt |= 1 << c
+        hands = 0
+        for h in self.hands:
+            hands |= h
+        return {"hands": hands, "talon": talon, "upcard": up, "played": self.played,
+                "discards": self.discards, "dead": self.dead, "undealt": undealt}
+
+    def view(self, seat: int | None = None) -> dict:
+        g = self.game
+        r = g.rules
+        names = g.card_names
+        n = g.num_players
+        if seat is not None and not 0 <= seat < n:
+            raise ValueError(f"seat {seat} is not at this table")
+        d = self.dealer
+
+        def cards(mask):
+            return [names[c] for c in range(g.size) if mask >> c & 1]
+
+        own_hand = self.hands[seat] if seat is not None else 0
+        blind = (seat == d and self.phase == CHOICE and r.knocking)  # a knocker decides unseen
+        trump_known = self.trump >= 0 and (self.taken != TAKE_NONE or self.up_state != UP_HIDDEN)
+        trump_card = None
+        if self.trump_card >= 0:
+            public = self.taken in (TAKE_NONE, TAKE_SNIFF1859) and self.up_state != UP_HIDDEN
+            if public or seat == d:
+                trump_card = names[self.trump_card]
+        view = {
+            "game": "tippen",
+            "ruleset": r.id,
+            "players": n,
+            "seat": seat,
+            "dealer": d,
+            "phase": PHASE_NAMES[self.phase],
+            "current_player": self.cur,
+            "hand": [] if blind else cards(own_hand),
+            "hand_sizes": [h.bit_count() for h in self.hands],
+            "legal_actions": ([g.action_to_string(a) for a in self.legal_actions()]
+                              if seat is not None and seat == self.cur else []),
+            "trump": SUITS[self.trump] if trump_known else None,
+            "upcard": names[self.upcard] if self.up_state == UP_FACE else None,
+            "trump_card": trump_card,
+            "trick": [[s, names[c]] for s, c in self.trick],
+            "last_trick": ({"cards": [[s, names[c]] for s, c in self.last_trick[0]],
+                            "winner": self.last_trick[1]} if self.last_trick else None),
+            "tricks_won": list(self.tricks_won),
+            "pot": self.pot,
+            "reserve": self.reserve,
+            "log": [[s, self._redact(s, a, seat)] for s, a in self.log],
+            "terminal": self.phase == DONE,
+            "active": [s for s in range(n) if self.status[s] == ACTIVE],
+            "declared": list(self.declared),
+            "compulsory": self.compulsory,
+            "pot_in_play": self.pot_in_play,
+            "trick_value": self.trick_value,
+            "bete": self.bete,
+            "talon_size": len(self.talon) - self.talon_pos,
+            "anted": [s for s in range(n) if self.anted[s]],
+            "taken_by_dealer": (None, "sniff", "sniff", "knock")[self.taken],
+            "robbed": any(a == g.WORD_BASE + W_ROB for _, a in self.log),
+            "outcome": self.outcome,
+            "jump_cards": [names[c] for c in self.jump_cards] if self.jump_cards else None,
+        }
+        if self.phase == DONE:
+            view["net"] = self.returns()
+            view["next_dealer"] = self.next_dealer
+        return view
+
+    def _redact(self, actor: int, action: int, viewer: int | None) -> str:
+        g = self.game
+        if actor != viewer:
+            if g.DISCARD_BASE <= action < g.WORD_BASE:
+                return "discard:?"
+            if action >= g.EXCHANGE_BASE:
+                return f"exchange:{(action - g.EXCHANGE_BASE).bit_count()}"
+        return g.action_to_string(action)
