@@ -1,0 +1,99 @@
+"""Helpers shared by the server tests (not a test module)."""
+
+from __future__ import annotations
+
+import random
+import time
+
+HUMAN = None
+
+
+def create_table(client, ruleset="tippen/grupp-1975", seats=None, options=None):
+    seats = seats or [{"name": "Anna"}, {"name": "Bernd"}, {"name": "Carla", "bot": "random"}]
+    r = client.post("/api/tables", json={"ruleset": ruleset, "options": options or {},
+                                         "seats": seats})
+    assert r.status_code == 201, r.text
+    return r.json()
+
+
+class WsClient:
+    """A TestClient WebSocket with the latest state, errors and presence remembered."""
+
+    def __init__(self, ws):
+        self.ws = ws
+        self.hello = None
+        self.state = None
+        self.errors: list[dict] = []
+        self.states = 0
+        self.events_seen: list[int] = []
+
+    def recv(self) -> dict:
+        m = self.ws.receive_json()
+        kind = m["type"]
+        if kind == "hello":
+            self.hello = m
+        elif kind == "state":
+            self.state = m
+            self.states += 1
+            self.events_seen.append(m["event"])
+        elif kind == "error":
+            self.errors.append(m)
+        return m
+
+    def until(self, pred, limit=2000) -> dict:
+        for _ in range(limit):
+            m = self.recv()
+            if pred(m):
+                return m
+        raise AssertionError("message never came")
+
+    def until_event(self, n: int) -> None:
+        while self.state is None or self.state["event"] < n:
+            self.recv()
+
+    def next_error(self) -> dict:
+        return self.until(lambda m: m["type"] == "error")
+
+    @property
+    def view(self):
+        return self.state["view"]
+
+    def send_action(self, action: str, seq=None) -> None:
+        msg = {"type": "action", "action": action}
+        if seq is not None:
+            msg["seq"] = seq
+        self.ws.send_json(msg)
+
+
+def sync(http, table_id: str, clients: list[WsClient], bot_seats=(), timeout=10.0) -> dict:
+    """Bring every client up to the server's latest event; wait while a bot is on turn."""
+    deadline = time.monotonic() + timeout
+    while True:
+        info = http.get(f"/api/tables/{table_id}").json()
+        for c in clients:
+            c.until_event(info["events"])
+        view = clients[0].view
+        if view is None or view["terminal"] or view["current_player"] not in bot_seats:
+            return info
+        assert time.monotonic() < deadline, "a bot did not act"
+        time.sleep(0.005)
+
+
+def play_until_terminal(http, table_id: str, by_seat: dict[int, WsClient], bot_seats=(),
+                        rng=None, max_actions=500) -> dict:
+    """Play random legal actions for the human seats until the deal is over."""
+    rng = rng or random.Random(0)
+    clients = list(by_seat.values())
+    for _ in range(max_actions):
+        sync(http, table_id, clients, bot_seats)
+        view = clients[0].view
+        if view["terminal"]:
+            return view
+        seat = view["current_player"]
+        me = by_seat[seat]
+        legal = me.view["legal_actions"]
+        assert legal, me.view
+        before = me.state["event"]
+        me.send_action(rng.choice(legal))
+        me.until_event(before + 1)
+    raise AssertionError("the deal did not end")

@@ -1,0 +1,285 @@
+"""The web table's REST API and WebSocket protocol (FastAPI TestClient)."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from fastapi.testclient import TestClient
+
+from stammtisch.cards import PACKS
+from stammtisch.record import replay
+from stammtisch.server.app import MAX_MESSAGE, create_app
+
+from server_helpers import WsClient, create_table, play_until_terminal, sync
+
+
+@pytest.fixture()
+def http(tmp_path):
+    app = create_app(f"sqlite:///{tmp_path / 'st.sqlite'}", bot_delay=0, deal_pause=1000)
+    with TestClient(app) as client:
+        yield client
+
+
+def started_table(http, **kw):
+    t = create_table(http, **kw)
+    r = http.post(f"/api/tables/{t['id']}/start", json={"token": t["admin_token"]})
+    assert r.status_code == 200, r.text
+    return t
+
+
+def connect(http, t, token):
+    return http.websocket_connect(f"/ws/{t['id']}?token={token}")
+
+
+def cards_of(view) -> set[str]:
+    """Every card string that appears anywhere in a view."""
+    out = set()
+    pack = set(PACKS["piquet32"].cards) | set(PACKS["tapp36"].cards) | set(PACKS["whist52"].cards)
+
+    def walk(x):
+        if isinstance(x, str):
+            for token in x.replace(":", ",").split(","):
+                if token in pack:
+                    out.add(token)
+        elif isinstance(x, dict):
+            for v in x.values():
+                walk(v)
+        elif isinstance(x, (list, tuple)):
+            for v in x:
+                walk(v)
+
+    walk(view)
+    return out
+
+
+# --- REST ----------------------------------------------------------------------------
+
+
+def test_rulesets_lists_every_preset_with_options(http):
+    data = http.get("/api/rulesets").json()
+    ids = {r["id"] for r in data}
+    assert "tippen/grupp-1975" in ids and "tapp/modern" in ids
+    grupp = next(r for r in data if r["id"] == "tippen/grupp-1975")
+    exchange = next(o for o in grupp["options"] if o["name"] == "exchange")
+    assert exchange["default"] is True and exchange["kind"] == "bool" and exchange["help"]
+
+
+@pytest.mark.parametrize("body, needle", [
+    ({"ruleset": "tippen/nope", "seats": [{"name": "a"}, {"name": "b"}, {"name": "c"}]},
+     "unknown rule set"),
+    ({"ruleset": "tippen/grupp-1975", "options": {"stake": "lots"},
+      "seats": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}, "stake"),
+    ({"ruleset": "tippen/grupp-1975", "options": {"colour": "red"},
+      "seats": [{"name": "a"}, {"name": "b"}, {"name": "c"}]}, "unknown option"),
+    ({"ruleset": "tippen/grupp-1975", "seats": [{"name": "a"}, {"name": "a"}, {"name": "c"}]},
+     "different"),
+    ({"ruleset": "tippen/grupp-1975", "seats": [{"name": "a"}, {"name": "b"},
+                                                 {"name": "c", "bot": "genius"}]}, "unknown bot"),
+    ({"ruleset": "tapp/modern", "seats": [{"name": "a"}, {"name": "b"}]}, "for 3 or 4"),
+    ({"ruleset": "tippen/grupp-1975", "seats": [{"name": ""}, {"name": "b"}, {"name": "c"}]},
+     "seats.0.name"),
+    ({"ruleset": "tippen/grupp-1975"}, "seats"),
+    ({"ruleset": "tippen/grupp-1975", "seats": [{"name": "a"}, {"name": "b"}, {"name": "c"}],
+      "extra": 1}, "extra"),
+])
+def test_bad_table_requests_get_clear_4xx_json(http, body, needle):
+    r = http.post("/api/tables", json=body)
+    assert 400 <= r.status_code < 500
+    err = r.json()["error"]
+    assert needle.lower() in err.lower(), err
+    assert "Traceback" not in r.text
+
+
+def test_malformed_json_and_unknown_table(http):
+    r = http.post("/api/tables", content=b"{nope", headers={"content-type": "application/json"})
+    assert r.status_code == 422 and "error" in r.json()
+    assert http.get("/api/tables/doesnotexist").status_code == 404
+    assert http.get("/api/tables/doesnotexist").json() == {"error": "no table 'doesnotexist'"}
+
+
+def test_create_returns_links_for_humans_only(http):
+    t = create_table(http)
+    humans = [s for s in t["seats"] if s["bot"] is None]
+    assert len(humans) == 2 and all(len(s["token"]) >= 32 for s in humans)
+    assert all(s["link"] == f"/t/{t['id']}#{s['token']}" for s in humans)
+    assert "token" not in t["seats"][2]
+    assert t["spectator"]["link"].startswith(f"/t/{t['id']}#")
+    info = http.get(f"/api/tables/{t['id']}").json()
+    assert info["players"] == ["Anna", "Bernd", "Carla"] and not info["started"]
+    assert "token" not in json.dumps(info)
+
+
+def test_start_needs_a_seat_or_admin_token(http):
+    t = create_table(http)
+    url = f"/api/tables/{t['id']}/start"
+    assert http.post(url, json={"token": "wrong"}).status_code == 403
+    assert http.post(url, json={"token": t["spectator"]["token"]}).status_code == 403
+    assert http.post(url, json={"token": t["seats"][0]["token"]}).status_code == 200
+    r = http.post(url, json={"token": t["admin_token"]})
+    assert r.status_code == 409 and "already" in r.json()["error"]
+
+
+# --- WebSocket -----------------------------------------------------------------------
+
+
+def test_wrong_or_unknown_token_is_refused(http):
+    t = started_table(http)
+    for url in (f"/ws/{t['id']}?token=nonsense", f"/ws/{t['id']}", f"/ws/nosuchtable?token=x"):
+        with http.websocket_connect(url) as ws:
+            m = ws.receive_json()
+            assert m["type"] == "error" and m["rule"] in ("token", "unknown table")
+            with pytest.raises(Exception):
+                ws.receive_json()
+
+
+def test_seat_view_and_spectator_view_hide_cards(http):
+    t = started_table(http)
+    with connect(http, t, t["seats"][0]["token"]) as w0, \
+            connect(http, t, t["seats"][1]["token"]) as w1, \
+            connect(http, t, t["spectator"]["token"]) as ws:
+        c0, c1, cs = WsClient(w0), WsClient(w1), WsClient(ws)
+        by_seat = {0: c0, 1: c1}
+        rng = random.Random(3)
+        for _ in range(40):
+            sync(http, t["id"], [c0, c1, cs], bot_seats=(2,))
+            assert c0.hello["seat"] == 0 and cs.hello["role"] == "spectator"
+            v0, v1, vs = c0.view, c1.view, cs.view
+            assert vs["hand"] == [] and vs["legal_actions"] == []
+            assert set(v0["hand"]).isdisjoint(v1["hand"])
+            # no card of another hand anywhere in a seat's or the spectator's message
+            assert not (cards_of(c0.state) & set(v1["hand"]))
+            assert not (cards_of(c1.state) & set(v0["hand"]))
+            assert not (cards_of(cs.state) & (set(v0["hand"]) | set(v1["hand"])))
+            if v0["terminal"]:
+                break
+            seat = v0["current_player"]
+            me = by_seat[seat]
+            before = me.state["event"]
+            me.send_action(rng.choice(me.view["legal_actions"]))
+            me.until_event(before + 1)
+
+
+def test_illegal_and_out_of_turn_actions_change_nothing(http):
+    t = started_table(http)
+    with connect(http, t, t["seats"][0]["token"]) as w0, \
+            connect(http, t, t["seats"][1]["token"]) as w1, \
+            connect(http, t, t["spectator"]["token"]) as ws:
+        c0, c1, cs = WsClient(w0), WsClient(w1), WsClient(ws)
+        info = sync(http, t["id"], [c0, c1, cs], bot_seats=(2,))
+        seat = c0.view["current_player"]
+        assert seat in (0, 1)
+        me, other = (c0, c1) if seat == 0 else (c1, c0)
+        events = info["events"]
+        snapshot = (me.view, other.view)
+
+        other.send_action(me.view["legal_actions"][0], seq=5)
+        err = other.next_error()
+        assert err["rule"] == "not your turn" and err["seq"] == 5
+
+        me.send_action("play:XX")
+        assert me.next_error()["rule"] == "notation"
+        me.send_action("bid:everything")
+        assert me.next_error()["type"] == "error"
+        held = set(me.view["hand"])
+        not_mine = next(c for c in PACKS["piquet32"].cards if c not in held)
+        me.send_action(f"play:{not_mine}")
+        assert me.next_error()["type"] == "error"
+        cs.ws.send_json({"type": "action", "action": "pass"})
+        assert cs.next_error()["rule"] == "spectator"
+        me.ws.send_text("not json")
+        assert me.next_error()["rule"] == "protocol"
+        me.ws.send_json({"type": "teleport"})
+        assert me.next_error()["rule"] == "protocol"
+
+        info2 = http.get(f"/api/tables/{t['id']}").json()
+        assert info2["events"] == events
+        # reconnecting shows the very same view: nothing changed
+        with connect(http, t, t["seats"][seat]["token"]) as again:
+            c = WsClient(again)
+            c.until_event(events)
+            assert c.view == snapshot[0]
+        assert me.view == snapshot[0] and other.view == snapshot[1]
+
+
+def test_reconnect_restores_the_full_view_and_presence_is_broadcast(http):
+    t = started_table(http)
+    with connect(http, t, t["seats"][0]["token"]) as w0:
+        c0 = WsClient(w0)
+        with connect(http, t, t["seats"][1]["token"]) as w1:
+            c1 = WsClient(w1)
+            sync(http, t["id"], [c0, c1], bot_seats=(2,))
+            p = c0.until(lambda m: m["type"] == "presence" and m["seats"][1]["connected"])
+            assert p["seats"][2]["connected"]  # bots are always there
+            seen = c1.view
+        p = c0.until(lambda m: m["type"] == "presence" and not m["seats"][1]["connected"])
+        assert p["seats"][0]["connected"]
+        with connect(http, t, t["seats"][1]["token"]) as w1b:
+            c1b = WsClient(w1b)
+            c1b.recv()  # hello
+            c1b.recv()  # the state at once
+            assert c1b.view == seen
+            assert c1b.state["table"]["seats"][1]["connected"]
+
+
+def test_message_size_and_rate_limits(http):
+    t = started_table(http)
+    with connect(http, t, t["seats"][0]["token"]) as w0:
+        c0 = WsClient(w0)
+        c0.recv()
+        for _ in range(30):
+            w0.send_json({"type": "ping"})
+        kinds = [c0.until(lambda m: m["type"] in ("pong", "error"))["type"] for _ in range(30)]
+        assert kinds.count("pong") >= 20 and "error" in kinds
+        assert any(e["rule"] == "rate" for e in c0.errors)
+    with connect(http, t, t["seats"][0]["token"]) as w0:
+        c0 = WsClient(w0)
+        w0.send_text("x" * (MAX_MESSAGE + 1))
+        assert c0.next_error()["rule"] == "size"
+        with pytest.raises(Exception):
+            for _ in range(10):
+                c0.recv()
+
+
+def test_record_holds_only_finished_deals(http):
+    t = started_table(http)
+    tid = t["id"]
+    with connect(http, t, t["seats"][0]["token"]) as w0, \
+            connect(http, t, t["seats"][1]["token"]) as w1:
+        c0, c1 = WsClient(w0), WsClient(w1)
+        sync(http, tid, [c0, c1], bot_seats=(2,))
+        rec = http.get(f"/api/tables/{tid}/record").json()
+        assert rec["format"] == "stammtisch-record/1" and rec["deals"] == []
+        view = play_until_terminal(http, tid, {0: c0, 1: c1}, bot_seats=(2,))
+        assert view["terminal"]
+        rec = http.get(f"/api/tables/{tid}/record").json()
+        assert len(rec["deals"]) == 1
+        w0.send_json({"type": "next"})
+        sync(http, tid, [c0, c1], bot_seats=(2,))
+        assert c0.state["table"]["deal_number"] == 2
+        rec2 = http.get(f"/api/tables/{tid}/record").json()
+        assert rec2["deals"] == rec["deals"]  # deal 2 (and its deck) is not there
+        r = replay(rec2)
+        info = http.get(f"/api/tables/{tid}").json()
+        assert info["score"][0]["net"] == [r.table.balances()[n] for n in info["players"]]
+        assert len(info["score"]) == 1 and "pot" in info["score"][0]
+        w0.send_json({"type": "next"})
+        assert c0.next_error()["rule"] == "deal in progress"
+
+
+def test_bots_play_a_whole_table_of_bots(tmp_path):
+    app = create_app(f"sqlite:///{tmp_path / 'b.sqlite'}", bot_delay=0, deal_pause=0)
+    with TestClient(app) as http:
+        t = create_table(http, seats=[{"name": "a", "bot": "random"}, {"name": "b", "bot": "random"},
+                                       {"name": "c", "bot": "random"}])
+        assert http.post(f"/api/tables/{t['id']}/start",
+                         json={"token": t["admin_token"]}).status_code == 200
+        import time
+        deadline = time.monotonic() + 10
+        while http.get(f"/api/tables/{t['id']}").json()["deal_number"] < 4:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        info = http.get(f"/api/tables/{t['id']}").json()
+        assert sum(info["balances"]) + info["pot"] + info["reserve"] == 0
+        assert len(info["score"]) >= 3

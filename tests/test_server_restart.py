@@ -1,0 +1,157 @@
+"""Restart: every table is rebuilt from the database with the identical state for every seat."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+from fastapi.testclient import TestClient
+
+from stammtisch.server.app import create_app
+
+from server_helpers import WsClient, create_table, sync
+
+
+def views_of(http, t, seats_tokens):
+    out = {}
+    for seat, token in seats_tokens.items():
+        with http.websocket_connect(f"/ws/{t['id']}?token={token}") as ws:
+            c = WsClient(ws)
+            c.until(lambda m: m["type"] == "state")
+            out[seat] = c.state["view"], {k: v for k, v in c.state["table"].items()
+                                          if k not in ("seats", "next_deal_at")}, c.state["event"]
+    return out
+
+
+@pytest.mark.parametrize("ruleset, seats", [
+    ("tippen/grupp-1975", None),
+    ("tapp/modern", [{"name": "Anna"}, {"name": "Bernd"}, {"name": "Carla", "bot": "random"}]),
+])
+def test_restart_mid_deal_restores_every_view(tmp_path, ruleset, seats):
+    url = f"sqlite:///{tmp_path / 'st.sqlite'}"
+    app = create_app(url, bot_delay=0, deal_pause=1000)
+    rng = random.Random(7)
+    with TestClient(app) as http:
+        t = create_table(http, ruleset=ruleset, seats=seats)
+        http.post(f"/api/tables/{t['id']}/start", json={"token": t["admin_token"]})
+        tokens = {s["seat"]: s["token"] for s in t["seats"] if s.get("token")}
+        tokens[None] = t["spectator"]["token"]
+        with http.websocket_connect(f"/ws/{t['id']}?token={tokens[0]}") as w0, \
+                http.websocket_connect(f"/ws/{t['id']}?token={tokens[1]}") as w1:
+            by_seat = {0: WsClient(w0), 1: WsClient(w1)}
+            for _ in range(6):
+                sync(http, t["id"], list(by_seat.values()), bot_seats=(2,))
+                v = by_seat[0].view
+                if v["terminal"]:
+                    break
+                me = by_seat[v["current_player"]]
+                before = me.state["event"]
+                me.send_action(rng.choice(me.view["legal_actions"]))
+                me.until_event(before + 1)
+            sync(http, t["id"], list(by_seat.values()), bot_seats=(2,))
+        before = views_of(http, t, tokens)
+        assert before[0][0]["log"], "some actions were played"
+    del app
+
+    app2 = create_app(url, bot_delay=0, deal_pause=1000)
+    with TestClient(app2) as http2:
+        after = views_of(http2, t, tokens)
+    assert after == before
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _serve(db: str, port: int) -> subprocess.Popen:
+    code = ("import sys; from stammtisch.server.app import run; "
+            f"run(port={port}, database_url={db!r}, bot_delay=0, deal_pause=1000, "
+            "log_level='warning')")
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=os.getcwd())
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/rulesets", timeout=1)
+            return proc
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise AssertionError("server did not start")
+
+
+def _post(port, path, body):
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
+                                 headers={"content-type": "application/json"}, method="POST")
+    return json.loads(urllib.request.urlopen(req, timeout=5).read())
+
+
+def _view(port, tid, token):
+    from websockets.sync.client import connect
+
+    with connect(f"ws://127.0.0.1:{port}/ws/{tid}?token={token}", open_timeout=5) as ws:
+        while True:
+            m = json.loads(ws.recv(timeout=5))
+            if m["type"] == "state":
+                return m["event"], m["view"]
+
+
+def test_sigkill_mid_deal_and_restart(tmp_path):
+    """A real server process killed with SIGKILL mid-deal comes back with identical views."""
+    from websockets.sync.client import connect
+
+    db = f"sqlite:///{tmp_path / 'kill.sqlite'}"
+    port = _free_port()
+    proc = _serve(db, port)
+    try:
+        t = _post(port, "/api/tables", {"ruleset": "tippen/meyers-1905", "seats": [
+            {"name": "A"}, {"name": "B"}, {"name": "C"}]})
+        _post(port, f"/api/tables/{t['id']}/start", {"token": t["admin_token"]})
+        tokens = {s["seat"]: s["token"] for s in t["seats"]}
+        rng = random.Random(1)
+        stack = contextlib.ExitStack()
+        socks = {s: stack.enter_context(
+                     connect(f"ws://127.0.0.1:{port}/ws/{t['id']}?token={tok}", open_timeout=5))
+                 for s, tok in tokens.items()}
+        latest = {}
+
+        def pump(sock, seat, want):
+            while latest.get(seat, (-1,))[0] < want:
+                m = json.loads(sock.recv(timeout=5))
+                if m["type"] == "state":
+                    latest[seat] = (m["event"], m["view"])
+
+        pump(socks[0], 0, 1)
+        played = 0
+        while played < 4 and not latest[0][1]["terminal"]:
+            seat = latest[0][1]["current_player"]
+            pump(socks[seat], seat, latest[0][0])
+            ev, view = latest[seat]
+            socks[seat].send(json.dumps({"type": "action",
+                                         "action": rng.choice(view["legal_actions"])}))
+            pump(socks[seat], seat, ev + 1)
+            pump(socks[0], 0, ev + 1)
+            played += 1
+        before = {s: _view(port, t["id"], tok) for s, tok in tokens.items()}
+        stack.close()
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    proc = _serve(db, port)
+    try:
+        after = {s: _view(port, t["id"], tok) for s, tok in tokens.items()}
+    finally:
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+    assert after == before
+    assert before[0][1]["log"]
