@@ -1,0 +1,86 @@
+"""Speed figure: complete random ``tapp/modern`` 3-player deals per second, against
+OpenSpiel's ``skat`` random playouts per second measured in the same run (one core).
+
+Both loops do the same kind of work: a random deal, then every decision chosen uniformly at
+random from the public legal actions and applied through the public API. Called from
+``bench/engine.py`` as ``measure(seconds)``; ``python bench/engine_tapp.py`` prints the JSON line.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from stammtisch.games.base import TableState, new_game  # noqa: E402
+from stammtisch.rules import ruleset  # noqa: E402
+
+
+def ours_per_s(seconds: float, seed: int = 1) -> float:
+    game = new_game(ruleset("tapp/modern", {"players": 3}))
+    rng = random.Random(seed)
+    choice, shuffle = rng.choice, rng.shuffle
+    deck = list(range(game.pack.size))
+    tables = [TableState(dealer=d) for d in range(game.num_players)]
+    deals = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while True:
+        for _ in range(50):
+            shuffle(deck)
+            state = game.new_deal(tables[deals % 3], deck)
+            while not state.is_terminal():
+                state.apply(choice(state.legal_actions()))
+            state.result()
+            deals += 1
+        now = time.perf_counter()
+        if now >= deadline:
+            return deals / (now - start)
+
+
+def peer_per_s(seconds: float, seed: int = 1) -> float:
+    import pyspiel
+
+    game = pyspiel.load_game("skat")
+    rng = random.Random(seed)
+    choice = rng.choice
+    playouts = 0
+    start = time.perf_counter()
+    deadline = start + seconds
+    while True:
+        for _ in range(50):
+            state = game.new_initial_state()
+            while not state.is_terminal():
+                if state.is_chance_node():
+                    action, _prob = choice(state.chance_outcomes())
+                    state.apply_action(action)
+                else:
+                    state.apply_action(choice(state.legal_actions()))
+            state.returns()
+            playouts += 1
+        now = time.perf_counter()
+        if now >= deadline:
+            return playouts / (now - start)
+
+
+def measure(seconds: float = 5.0) -> dict:
+    """Measure both figures, alternating halves so drift on a noisy machine hits both."""
+    half = seconds / 2
+    ours = (ours_per_s(half, 1) + ours_per_s(half, 2)) / 2
+    peer = (peer_per_s(half, 1) + peer_per_s(half, 2)) / 2
+    return {
+        "figure": "tapp_modern_3p_random_deals_per_s",
+        "ours": round(ours, 1),
+        "peer": round(peer, 1),
+        "peer_name": "open_spiel skat",
+        "ratio": round(ours / peer, 3),
+    }
+
+
+if __name__ == "__main__":
+    secs = float(sys.argv[1]) if len(sys.argv) > 1 else 5.0
+    print(json.dumps(measure(secs)))
