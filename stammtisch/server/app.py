@@ -33,7 +33,7 @@ from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from ..bots import BOT_NAMES
+from ..bots import BOT_NAMES, make_bot
 from ..games.base import IllegalAction
 from ..record import table_to_record
 from ..rules import PRESETS, RuleError, rules_class
@@ -122,8 +122,21 @@ def _describe_validation(exc: RequestValidationError) -> str:
     return "; ".join(parts) or "invalid request"
 
 
+def available_bots(family: str) -> list[str]:
+    """The bot names that can be built for a game family (a bot module may be missing)."""
+    out = []
+    for name in BOT_NAMES:
+        try:
+            make_bot(name, family)
+        except Exception:
+            continue
+        out.append(name)
+    return out
+
+
 def rulesets_payload() -> list[dict]:
     out = []
+    bots = {f: available_bots(f) for f in ("tippen", "tapp")}
     for rid, preset in PRESETS.items():
         cls = rules_class(rid)
         rules = build_ruleset(rid)
@@ -132,6 +145,7 @@ def rulesets_payload() -> list[dict]:
             "family": rules.family,
             "title": rules.title,
             "players": rules.players,
+            "bots": bots[rules.family],
             "options": [
                 {"name": spec.name, "kind": spec.kind, "choices": list(spec.choices),
                  "default": preset.get(spec.name), "help": spec.help}
@@ -218,6 +232,9 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         if rules.players != len(body.seats):
             return _error(400, f"the table has {len(body.seats)} seats but the rule set is "
                                f"set for {rules.players} players")
+        for s in body.seats:
+            if s.bot and s.bot not in available_bots(rules.family):
+                return _error(400, f"the {s.bot} bot is not available for {rules.family} yet")
         names = [s.name for s in body.seats]
         if len({n.casefold() for n in names}) != len(names):
             return _error(400, "seat names must be different")

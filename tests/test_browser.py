@@ -1,0 +1,215 @@
+"""End to end: Playwright for Python driving Debian's Chromium against a real server.
+
+Two browser contexts (two friends) join one table with a bot and play a complete deal to the
+settlement by clicking legal cards and buttons, once for Tippen and once for Tapp. These
+tests fail (they do not skip) when Playwright or the browser is missing.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import socket
+import threading
+import time
+
+import pytest
+import uvicorn
+
+from stammtisch.server.app import create_app
+
+CHROMIUM = "/usr/bin/chromium"
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync", "--no-first-run"]
+
+pytestmark = pytest.mark.browser
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    db = tmp_path_factory.mktemp("browser") / "st.sqlite"
+    app = create_app(f"sqlite:///{db}", bot_delay=0.05, deal_pause=600)
+    port = _free_port()
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not srv.started:
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright  # ImportError fails the test: no skip
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def create_via_lobby(page, base, ruleset, names, bots):
+    page.goto(base + "/")
+    page.get_by_test_id("ruleset-select").select_option(ruleset)
+    seats = page.get_by_test_id("seats")
+    while seats.locator(".seat-row").count() > len(names):
+        page.get_by_test_id("remove-seat").click()
+    while seats.locator(".seat-row").count() < len(names):
+        page.get_by_test_id("add-seat").click()
+    for i, (name, bot) in enumerate(zip(names, bots)):
+        page.get_by_test_id(f"seat-name-{i}").fill(name)
+        page.get_by_test_id(f"seat-bot-{i}").select_option(bot or "")
+    page.get_by_test_id("create-table").click()
+    page.get_by_test_id("created").wait_for()
+    links = {i: page.get_by_test_id(f"link-seat-{i}").get_attribute("href")
+             for i, b in enumerate(bots) if not b}
+    spectator = page.get_by_test_id("link-spectator").get_attribute("href")
+    page.get_by_test_id("start-table").click()
+    return links, spectator
+
+
+def event_of(page) -> int:
+    return int(page.evaluate("document.body.dataset.event || '-1'"))
+
+
+def choose(legal: list[str], rng: random.Random, prefer: list[str]) -> str:
+    for p in prefer:
+        hits = [a for a in legal if a == p or a.startswith(p)]
+        if hits:
+            return rng.choice(hits)
+    return rng.choice(legal)
+
+
+def perform(page, action: str) -> None:
+    """Carry out an action the way a person does: click the card, select cards, or a button."""
+    head, _, arg = action.partition(":")
+    confirm = page.get_by_test_id(f"confirm-{head}")
+    if confirm.count():
+        cards = [] if arg in ("", "-") else arg.split(",")
+        for c in cards:
+            page.get_by_test_id(f"card-{c}").click()
+        assert confirm.get_attribute("data-action") == action
+        confirm.click()
+    elif head == "play" and page.get_by_test_id(f"card-{arg}").count():
+        card = page.get_by_test_id(f"card-{arg}")
+        assert card.get_attribute("data-legal") == "true"
+        card.click()
+    else:
+        page.get_by_test_id(f"action-{action}").click()
+
+
+def play_deal(pages: dict[int, object], rng: random.Random, prefer: list[str], limit=400):
+    """Click through one deal; returns when both pages show the settlement."""
+    for _ in range(limit):
+        if all(p.get_by_test_id("deal-result").is_visible() for p in pages.values()):
+            return
+        acted = False
+        for seat, page in pages.items():
+            if page.get_by_test_id("turn").get_attribute("data-mine") != "true":
+                continue
+            legal = json.loads(page.get_by_test_id("legal-actions").text_content())
+            if not legal:
+                continue
+            # the hand shows exactly the legal cards as clickable
+            marked = {c.get_attribute("data-card") for c in
+                      page.locator("[data-testid=hand] .card[data-legal=true]").all()}
+            if any(a.startswith("play:") for a in legal) and not page.get_by_test_id(
+                    "confirm-play").count():
+                assert marked == {a[5:] for a in legal if a.startswith("play:")}
+            before = event_of(page)
+            perform(page, choose(legal, rng, prefer))
+            page.wait_for_function(f"Number(document.body.dataset.event) > {before}",
+                                   timeout=10000)
+            acted = True
+        if not acted:
+            time.sleep(0.05)
+    raise AssertionError("the deal did not end")
+
+
+def check_settlement(pages, names):
+    for page in pages.values():
+        result = page.get_by_test_id("deal-result")
+        result.wait_for()
+        nets = [int(result.get_by_test_id(f"net-{i}").text_content()) for i in range(len(names))]
+        row = page.get_by_test_id("score-sheet").get_by_test_id("score-row-1")
+        row.wait_for()
+        assert [int(x) for x in row.locator("td.num").all_text_contents()[:len(names)]] == nets
+    return nets
+
+
+def hands_are_private(pages):
+    hands = {s: set(p.locator("[data-testid=hand] .card").evaluate_all(
+        "els => els.map(e => e.dataset.card)")) for s, p in pages.items()}
+    a, b = hands.values()
+    assert a.isdisjoint(b)
+
+
+def test_tippen_deal_in_two_browsers_with_a_bot(server, browser):
+    rng = random.Random(11)
+    names = ["Anna", "Bernd", "Robo"]
+    c1, c2 = browser.new_context(), browser.new_context(viewport={"width": 390, "height": 800})
+    try:
+        p1, p2 = c1.new_page(), c2.new_page()
+        links, spectator = create_via_lobby(p1, server, "tippen/grupp-1975", names,
+                                            [None, None, "random"])
+        p1.goto(server + links[0])
+        p2.goto(server + links[1])
+        pages = {0: p1, 1: p2}
+        for p in pages.values():
+            p.get_by_test_id("hand").locator(".card").first.wait_for()
+        # both friends see each other online
+        p1.locator("[data-testid=seat-status-1][data-connected=true]").wait_for()
+        p2.locator("[data-testid=seat-status-0][data-connected=true]").wait_for()
+        hands_are_private(pages)
+        play_deal(pages, rng, prefer=["tap", "exchange:", "play:"])
+        nets = check_settlement(pages, names)
+        assert sum(nets) <= 0  # the dealer's ante goes to the pot
+        # the German labels
+        p2.get_by_test_id("lang-toggle").click()
+        assert "Spiel vorbei" in p2.get_by_test_id("deal-result").text_content()
+        # next deal by click
+        before = event_of(p1)
+        p1.get_by_test_id("next-deal").click()
+        p1.wait_for_function(f"Number(document.body.dataset.event) > {before}")
+        p1.get_by_test_id("deal-number").filter(has_text="2").wait_for()
+    finally:
+        c1.close()
+        c2.close()
+
+
+def test_tapp_deal_in_two_browsers_with_a_bot(server, browser):
+    rng = random.Random(5)
+    names = ["Anna", "Bernd", "Robo"]
+    c1, c2 = browser.new_context(), browser.new_context()
+    try:
+        p1, p2 = c1.new_page(), c2.new_page()
+        links, spectator = create_via_lobby(p1, server, "tapp/modern", names,
+                                            [None, None, "random"])
+        p1.goto(server + links[0])
+        p2.goto(server + links[1])
+        pages = {0: p1, 1: p2}
+        for p in pages.values():
+            p.get_by_test_id("hand").locator(".card").first.wait_for()
+        hands_are_private(pages)
+        # a spectator sees no hand
+        c3 = browser.new_context()
+        p3 = c3.new_page()
+        p3.goto(server + spectator)
+        p3.get_by_test_id("players").locator(".player").first.wait_for()
+        assert p3.locator("[data-testid=hand] .card").count() == 0
+        c3.close()
+        play_deal(pages, rng, prefer=["play", "contract:frage", "discard:", "play:"])
+        check_settlement(pages, names)
+    finally:
+        c1.close()
+        c2.close()
