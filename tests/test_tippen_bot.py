@@ -1,0 +1,81 @@
+"""The heuristic Tippen bot: legal, deterministic, and sensible in clear positions."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from stammtisch.bots.tippen import TippenHeuristic
+from stammtisch.games.base import TableState, new_game
+from stammtisch.rules import ruleset
+from stammtisch.rules.tippen import TIPPEN_PRESETS
+from test_tippen_support import deal, game, run
+
+A, B, C, D = range(4)
+
+
+def bot_move(s, bot=None):
+    bot = bot or TippenHeuristic()
+    seat = s.current_player()
+    legal = [s.action_to_string(a) for a in s.legal_actions()]
+    choice = bot.choose(s.view(seat), legal)
+    assert choice in legal
+    return choice
+
+
+@pytest.mark.parametrize("rid", sorted(TIPPEN_PRESETS))
+def test_bot_plays_whole_sessions_legally(rid):
+    extra = {} if rid.endswith("1821") else {"robbing": True, "sniffing": "1859" if "1859" in rid else "modern",
+                                              "schieben": True}
+    g = new_game(ruleset(rid, extra))
+    rng = random.Random(11)
+    dealer, pot, reserve = 0, 0, 0
+    for i in range(40):
+        deck = list(range(g.size))
+        rng.shuffle(deck)
+        s = g.new_deal(TableState(dealer=dealer, pot=pot, reserve=reserve, deal_number=i), deck)
+        while not s.is_terminal():
+            s.apply(s.string_to_action(bot_move(s, TippenHeuristic(random.Random(i)))))
+        res = s.result()
+        dealer, pot, reserve = res.next_dealer, s.pot, s.reserve
+        assert pot >= 0
+
+
+def test_bot_is_deterministic_without_rng():
+    g = game("tippen/grupp-1975")
+    s = deal(g, dealer=A, pot=9)
+    v, legal = s.view(B), [s.action_to_string(a) for a in s.legal_actions()]
+    assert len({TippenHeuristic().choose(v, legal) for _ in range(5)}) == 1
+
+
+def test_bot_taps_strong_and_passes_weak():
+    g = game("tippen/meyers-1905")
+    s = deal(g, dealer=A, pot=9, upcard="D7", hands={B: "DA DK HA", C: "H7 S8 C9"})
+    assert bot_move(s) == "tap"
+    run(s, "tap")
+    assert bot_move(s) == "pass"
+
+
+def test_bot_taps_when_everyone_else_passed():
+    g = game("tippen/grupp-1975")
+    s = deal(g, dealer=A, pot=9, upcard="D7", hands={A: "H9 SK C8"})
+    run(s, "pass pass pass")
+    assert bot_move(s) == "tap"
+
+
+def test_bot_wins_cheaply_or_throws_low():
+    g = game("tippen/meyers-1905")
+    s = deal(g, dealer=A, upcard="D7", hands={B: "HT S8 C8", C: "HA HJ H8", D: "H7 D9 DA", A: "SA S7 C7"})
+    run(s, "play:HT")
+    assert bot_move(s) == "play:HJ"                  # lowest card that beats the ten
+    run(s, "play:HJ play:H7")
+    assert bot_move(s) == "play:C7"                  # cannot win: lowest card, no trump wasted
+
+
+def test_bot_exchanges_weak_plain_cards_and_never_knocks():
+    g = game("tippen/grupp-1975", knocking=True)
+    s = deal(g, dealer=A, pot=9, upcard="D7", hands={B: "DA HA C8", C: "DK DQ SA", A: "S9 H9 C9"})
+    assert bot_move(s) == "turn"
+    run(s, "turn tap tap pass pass")
+    assert bot_move(s) == "exchange:C8"
