@@ -95,12 +95,15 @@ class TippenGame:
             rules.sniffing != "none" or rules.knocking)
 
     # -- construction -------------------------------------------------------------------------
-    def new_deal(self, table: TableState, deck: Sequence[int]) -> "TippenState":
-        deck = list(deck)
+    def _check_deck(self, deck: list[int]) -> None:
         if len(deck) != self.size or sorted(deck) != list(range(self.size)):
             raise ValueError(
                 f"the deck must be a permutation of the {self.size} cards of the "
                 f"{self.pack.name} pack (card indices 0…{self.size - 1}), each exactly once")
+
+    def new_deal(self, table: TableState, deck: Sequence[int]) -> "TippenState":
+        deck = list(deck)
+        self._check_deck(deck)
         if not 0 <= table.dealer < self.num_players:
             raise ValueError(f"dealer {table.dealer} is not a seat of {self.num_players} players")
         if table.pot < 0 or table.reserve < 0:
@@ -108,7 +111,10 @@ class TippenGame:
         return TippenState(self, table, deck)
 
     def deck_from_strings(self, cards: Sequence[str]) -> list[int]:
-        return [self.pack.card(c) for c in cards]
+        """A deck in notation → card indices; ``ValueError`` unless it is the whole pack."""
+        deck = [self.pack.card(c) for c in cards]
+        self._check_deck(deck)
+        return deck
 
     def action_to_string(self, action: int) -> str:
         S = self.size
