@@ -132,10 +132,9 @@ def replay(source: str | Path | dict, allow_incomplete: bool = False) -> Replay:
         if not isinstance(actions, list):
             raise RecordError("'actions' must be a list", deal=i)
         try:
-            deck = table.game.deck_from_strings(deal["deck"])
+            table.start_deal(table.game.deck_from_strings(deal["deck"]))
         except (CardError, ValueError, TypeError, AttributeError) as e:
             raise RecordError(f"bad deck: {e}", deal=i) from None
-        table.start_deal(deck)
         for j, item in enumerate(actions):
             seat = None
             if isinstance(item, dict):
