@@ -283,3 +283,29 @@ def test_bots_play_a_whole_table_of_bots(tmp_path):
         info = http.get(f"/api/tables/{t['id']}").json()
         assert sum(info["balances"]) + info["pot"] + info["reserve"] == 0
         assert len(info["score"]) >= 3
+
+
+def test_a_failed_commit_is_refused_and_nothing_is_broadcast(http, monkeypatch):
+    t = started_table(http)
+    with connect(http, t, t["seats"][0]["token"]) as w0, \
+            connect(http, t, t["seats"][1]["token"]) as w1:
+        c0, c1 = WsClient(w0), WsClient(w1)
+        info = sync(http, t["id"], [c0, c1], bot_seats=(2,))
+        me = {0: c0, 1: c1}[c0.view["current_player"]]
+        snapshot = me.view
+        storage = http.app.state.storage
+
+        def broken(*a, **k):
+            raise OSError("disk full")
+
+        monkeypatch.setattr(storage, "append_action", broken)
+        me.send_action(me.view["legal_actions"][0])
+        assert me.next_error()["rule"] == "storage"
+        monkeypatch.undo()
+        assert http.get(f"/api/tables/{t['id']}").json()["events"] == info["events"]
+        with connect(http, t, t["seats"][me.hello["seat"]]["token"]) as again:
+            c = WsClient(again)
+            c.until_event(info["events"])
+            assert c.view == snapshot
+        me.send_action(me.view["legal_actions"][0])
+        me.until_event(info["events"] + 1)

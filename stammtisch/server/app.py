@@ -394,15 +394,20 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
 
 def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = None,
         data_dir: Path | None = None, bot_delay: float = 0.6, deal_pause: float = 8.0,
-        log_level: str = "info") -> None:
-    """Serve the web table with uvicorn (blocks)."""
+        log_level: str = "info", ws: str = "websockets-sansio",
+        ws_per_message_deflate: bool = False) -> None:
+    """Serve the web table with uvicorn (blocks).
+
+    Per-message deflate is off by default: a state message is ~2 KB of JSON, and compressing
+    each one cost more CPU than everything else in sending it (bench/server_load.py)."""
     import uvicorn
 
     app = create_app(database_url=database_url, data_dir=data_dir, bot_delay=bot_delay,
                      deal_pause=deal_pause)
     logging.getLogger("uvicorn.access").addFilter(_RedactTokens())
-    uvicorn.run(app, host=host, port=port, log_level=log_level, ws_max_size=65536,
-                ws_ping_interval=20.0, ws_ping_timeout=20.0)
+    uvicorn.run(app, host=host, port=port, log_level=log_level, ws=ws, ws_max_size=65536,
+                ws_ping_interval=20.0, ws_ping_timeout=20.0,
+                ws_per_message_deflate=ws_per_message_deflate)
 
 
 if __name__ == "__main__":  # python -m stammtisch.server.app [port]

