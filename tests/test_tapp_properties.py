@@ -1,0 +1,222 @@
+"""Hypothesis properties of the Tapp engine across all three rule sets and their options:
+cards conserved, 120 card points with the tapp counted once, transfers balance, every legal
+action applies and every other one is refused with the state unchanged, views never leak,
+clones are independent, deals terminate."""
+
+import copy
+import re
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from stammtisch.games import IllegalAction, TableState
+from stammtisch.games.base import POT, new_game
+from stammtisch.games.tapp import K_RAMSCH, OVER, PLAY, TappState
+from stammtisch.rules import ruleset
+
+CONFIGS = [
+    ("tapp/wuerttemberg-tarock", {}),
+    ("tapp/wuerttemberg-tarock", {"pot": True, "tout_multiplier": 3}),
+    ("tapp/classic-1879", {}),
+    ("tapp/classic-1879", {"pot": True, "pot_ante": 3}),
+    ("tapp/modern", {}),
+    ("tapp/modern", {"players": 4}),
+    ("tapp/modern", {"pack": "skat32"}),
+    ("tapp/modern", {"pack": "skat32", "players": 4, "rufer_in_tapp": "swap"}),
+    ("tapp/modern", {"rufer_in_tapp": "swap", "frage_value": 3}),
+]
+GAMES = [new_game(ruleset(rid, ov)) for rid, ov in CONFIGS]
+CARD_RE = re.compile(r"\b[HDCS][AKQJT98765432]\b")
+
+
+def snapshot(s: TappState):
+    return tuple(copy.copy(getattr(s, k)) for k in TappState.__slots__
+                 if k not in ("game", "table", "_result"))
+
+
+def card_mask_played(s):
+    m = 0
+    for _, a in s.log:
+        if a < s.game.N:
+            m |= 1 << a
+    return m
+
+
+def check_conservation(s):
+    g = s.game
+    parts = list(s.hands) + [s.tapp, card_mask_played(s)]
+    assert sum(p.bit_count() for p in parts) == g.N
+    acc = 0
+    for p in parts:
+        acc |= p
+    assert acc == g.full
+
+
+def allowed_cards(s, seat, initial_hands, picked):
+    """What ``seat`` may see, computed from the log (independently of ``view``)."""
+    g = s.game
+    names = g.pack.cards
+    ok = {names[c] for c in g.mask_list(s.hands[seat])}
+    ok |= {names[c] for c in g.mask_list(initial_hands[seat])}
+    ok |= {names[c] for c in g.mask_list(card_mask_played(s))}
+    d = s.declarer
+    if s.called >= 0:
+        ok.add(names[s.called])
+    if seat == d:
+        ok |= {names[c] for c in g.mask_list(picked)}
+        if s.given >= 0:
+            ok.add(names[s.given])
+    if s.given >= 0 and seat == s.holder:
+        ok.add(names[s.given])
+    if g.modern and s.contract == 10 and s.phase in (PLAY, OVER):
+        ok |= {names[c] for c in g.mask_list(s.hands[d])}
+    return ok
+
+
+def cards_in_view(v):
+    out = set()
+
+    def walk(x):
+        if isinstance(x, str):
+            out.update(CARD_RE.findall(x))
+        elif isinstance(x, dict):
+            for k, y in x.items():
+                # legal action strings name cards to play, call or give: judged elsewhere
+                if k not in ("ruleset", "game", "legal_actions"):
+                    walk(y)
+        elif isinstance(x, (list, tuple)):
+            for y in x:
+                walk(y)
+
+    walk(v)
+    return out
+
+
+@st.composite
+def deals(draw):
+    gi = draw(st.integers(0, len(GAMES) - 1))
+    g = GAMES[gi]
+    deck = draw(st.permutations(range(g.N)))
+    dealer = draw(st.integers(0, g.num_players - 1))
+    pot = draw(st.integers(0, 20)) if g.rules.pot else 0
+    return g, deck, dealer, pot
+
+
+SETTINGS = settings(max_examples=120, deadline=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+
+
+@SETTINGS
+@given(deals(), st.data())
+def test_random_deals_invariants(deal, data):
+    g, deck, dealer, pot = deal
+    s = g.new_deal(TableState(dealer=dealer, pot=pot), deck)
+    initial = list(s.hands)
+    picked = 0
+    steps = 0
+    while not s.is_terminal():
+        steps += 1
+        assert steps < 200, "a deal must terminate"
+        check_conservation(s)
+        legal = s.legal_actions()
+        assert legal and legal == sorted(set(legal))
+        for a in legal:
+            assert s.string_to_action(s.action_to_string(a)) == a
+        # a sample of illegal ids is refused, state unchanged
+        before = snapshot(s)
+        legal_set = set(legal)
+        sample = data.draw(st.lists(st.integers(0, g.A_DISCARD + g.full), max_size=6))
+        for a in sample + list(range(0, g.A_DISCARD, 7)):
+            if a not in legal_set:
+                try:
+                    s.apply(a)
+                except IllegalAction:
+                    pass
+                else:
+                    raise AssertionError(f"illegal {a} accepted")
+                assert snapshot(s) == before
+        # views: own hand exact, nothing the seat may not see
+        if s.picked:
+            picked = s.picked
+        for seat in range(g.num_players):
+            v = s.view(seat)
+            assert v["hand"] == [g.pack.cards[c] for c in g.mask_list(s.hands[seat])]
+            assert v["legal_actions"] == ([s.action_to_string(a) for a in legal]
+                                          if seat == s.current_player() else [])
+            extra = cards_in_view(v) - allowed_cards(s, seat, initial, picked)
+            assert not extra, (seat, extra, v)
+        spectator = cards_in_view(s.view(None))
+        assert spectator <= allowed_cards(s, -1, initial + [0], 0) | {
+            g.pack.cards[c] for c in g.mask_list(s.hands[s.declarer])} if s.contract == 10 else True
+        # clone independence
+        a = data.draw(st.sampled_from(legal))
+        c = s.clone()
+        c.apply(a)
+        assert snapshot(s) == before
+        s.apply(a)
+        assert snapshot(c) == snapshot(s)
+    # terminal
+    assert s.current_player() == -1 and s.legal_actions() == []
+    check_conservation(s)
+    r = s.result()
+    rets = s.returns()
+    pot_in = sum(t.amount for t in r.transfers if t.target == POT)
+    pot_out = sum(t.amount for t in r.transfers if t.source == POT)
+    assert sum(rets) + pot_in - pot_out == 0
+    assert all(t.amount > 0 for t in r.transfers)
+    assert pot_out <= pot + pot_in
+    assert r.next_dealer == (dealer + 1) % g.num_players
+    summ = r.summary
+    if summ["outcome"] == "all-pass":
+        assert summ["declarer"] is None and sum(rets) == -pot_in
+        return
+    tricks = sum(summ["tricks"].values())
+    cp = summ["card_points"]
+    played_pts = sum(g.points[c] for c in g.mask_list(card_mask_played(s)))
+    tapp_pts = sum(g.points[c] for c in g.mask_list(s.tapp))
+    if tricks == g.hand_size:
+        assert sum(cp.values()) == 120 == played_pts + tapp_pts
+    if s.kind == K_RAMSCH:
+        assert summ["contract"] == "ramsch" and tricks == g.hand_size
+        assert sorted(rets)[-1] >= 0 and min(rets) < 0 or len(set(cp.values())) == 1
+    else:
+        d = summ["declarer"]
+        assert cp["declarer"] == s.points[d] + tapp_pts  # the tapp exactly once, for him
+        assert cp["declarer"] + cp["defenders"] == played_pts + tapp_pts
+        won = summ["won"]
+        if won is None:
+            assert rets[d] == 0 or g.rules.pot
+        elif won:
+            assert rets[d] > 0 or (g.rules.pot and d == dealer)
+        else:
+            assert rets[d] < 0
+        if g.modern:
+            assert rets[d] * (1 if won else -1) == (g.num_players - 1) * abs(rets[(d + 1) % g.num_players])
+    # terminal refuses everything
+    try:
+        s.apply(0)
+    except IllegalAction as e:
+        assert e.rule == "deal is over"
+    else:
+        raise AssertionError("terminal state accepted an action")
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(0, len(GAMES) - 1), st.randoms(use_true_random=False))
+def test_deterministic_replay(gi, rnd):
+    """A deal is a pure function of (rules, table, deck, actions)."""
+    g = GAMES[gi]
+    deck = list(range(g.N))
+    rnd.shuffle(deck)
+    s = g.new_deal(TableState(dealer=1), deck)
+    actions = []
+    while not s.is_terminal():
+        a = rnd.choice(s.legal_actions())
+        actions.append(s.action_to_string(a))
+        s.apply(a)
+    t = g.new_deal(TableState(dealer=1), deck)
+    for text in actions:
+        t.apply(t.string_to_action(text))
+    assert t.returns() == s.returns()
+    assert t.result().summary == s.result().summary
+    assert [x.to_json() for x in t.result().transfers] == [x.to_json() for x in s.result().transfers]
