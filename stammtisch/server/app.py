@@ -404,7 +404,8 @@ def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = No
 
     app = create_app(database_url=database_url, data_dir=data_dir, bot_delay=bot_delay,
                      deal_pause=deal_pause)
-    logging.getLogger("uvicorn.access").addFilter(_RedactTokens())
+    for name in ("uvicorn.access", "uvicorn.error"):  # "WebSocket /ws/…?token=…" [accepted]
+        logging.getLogger(name).addFilter(_RedactTokens())
     uvicorn.run(app, host=host, port=port, log_level=log_level, ws=ws, ws_max_size=65536,
                 ws_ping_interval=20.0, ws_ping_timeout=20.0,
                 ws_per_message_deflate=ws_per_message_deflate)
