@@ -29,6 +29,7 @@ masks and per-game tables only; see ``bench/engine_tapp.py`` for the speed figur
 from __future__ import annotations
 
 from itertools import combinations
+from operator import itemgetter
 from typing import Sequence
 
 from ..cards import SUITS, pack_named
@@ -203,6 +204,10 @@ class TappGame:
                     plan.extend([off] * k)
         assert len(plan) == N, (key, len(plan))
         self.deal_plan = tuple(plan)
+        self._takers = tuple(itemgetter(*[i for i, t in enumerate(plan) if t == r])
+                             for r in range(n + 1))
+        self._bit = tuple(1 << c for c in range(N))
+        self._cardset = frozenset(range(N))
         self.tapp_size = plan.count(n)
         self.hand_size = (N - self.tapp_size) // n
         # action ids
@@ -257,20 +262,15 @@ class TappGame:
 
     def new_deal(self, table: TableState, deck: Sequence[int]) -> "TappState":
         """A new deal from ``deck`` (top card first) at a table in state ``table``."""
-        n = self.num_players
-        acc = [0] * (n + 1)
-        seen = 0
-        ok = len(deck) == self.N
-        if ok:
-            try:
-                for c, t in zip(deck, self.deal_plan):
-                    b = 1 << c
-                    acc[t] |= b
-                    seen |= b
-            except (TypeError, ValueError):
-                ok = False
-        if not ok or seen != self.full:
+        try:
+            ok = len(deck) == self.N and set(deck) == self._cardset
+        except TypeError:
+            ok = False
+        if not ok:
             raise self._deck_error()
+        get = self._bit.__getitem__
+        # one C-level gather per receiver (the deal plan as item getters)
+        acc = [sum(map(get, take(deck))) for take in self._takers]
         return TappState(self, table, acc)
 
     @property
@@ -280,6 +280,9 @@ class TappGame:
 
 
 # --------------------------------------------------------------------------- the state
+_new_state = object.__new__
+
+
 class TappState:
     """One Tapp deal in progress (see the module docstring for the action encoding)."""
 
@@ -344,16 +347,46 @@ class TappState:
         return self.phase == OVER
 
     def clone(self) -> "TappState":
-        c = TappState.__new__(TappState)
-        for k in TappState.__slots__:
-            setattr(c, k, getattr(self, k))
+        c = _new_state(TappState)
+        c.game = self.game
+        c.table = self.table
+        c.n = self.n
+        c.dealer = self.dealer
+        c.fh = self.fh
         c.hands = self.hands[:]
+        c.tapp = self.tapp
+        c.tapp0 = self.tapp0
+        c.picked = self.picked
+        c.phase = self.phase
+        c.cur = self.cur
+        c.declarer = self.declarer
+        c.level = self.level
+        c.contract = self.contract
+        c.kind = self.kind
+        c.trump = self.trump
+        c.trump_suit = self.trump_suit
+        c.tout = self.tout
+        c.leader = self.leader
         c.trick = self.trick[:]
         c.points = self.points[:]
         c.ntricks = self.ntricks[:]
+        c.played = self.played
+        c.last_trick = self.last_trick
         c.log = self.log[:]
         c.transfers = self.transfers[:]
+        c.a_level = self.a_level
+        c.a_holder = self.a_holder
+        c.a_pos = self.a_pos
+        c.a_pending = self.a_pending
         c.r1 = self.r1[:]
+        c.r2_pos = self.r2_pos
+        c.r2_best = self.r2_best
+        c.r2_seat = self.r2_seat
+        c.called = self.called
+        c.holder = self.holder
+        c.given = self.given
+        c._result = self._result
+        c.ended_early = self.ended_early
         return c
 
     def _pot_now(self) -> int:
