@@ -458,7 +458,7 @@ class TappState:
             if self.phase == OVER:
                 raise IllegalAction("deal is over", "the deal is over")
             raise IllegalAction("not your turn", f"it is seat {self.cur}'s turn, not seat {seat}'s")
-        if self.phase == PLAY:
+        if self.phase == PLAY and type(action) is int:
             g = self.game
             if 0 <= action < g.N:
                 hand = self.hands[self.cur]
@@ -538,7 +538,7 @@ class TappState:
         ph = self.phase
         if ph == OVER:
             raise IllegalAction("deal is over", "the deal is over; no more actions")
-        if not isinstance(a, int) or a < 0:
+        if type(a) is not int or a < 0:
             raise IllegalAction("notation", f"{a!r} is not an action id")
         N = g.N
         s = self.cur
