@@ -67,6 +67,35 @@ def peer_per_s(seconds: float, seed: int = 1) -> float:
             return playouts / (now - start)
 
 
+def actions_per_deal(samples: int = 300, seed: int = 3) -> tuple[float, float]:
+    """Untimed context: mean actions per random Tapp deal and per skat playout (chance
+    actions included). Random Modern Tapp deals are short: Bettel, Rufer and Durch end at
+    the first deciding trick, so this figure belongs beside the ratio."""
+    import pyspiel
+
+    rng = random.Random(seed)
+    game = new_game(ruleset("tapp/modern", {"players": 3}))
+    ours = 0
+    for _ in range(samples):
+        deck = list(range(game.pack.size))
+        rng.shuffle(deck)
+        state = game.new_deal(TableState(), deck)
+        while not state.is_terminal():
+            state.apply(rng.choice(state.legal_actions()))
+            ours += 1
+    skat = pyspiel.load_game("skat")
+    peer = 0
+    for _ in range(samples):
+        state = skat.new_initial_state()
+        while not state.is_terminal():
+            if state.is_chance_node():
+                state.apply_action(rng.choice(state.chance_outcomes())[0])
+            else:
+                state.apply_action(rng.choice(state.legal_actions()))
+            peer += 1
+    return ours / samples, peer / samples
+
+
 def measure(seconds: float = 5.0) -> dict:
     """Measure both figures in the same run, interleaved in quarters so that drift on a
     noisy machine hits both alike. ``seconds`` is the total time spent measuring."""
@@ -76,12 +105,15 @@ def measure(seconds: float = 5.0) -> dict:
     a2 = ours_per_s(q, 2)
     b2 = peer_per_s(q, 2)
     ours, peer = (a1 + a2) / 2, (b1 + b2) / 2
+    apd = actions_per_deal()
     return {
         "figure": "tapp_modern_3p_random_deals_per_s",
         "ours": round(ours, 1),
         "peer": round(peer, 1),
         "peer_name": "open_spiel skat",
         "ratio": round(ours / peer, 3),
+        "ours_actions_per_deal": round(apd[0], 1),
+        "peer_actions_per_playout": round(apd[1], 1),
     }
 
 
