@@ -35,7 +35,7 @@ def ours_per_s(seconds: float, seed: int = 1) -> float:
             state = game.new_deal(tables[deals % 3], deck)
             while not state.is_terminal():
                 state.apply(choice(state.legal_actions()))
-            state.result()
+            state.returns()
             deals += 1
         now = time.perf_counter()
         if now >= deadline:
