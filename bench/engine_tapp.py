@@ -97,14 +97,15 @@ def actions_per_deal(samples: int = 300, seed: int = 3) -> tuple[float, float]:
 
 
 def measure(seconds: float = 5.0) -> dict:
-    """Measure both figures in the same run, interleaved in quarters so that drift on a
+    """Measure both figures in the same run, interleaved in eight slices so that drift on a
     noisy machine hits both alike. ``seconds`` is the total time spent measuring."""
-    q = seconds / 4
-    a1 = ours_per_s(q, 1)
-    b1 = peer_per_s(q, 1)
-    a2 = ours_per_s(q, 2)
-    b2 = peer_per_s(q, 2)
-    ours, peer = (a1 + a2) / 2, (b1 + b2) / 2
+    rounds = 4
+    q = seconds / (2 * rounds)
+    ours_runs, peer_runs = [], []
+    for r in range(rounds):
+        ours_runs.append(ours_per_s(q, r + 1))
+        peer_runs.append(peer_per_s(q, r + 1))
+    ours, peer = sum(ours_runs) / rounds, sum(peer_runs) / rounds
     apd = actions_per_deal()
     return {
         "figure": "tapp_modern_3p_random_deals_per_s",

@@ -291,7 +291,7 @@ class TappState:
         "cur", "declarer", "level", "contract", "kind", "trump", "trump_suit", "tout",
         "leader", "trick", "points", "ntricks", "played", "last_trick", "log", "transfers",
         "a_level", "a_holder", "a_pos", "a_pending", "r1", "r2_pos", "r2_best", "r2_seat",
-        "called", "holder", "given", "_result", "ended_early",
+        "called", "holder", "given", "_result", "ended_early", "_legal",
     )
 
     def __init__(self, game: TappGame, table: TableState, acc: list[int]):
@@ -325,6 +325,7 @@ class TappState:
         self.given = -1
         self._result = None
         self.ended_early = False
+        self._legal = -1  # play phase: the legal mask of the current player, -1 unknown
         self.a_level = 0
         self.a_holder = -1
         self.a_pos = 0
@@ -387,6 +388,7 @@ class TappState:
         c.given = self.given
         c._result = self._result
         c.ended_early = self.ended_early
+        c._legal = self._legal
         return c
 
     def _pot_now(self) -> int:
@@ -418,6 +420,7 @@ class TappState:
             if trick:
                 lead = trick[0]
                 hand = legal_follows(hand, g.suitmask_of[lead], self.trump, lead, 0, "always", False)
+            self._legal = hand
             R, F, L = g.rps, g._F, g.suit_lists
             return (L[0][hand & F] + L[1][(hand >> R) & F] + L[2][(hand >> (2 * R)) & F]
                     + L[3][hand >> (3 * R)])
@@ -463,13 +466,16 @@ class TappState:
             if 0 <= action < g.N:
                 hand = self.hands[self.cur]
                 trick = self.trick
-                if trick:
-                    lead = trick[0]
-                    legal = legal_follows(hand, g.suitmask_of[lead], self.trump, lead, 0,
-                                          "always", False)
-                else:
-                    legal = hand
+                legal = self._legal
+                if legal < 0:
+                    if trick:
+                        lead = trick[0]
+                        legal = legal_follows(hand, g.suitmask_of[lead], self.trump, lead, 0,
+                                              "always", False)
+                    else:
+                        legal = hand
                 if (legal >> action) & 1:
+                    self._legal = -1
                     s = self.cur
                     self.hands[s] = hand ^ (1 << action)
                     trick.append(action)
