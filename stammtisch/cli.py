@@ -206,7 +206,7 @@ def simulate_cmd(
         records.mkdir(parents=True, exist_ok=True)
         path = records / f"{ruleset_id.replace('/', '_')}-seed{seed if seed is not None else 'x'}-{deals}.json"
         save(table.to_record(), path)
-    data = summary.to_json()
+    data = summary.to_json(rules.family)
     data["ruleset"] = ruleset_id
     if as_json:
         print(json.dumps(data, ensure_ascii=False))

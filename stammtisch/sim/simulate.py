@@ -24,18 +24,19 @@ class SimulationSummary:
     contracts: Counter = field(default_factory=Counter)  # Tapp: contract → count
     declarer_wins: int = 0  # Tapp: contracts whose declarer gained
 
-    def to_json(self) -> dict:
-        return {
+    def to_json(self, family: str) -> dict:
+        out = {
             "players": self.players,
             "deals": self.deals,
             "balances": self.balances,
             "pot": self.pot,
             "outcomes": dict(self.outcomes),
-            "taps": self.taps,
-            "betes": self.betes,
-            "contracts": dict(self.contracts),
-            "declarer_wins": self.declarer_wins,
         }
+        if family == "tippen":
+            out.update(taps=self.taps, betes=self.betes)
+        else:
+            out.update(contracts=dict(self.contracts), declarer_wins=self.declarer_wins)
+        return out
 
 
 def play_deal(table: Table, bots: list, rng: random.Random) -> None:
