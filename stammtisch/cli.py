@@ -313,7 +313,7 @@ def _fmt_action(text: str, german: bool) -> str:
 def _play_one_deal(table, seat, seat_bots, rng, german) -> None:
     names = table.players
     state = table.start_deal(table.shuffled_deck(rng))
-    console.rule(f"Deal {len(table.deals)} — {names[table.dealer]} deals")
+    console.rule(f"Deal {len(table.deals)} — dealer: {names[table.dealer]}")
     shown = 0
     last_trick = None
     while True:
@@ -359,7 +359,7 @@ def _play_one_deal(table, seat, seat_bots, rng, german) -> None:
 
 
 def _show_table(view: dict, names, german: bool) -> None:
-    bits = [f"Pot {view.get('pot', 0)}"]
+    bits = [f"Pot {view.get('pot', 0)}"] if view.get("game") == "tippen" or view.get("pot") else []
     if view.get("reserve"):
         bits.append(f"reserve {view['reserve']}")
     if view.get("trump"):
@@ -369,7 +369,8 @@ def _show_table(view: dict, names, german: bool) -> None:
     if view.get("contract"):
         decl = view.get("declarer")
         bits.append(f"contract {view['contract']}" + (f" ({names[decl]})" if decl is not None else ""))
-    console.print("[dim]" + " · ".join(bits) + "[/dim]")
+    if bits:
+        console.print("[dim]" + " · ".join(bits) + "[/dim]")
     if view.get("open_hand"):
         console.print(f"Open hand: {_fmt_cards(view['open_hand'], german)}")
     if view.get("trick"):
