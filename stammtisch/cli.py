@@ -57,6 +57,11 @@ def _build_rules(ruleset_id: str, players: Optional[int], options: List[str]):
         raise CliError(str(e)) from None
 
 
+def _check_seat(flag: str, seat: Optional[int], num_players: int) -> None:
+    if seat is not None and not 0 <= seat < num_players:
+        raise CliError(f"{flag} must be a seat from 0 to {num_players - 1}, not {seat}")
+
+
 def _version(value: bool):
     if value:
         console.print(f"stammtisch {__version__}")
@@ -181,12 +186,15 @@ def simulate_cmd(
                                         "the last one fills the rest."),
     option: List[str] = typer.Option([], "--option", "-o", help="Rule option key=value (repeatable)."),
     records: Optional[Path] = typer.Option(None, "--records", help="Write the game record into this folder."),
+    first_dealer: Optional[int] = typer.Option(None, "--first-dealer",
+                                               help="Seat of the first dealer (default: the first Ace dealt)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
 ):
     """Simulate many deals between bots and summarise balances, pot, taps and bêtes."""
     from .sim import simulate
 
     rules = _build_rules(ruleset_id, players, option)
+    _check_seat("--first-dealer", first_dealer, rules.players)
     for b in bots:
         if b not in BOT_NAMES:
             raise CliError(f"unknown bot {b!r}; bots are {', '.join(BOT_NAMES)}")
@@ -201,7 +209,8 @@ def simulate_cmd(
             if done % step == 0 or done == deals:
                 progress.update(task, completed=done)
 
-        summary, table = simulate(rules, deals, seed=seed, bots=bot_list, progress=tick)
+        summary, table = simulate(rules, deals, seed=seed, bots=bot_list,
+                                  first_dealer=first_dealer, progress=tick)
     if records is not None:
         records.mkdir(parents=True, exist_ok=True)
         path = records / f"{ruleset_id.replace('/', '_')}-seed{seed if seed is not None else 'x'}-{deals}.json"
@@ -244,31 +253,33 @@ def play_cmd(
     seed: Optional[int] = typer.Option(None, "--seed", help="Random seed for shuffles and bots."),
     german: bool = typer.Option(False, "--german", help="German suit names (Herz, Schellen, Eichel, Laub)."),
     record: Optional[Path] = typer.Option(None, "--record", help="Save the game record here when you stop."),
+    first_dealer: Optional[int] = typer.Option(None, "--first-dealer",
+                                               help="Seat of the first dealer (default: the first Ace dealt)."),
 ):
     """Play in the terminal: you in one seat, bots in the others.
 
     At your turn type an action (e.g. tap, pass, play:HA, exchange:C7,D8) or its number from
     the list. 'q' quits (the record is saved if --record was given), '?' shows help.
     """
-    from .table import Table, first_dealer_by_ace
+    from .table import Table, draw_first_dealer
 
     rules = _build_rules(ruleset_id, players, option)
     if bots not in BOT_NAMES:
         raise CliError(f"unknown bot {bots!r}; bots are {', '.join(BOT_NAMES)}")
     n = rules.players
-    if not 0 <= seat < n:
-        raise CliError(f"--seat must be between 0 and {n - 1}")
+    _check_seat("--seat", seat, n)
+    _check_seat("--first-dealer", first_dealer, n)
     rng = random.Random(seed)
     others = ["Anna", "Ben", "Cora", "Dirk", "Emil", "Frieda", "Gustav", "Hanna", "Ida", "Jakob"]
     names = [o for o in others if o != name][: n - 1]
     names.insert(seat, name)
     german = german or getattr(rules, "suits", "french") == "german"
-    draw = list(PACKS_BY_NAME[rules.pack].cards)
-    rng.shuffle(draw)
-    table = Table(rules, names, first_dealer_by_ace(draw, n))
+    if first_dealer is None:
+        first_dealer = draw_first_dealer(PACKS_BY_NAME[rules.pack], n, rng)
+    table = Table(rules, names, first_dealer)
     seat_bots = {p: make_bot(bots, rules.family, random.Random(rng.random())) for p in range(n) if p != seat}
     console.print(f"[bold]{rules.title}[/bold] — {', '.join(names)}. "
-                  f"{names[table.dealer]} drew the first Ace and deals first.")
+                  f"{names[table.dealer]} deals first.")
     played = 0
     try:
         while deals == 0 or played < deals:

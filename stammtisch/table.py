@@ -136,3 +136,10 @@ def first_dealer_by_ace(deck: list[str], num_players: int) -> int:
         if card[1] == "A":
             return i % num_players
     raise ValueError("the deck holds no Ace")
+
+
+def draw_first_dealer(pack: Pack, num_players: int, rng: random.Random) -> int:
+    """Shuffle a pack and deal it face up round the table: the first Ace deals first."""
+    cards = list(pack.cards)
+    rng.shuffle(cards)
+    return first_dealer_by_ace(cards, num_players)

@@ -80,3 +80,20 @@ def test_installed_command_exits_2_without_traceback(tmp_path):
     assert proc.returncode == 2
     assert "Traceback" not in proc.stderr + proc.stdout
     assert "unknown rule set" in proc.stderr
+
+
+def test_first_dealer_given_or_drawn(tmp_path):
+    code, out = run("simulate", "tippen/grupp-1975", "--deals", "1", "--first-dealer", "2",
+                    "--records", str(tmp_path), "--json")
+    assert code == 0
+    [path] = list(tmp_path.glob("*.json"))
+    assert json.loads(path.read_text())["first_dealer"] == "P3"
+    code, out = run("simulate", "tippen/grupp-1975", "--first-dealer", "4")
+    assert code == 2 and "--first-dealer must be a seat from 0 to 3" in out
+
+
+def test_first_dealer_is_the_first_ace_dealt():
+    from stammtisch.table import first_dealer_by_ace
+
+    # face up round the table from seat 0: seat 2 receives the first Ace (the 7th card)
+    assert first_dealer_by_ace(["H7", "S8", "D9", "CT", "HJ", "SQ", "DA", "CA"], 4) == 2

@@ -9,7 +9,7 @@ from typing import Callable
 
 from ..bots import make_bot
 from ..cards import PACKS
-from ..table import Table, first_dealer_by_ace
+from ..table import Table, draw_first_dealer
 
 
 @dataclass
@@ -48,18 +48,21 @@ def play_deal(table: Table, bots: list, rng: random.Random) -> None:
 
 
 def simulate(rules, deals: int, seed: int | None = None, bots: list[str] | None = None,
-             players: list[str] | None = None,
+             players: list[str] | None = None, first_dealer: int | None = None,
              progress: Callable[[int], None] | None = None) -> tuple[SimulationSummary, Table]:
-    """Play ``deals`` deals at one table; returns the summary and the table (for its record)."""
+    """Play ``deals`` deals at one table; returns the summary and the table (for its record).
+
+    The first dealer is drawn by the first Ace dealt (RULES.md 2.1) unless a seat is given.
+    """
     rng = random.Random(seed)
     n = rules.players
     names = players or [f"P{i + 1}" for i in range(n)]
     kinds = bots or ["heuristic"]
     kinds = (kinds * n)[:n] if len(kinds) < n else kinds[:n]
     seat_bots = [make_bot(k, rules.family, random.Random(rng.random())) for k in kinds]
-    draw = list(PACKS[rules.pack].cards)
-    rng.shuffle(draw)
-    table = Table(rules, names, first_dealer_by_ace(draw, n))
+    if first_dealer is None:
+        first_dealer = draw_first_dealer(PACKS[rules.pack], n, rng)
+    table = Table(rules, names, first_dealer)
     summary = SimulationSummary(players=names)
     for i in range(deals):
         play_deal(table, seat_bots, rng)
