@@ -163,6 +163,31 @@ def ramsch_settlement(points: Sequence[int], tricks: Sequence[int]) -> list[tupl
 
 
 # --------------------------------------------------------------------------- the game
+_SUIT_TABLES: dict[tuple, tuple] = {}
+
+
+def _suit_tables(R: int, points: tuple) -> tuple:
+    """Per suit, per in-suit bit pattern: the list of card indices and the card points.
+
+    Built once per pack geometry and shared by every game (never mutated): 4 × 2**R lists
+    per game were ~2,000 objects the garbage collector scanned for each live table."""
+    key = (R, points)
+    tables = _SUIT_TABLES.get(key)
+    if tables is None:
+        F = (1 << R) - 1
+        lists = tuple(
+            tuple([s * R + i for i in range(R) if (b >> i) & 1] for b in range(F + 1))
+            for s in range(4)
+        )
+        pts = tuple(
+            tuple(sum(points[s * R + i] for i in range(R) if (b >> i) & 1)
+                  for b in range(F + 1))
+            for s in range(4)
+        )
+        tables = _SUIT_TABLES[key] = (lists, pts)
+    return tables
+
+
 class TappGame:
     """A Tapp rule set made playable: per-game tables and ``new_deal``."""
 
@@ -181,16 +206,8 @@ class TappGame:
         self.suitmask_of = tuple(pack.suit_masks[c // R] for c in range(N))
         #: per suit, per in-suit bit pattern: the list of card indices
         F = (1 << R) - 1
-        self.suit_lists = tuple(
-            tuple([s * R + i for i in range(R) if (b >> i) & 1] for b in range(F + 1))
-            for s in range(4)
-        )
-        #: per suit, per in-suit bit pattern: the card points
-        self.suit_points = tuple(
-            tuple(sum(pack.points[s * R + i] for i in range(R) if (b >> i) & 1)
-                  for b in range(F + 1))
-            for s in range(4)
-        )
+        #: per suit, per in-suit bit pattern: the card indices and the card points (shared)
+        self.suit_lists, self.suit_points = _suit_tables(R, tuple(pack.points))
         self._F = F
         # deal plan: for each deck position, the receiver (0..n-1 offset from forehand; n tapp)
         key = ("modern" if self.modern else "historic", n, rules.pack)
