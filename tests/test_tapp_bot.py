@@ -98,10 +98,78 @@ def test_defender_smears_points_on_partner_trick():
 
 def test_wins_cheaply_and_plays_low_in_bettel():
     bot = TappHeuristic(0)
+    # declarer second in the trick: the Ace is sure to hold, the King is not
     view = {"phase": "play", "seat": 1, "declarer": 1, "players": 3, "trump": "H",
             "contract": "solo", "hand": ["SA", "SK", "S6"], "trick": [[0, "SQ"]]}
-    assert bot.choose(view, ["play:S6", "play:SK", "play:SA"]) == "play:SK"
+    assert bot.choose(view, ["play:S6", "play:SK", "play:SA"]) == "play:SA"
+    # last to play: any winner holds, so take the trick with the card worth most
+    view.update(trick=[[0, "SQ"], [2, "S7"]], hand=["SK", "SJ", "S6"])
+    assert bot.choose(view, ["play:S6", "play:SJ", "play:SK"]) == "play:SK"
     view.update(contract="bettel", trump=None, trick=[[0, "SQ"]])
     assert bot.choose(view, ["play:S6", "play:SK", "play:SA"]) == "play:S6"
     view.update(trick=[])
     assert bot.choose(view, ["play:S6", "play:SK", "play:SA"]) == "play:S6"
+
+
+# five top trumps, a side Ace and a void (five top trumps over junk in three suits lose a solo:
+# the defenders hold the other Aces and Tens)
+TOP_TRUMPS = ["HA", "HT", "HK", "HQ", "HJ", "SA", "S7", "S6", "C8", "C6", "C7"]
+
+
+@pytest.mark.parametrize("rid, legal, ok", [
+    ("tapp/wuerttemberg-tarock", ["pass", "bid:frage", "bid:solo"], {"bid:frage", "bid:solo"}),
+    ("tapp/classic-1879", ["pass", "bid:frage", "bid:solo", "bid:herzsolo"],
+     {"bid:frage", "bid:solo", "bid:herzsolo"}),
+])
+def test_five_top_trumps_bid(rid, legal, ok):
+    bot = TappHeuristic(0)
+    assert bot.choose({"phase": "auction", "hand": TOP_TRUMPS, "ruleset": rid, "players": 3,
+                       "log": []}, legal) in ok
+
+
+def test_five_top_trumps_play_in_modern_and_hopeless_hands_go_weg():
+    bot = TappHeuristic(0)
+    view = {"phase": "declare", "hand": TOP_TRUMPS, "ruleset": "tapp/modern", "players": 3}
+    assert bot.choose(view, ["play", "weg"]) == "play"
+    view["phase"] = "contract"
+    legal = ["pass", "contract:frage", "contract:solo:C", "contract:solo:S", "contract:solo:D",
+             "contract:herzsolo", "contract:bettel"]
+    assert bot.choose(view, legal) in ("contract:frage", "contract:herzsolo")
+    # middling: two low trumps, a side Ace, nothing else: no contract
+    middling = ["H6", "H7", "SA", "S8", "S9", "C7", "C9", "CQ", "D7", "DJ", "DK"]
+    view.update(phase="declare", hand=middling)
+    assert bot.choose(view, ["play", "weg"]) == "weg"
+    view.update(phase="auction", ruleset="tapp/classic-1879", log=[])
+    assert bot.choose(view, ["pass", "bid:frage", "bid:solo", "bid:herzsolo"]) == "pass"
+
+
+def test_defender_does_not_smear_when_the_declarer_can_still_overtake():
+    bot = TappHeuristic(0)
+    # seat 2 leads SK, seat 0 (defender) follows, declarer 1 still to play and may hold SA/ST
+    view = {"phase": "play", "seat": 0, "declarer": 1, "players": 3, "trump": "H",
+            "contract": "solo", "hand": ["ST", "S7", "D6"], "trick": [[2, "SK"]], "log": []}
+    assert bot.choose(view, ["play:S7", "play:ST"]) == "play:S7"
+    # partner led the Ace: it holds unless trumped; the Ten goes onto it
+    view.update(trick=[[2, "SA"]])
+    assert bot.choose(view, ["play:S7", "play:ST"]) == "play:ST"
+
+
+def test_declarer_draws_trumps_with_the_best_one_then_cashes_aces():
+    bot = TappHeuristic(0)
+    view = {"phase": "play", "seat": 0, "declarer": 0, "players": 3, "trump": "H",
+            "contract": "herzsolo", "hand": ["HA", "H9", "H7", "SA", "S6"], "trick": [],
+            "log": []}
+    assert bot.choose(view, ["play:HA", "play:H9", "play:H7", "play:SA", "play:S6"]) == "play:HA"
+    # every other trump is gone: cash the side Ace
+    gone = [[1, "play:H" + r] for r in "TKQJ86"]
+    view.update(hand=["H9", "SA", "S6"], log=gone)
+    assert bot.choose(view, ["play:H9", "play:SA", "play:S6"]) == "play:SA"
+
+
+def test_heuristic_declarers_win_most_contracts():
+    from stammtisch.rules import ruleset as rs
+    from stammtisch.sim import simulate
+    summary, _ = simulate(rs("tapp/classic-1879"), 150, seed=3, bots=["heuristic"] * 3)
+    played = sum(summary.contracts.values())
+    assert played > 50
+    assert summary.declarer_wins / played > 0.6
