@@ -79,3 +79,31 @@ def test_bot_exchanges_weak_plain_cards_and_never_knocks():
     assert bot_move(s) == "turn"
     run(s, "turn tap tap pass pass")
     assert bot_move(s) == "exchange:C8"
+
+
+@pytest.mark.parametrize("rid", ["tippen/grupp-1975", "tippen/katira-1983"])
+def test_three_top_trumps_tap_even_when_the_bete_is_the_pot(rid):
+    g = game(rid)
+    s = deal(g, dealer=A, pot=30, upcard="D7", hands={B: "DA DK DQ"})
+    assert bot_move(s) == "tap"
+
+
+def test_katira_weak_hand_against_tappers_passes():
+    # a lone low trump against two tappers: a bête would cost the whole pot
+    g = game("tippen/katira-1983")
+    s = deal(g, dealer=A, pot=30, upcard="D7", hands={B: "DA DK DQ", C: "DJ CA HA",
+                                                     D: "D8 S9 C7"})
+    run(s, "tap tap")
+    assert bot_move(s) == "pass"
+
+
+def test_heuristic_beats_random_seats():
+    from stammtisch.sim import simulate
+    for rid in ("tippen/grupp-1975", "tippen/meyers-1905"):
+        total = 0
+        for h in range(4):
+            kinds = ["random"] * 4
+            kinds[h] = "heuristic"
+            summary, _ = simulate(ruleset(rid, {"players": 4}), 100, seed=h, bots=kinds)
+            total += summary.balances[f"P{h + 1}"]
+        assert total > 100, (rid, total)    # well above 0.25 counters a deal

@@ -6,8 +6,8 @@ Policy (deterministic given the view; ties broken by an optional ``random.Random
 * Dealer's choice: turns the trump; sniffs only with three Aces in hand; never knocks (a blind
   knock risks two bêtes).
 * Declaring: estimates its tricks from trumps and Aces against the number of opponents still in
-  the hand, and taps when the estimate outweighs the bête it risks; if everyone before it has
-  passed it taps with little (a lone tapper usually takes the pot unplayed).
+  the hand, and taps when the estimate outweighs the bête it risks; if everyone else has
+  passed it always taps (a lone tapper takes the pot unplayed).
 * Exchange: throws away its non-trumps below King (and Kings when many play).
 * Robbing: always robs (the upcard is worth more than the trump 7).
 * Play: as a follower wins as cheaply as it can (the lowest winning card), else throws its
@@ -27,6 +27,9 @@ def _strength(card: str) -> int:
 
 
 class TippenHeuristic:
+    RISK = 1.0    # weight of the bête risk against the expected trick money
+    NEED = 0.5    # least estimated tricks to tap against other players (bench/bots.py sweep)
+    SURE = 1.6    # tap regardless of the money with this many estimated tricks
     def __init__(self, rng: random.Random | None = None):
         self.rng = rng
 
@@ -107,15 +110,17 @@ class TippenHeuristic:
         opponents = tappers + undecided
         est = self._estimate(hand, trump, max(1, opponents))
         if tappers == 0 and undecided == 0:
-            return "tap" if est >= 0.3 else "pass"   # alone: the pot for the taking
+            # everyone else passed: a lone tapper takes the pot unplayed (the presets'
+            # lone_tapper=takes-pot; the view does not say when a rule set differs)
+            return "tap"
         pot = view.get("pot_in_play") or view.get("pot") or 0
         bete = view.get("bete") or pot
         value = view.get("trick_value") or 0
         # tap when the expected gain beats the expected bête of a trickless hand
         p_zero = max(0.0, 1.0 - est) ** 1.5
-        gain = est * value - p_zero * bete
-        need = 0.75 + 0.1 * max(0, opponents - 2)
-        return "tap" if est >= need and gain >= 0 or est >= 1.6 else "pass"
+        gain = est * value - self.RISK * p_zero * bete
+        need = self.NEED + 0.1 * max(0, opponents - 2)
+        return "tap" if est >= need and gain >= 0 or est >= self.SURE else "pass"
 
     def _exchange(self, view, hand, trump, legal):
         many = len(view.get("active", [])) >= 4
