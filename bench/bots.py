@@ -100,11 +100,13 @@ def all_heuristic(rules, deals: int, seed: int, prog) -> dict:
     if rules.family == "tapp":
         played = sum(summary.contracts.values())
         draws = 0
+        won: Counter = Counter()
         for d in table.deals:
             s = d.result.summary
             if s.get("contract") and s.get("contract") != "ramsch":
-                if d.result.net(n)[s["declarer"]] == 0:
-                    draws += 1
+                net = d.result.net(n)[s["declarer"]]
+                draws += net == 0
+                won[s["contract"]] += net > 0
         ramsch = summary.contracts.get("ramsch", 0)
         contracts = played - ramsch
         wins = summary.declarer_wins
@@ -112,7 +114,8 @@ def all_heuristic(rules, deals: int, seed: int, prog) -> dict:
                    declarer_wins=wins, draws=draws, contracts_played=contracts,
                    thrown_in=summary.outcomes.get("all-pass", 0), ramsch=ramsch,
                    contract_mix={k: v for k, v in sorted(summary.contracts.items(),
-                                                         key=lambda kv: -kv[1])})
+                                                         key=lambda kv: -kv[1])},
+                   contract_wins={k: won[k] for k in sorted(won, key=lambda k: -won[k])})
     else:
         taps = passes = active_hands = betes = 0
         for d in table.deals:
