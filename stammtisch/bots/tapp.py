@@ -1,8 +1,12 @@
 """A heuristic Tapp player that sees only ``view(seat)`` and the legal action strings.
 
-It bids from hand strength (trumps, Aces, Tens), keeps trumps and Aces when it discards, puts
-points (Aces, Tens) on a partner's winning trick in defence, wins tricks cheaply when it can,
-and plays low in Bettel and Ramsch. Fast and deterministic up to its ``rng`` tie-breaks.
+It bids from a point model (``features`` · ``MODEL``: trumps, top trumps, side Aces and Tens,
+voids, singletons) and declares only the contract of best expected value that it wins with at
+least ``MIN_WIN`` chance; Bettel with a hand that ducks every suit, Durch only with a sure Tout.
+In play it remembers the cards played: the declarer draws trumps and cashes top cards;
+defenders smear points onto a partner's trick that holds; followers win with cards that stay
+on top, take a trick last with the card worth most, and spend no trump on a pointless trick;
+it plays low in Bettel and Ramsch. Fast and deterministic up to its ``rng`` tie-breaks.
 """
 
 from __future__ import annotations
@@ -308,8 +312,9 @@ class TappHeuristic:
                 # a pointless trick is not worth a trump: keep it
             else:
                 # someone still plays after me: win only with a card that stays on top
+                # (a ruff of a side-suit lead counts as holding: over-ruffs are rare)
                 sure = [c for c in winners if self._top(c, trump, played | set(hand) - {c})
-                        or c[0] == trump and best[0] != trump and not self._others_void(c[0], view)]
+                        or c[0] == trump and best[0] != trump]
                 if plain:
                     sure_plain = [c for c in plain if c in sure]
                     if sure_plain:
@@ -319,11 +324,6 @@ class TappHeuristic:
                 elif on_table > 0 or me == declarer:
                     return "play:" + min(winners, key=_s)
         return "play:" + min(cards, key=lambda c: (_p(c), c[0] == trump, _s(c)))
-
-    @staticmethod
-    def _others_void(suit: str, view: dict) -> bool:
-        """Placeholder for void tracking: assume a trump ruff of a side-suit lead usually holds."""
-        return False
 
     @staticmethod
     def _top(card: str, trump: str | None, gone: set[str]) -> bool:
