@@ -1,7 +1,6 @@
 """Records: every simulated game replays to the same balances; bad records are named."""
 
 import json
-import random
 
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from stammtisch.games.base import POT, IllegalAction, TableState
-from stammtisch.games.tippen import first_dealer
+from stammtisch.table import first_dealer_by_ace
 from stammtisch.rules import RuleError, ruleset
 from test_tippen_support import balances, deal, game, make_deck, run, transfers
 
@@ -67,8 +67,8 @@ def test_first_dealer_is_first_player_dealt_an_ace():
     g = game("tippen/dreiblatt-1859")
     deck = g.deck_from_strings(["H7", "S8", "C9", "D7", "HT", "CA"] +
                                [c for c in g.pack.cards if c not in ("H7", "S8", "C9", "D7", "HT", "CA")])
-    assert first_dealer("piquet32", deck, 4) == 1          # 6th card → seat 5 % 4
-    assert first_dealer("piquet32", deck, 4, first_seat=2) == 3
+    names = [g.pack.cards[c] for c in deck]
+    assert first_dealer_by_ace(names, 4) == 1               # 6th card → seat 5 % 4
 
 
 def test_1859_three_players_one_trick_each_leaves_no_bete():
@@ -182,7 +182,6 @@ def test_max_bete_reserve_carries_over_several_deals():
     g = game("tippen/dreiblatt-1859", max_bete=9)
     pot, reserve = 30, 0
     seen = []
-    rng = random.Random(5)
     for i in range(4):
         deck = make_deck(g, i % 4)
         s = g.new_deal(TableState(dealer=i % 4, pot=pot, reserve=reserve), deck)

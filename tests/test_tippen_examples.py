@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from stammtisch.games.base import POT, RESERVE, IllegalAction, TableState
+from stammtisch.games.base import POT, RESERVE, TableState
 from test_tippen_support import balances, deal, game, make_deck, run, transfers
 
 A, B, C, D, E = range(5)

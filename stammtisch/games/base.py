@@ -74,13 +74,18 @@ class DealResult:
     summary: dict[str, Any] = field(default_factory=dict)
 
     def net(self, num_players: int) -> dict[int, int]:
-        out = {p: 0 for p in range(num_players)}
-        for t in self.transfers:
-            if isinstance(t.source, int):
-                out[t.source] -= t.amount
-            if isinstance(t.target, int):
-                out[t.target] += t.amount
-        return out
+        return dict(enumerate(net_change(self.transfers, num_players)))
+
+
+def net_change(transfers, num_players: int) -> list[int]:
+    """The change of each seat's balance that a list of transfers makes."""
+    out = [0] * num_players
+    for t in transfers:
+        if type(t.source) is int:
+            out[t.source] -= t.amount
+        if type(t.target) is int:
+            out[t.target] += t.amount
+    return out
 
 
 class State(Protocol):

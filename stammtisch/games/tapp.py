@@ -34,7 +34,7 @@ from typing import Sequence
 
 from ..cards import SUITS, pack_named
 from ..rules.tapp import TappRules
-from .base import POT, DealResult, IllegalAction, TableState, Transfer
+from .base import POT, DealResult, IllegalAction, TableState, Transfer, net_change
 from .tricks import legal_follows, trick_winner_index
 
 # --------------------------------------------------------------------------- deal patterns
@@ -920,13 +920,7 @@ class TappState:
     def returns(self) -> list[int]:
         if self.phase != OVER:
             raise ValueError("the deal is not over yet")
-        out = [0] * self.n
-        for t in self.transfers:
-            if isinstance(t.source, int):
-                out[t.source] -= t.amount
-            if isinstance(t.target, int):
-                out[t.target] += t.amount
-        return out
+        return net_change(self.transfers, self.n)
 
     # ------------------------------------------------------------------ notation
     def action_to_string(self, a: int) -> str:

@@ -25,7 +25,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..cards import PACKS, SUITS, CardError
-from .base import POT, RESERVE, DealResult, IllegalAction, TableState, Transfer
+from .base import POT, RESERVE, DealResult, IllegalAction, TableState, Transfer, net_change
 from .tricks import legal_follows
 
 # Phases.
@@ -57,16 +57,6 @@ PHASE_HINT = {
     PLAY: "the cards are being played",
     DONE: "the deal is over",
 }
-
-
-def first_dealer(pack_name: str, deck: Sequence[int], num_players: int, first_seat: int = 0) -> int:
-    """The first dealer (RULES.md 2.1): deal face up one card at a time round the table from
-    ``first_seat``; the first player dealt an Ace deals."""
-    pack = PACKS[pack_name]
-    for i, card in enumerate(deck):
-        if pack.cards[card][1] == "A":
-            return (first_seat + i) % num_players
-    raise ValueError("the deck holds no Ace")
 
 
 class TippenGame:
@@ -738,7 +728,6 @@ class TippenState:
 
     def _play_refusal(self, card: int) -> tuple[str, str]:
         g = self.game
-        r = g.rules
         hand = self.hands[self.cur]
         name = g.card_names[card]
         if not hand >> card & 1:
@@ -780,13 +769,7 @@ class TippenState:
         return DealResult(list(self.transfers), self.next_dealer, self.dealer, summary)
 
     def returns(self) -> list[int]:
-        out = [0] * self.game.num_players
-        for t in self.transfers:
-            if type(t.source) is int:
-                out[t.source] -= t.amount
-            if type(t.target) is int:
-                out[t.target] += t.amount
-        return out
+        return net_change(self.transfers, self.game.num_players)
 
     def clone(self) -> "TippenState":
         c = TippenState.__new__(TippenState)
