@@ -239,6 +239,9 @@ class TappGame:
         self.A_WEG = B + O_WEG
         self.A_CONTRACT = B + O_CONTRACT
         self.A_DISCARD = B + O_DISCARD
+        #: memo of views' log texts: (actor, action id, viewer, viewer holds the called
+        #: card) -> text (see TappState.view); discards are not kept
+        self.log_texts: dict[tuple, str] = {}
         self.max_level = 3 if self.classic else 2
         # Modern round-2 legal lists per standing rank: (with pass, without pass)
         above = []
@@ -1003,6 +1006,23 @@ class TappState:
             return "give:?"
         return text
 
+    def _view_log(self, viewer: int | None) -> list:
+        """The log as ``viewer`` may see it. An entry's text depends only on the viewer, the
+        actor, the action and whether the viewer holds the called card: the game remembers
+        it (the server renders every seat's view after every action)."""
+        memo = self.game.log_texts
+        holder = self.holder
+        out = []
+        for s, a in self.log:
+            key = (s, a, viewer, viewer == holder)
+            text = memo.get(key)
+            if text is None:
+                text = self._log_string(viewer, s, a)
+                if a < self.game.A_DISCARD:  # discards: too many card sets to keep
+                    memo[key] = text
+            out.append([s, text])
+        return out
+
     def view(self, seat: int | None) -> dict:
         g = self.game
         cards = g.pack.cards
@@ -1032,7 +1052,7 @@ class TappState:
             "tricks_won": list(self.ntricks),
             "pot": self._pot_now(),
             "reserve": 0,
-            "log": [[s, self._log_string(me, s, a)] for s, a in self.log],
+            "log": self._view_log(me),
             "terminal": over,
             "declarer": self.declarer if self.declarer >= 0 else None,
             "contract": self.contract_string(),

@@ -78,6 +78,8 @@ class TippenGame:
         self.WORD_BASE = 2 * S
         self.EXCHANGE_BASE = 2 * S + EXCHANGE_OFFSET
         self.word_ids = {w: 2 * S + i for i, w in enumerate(WORDS)}
+        #: memo of views' log texts: (actor, action id, viewer) -> text (see TippenState.view)
+        self.log_texts: dict[tuple, str] = {}
         self.ace_of = tuple(k * R + R - 1 for k in range(len(SUITS)))
         self.seven_of = tuple(k * R + R - 1 - p.ranks.index("7") for k in range(len(SUITS)))
         self.ace_or_seven = p.mask_of(c for c in range(S) if p.cards[c][1] in "A7")
@@ -811,8 +813,13 @@ class TippenState:
             raise ValueError(f"seat {seat} is not at this table")
         d = self.dealer
 
-        def cards(mask):
-            return [names[c] for c in range(g.size) if mask >> c & 1]
+        def cards(mask):  # ascending card order, one step per card held
+            out = []
+            while mask:
+                low = mask & -mask
+                out.append(names[low.bit_length() - 1])
+                mask ^= low
+            return out
 
         own_hand = self.hands[seat] if seat is not None else 0
         blind = (seat == d and self.phase == CHOICE and r.knocking)  # a knocker decides unseen
@@ -843,7 +850,7 @@ class TippenState:
             "tricks_won": list(self.tricks_won),
             "pot": self.pot,
             "reserve": self.reserve,
-            "log": [[s, self._redact(s, a, seat)] for s, a in self.log],
+            "log": self._view_log(seat),
             "terminal": self.phase == DONE,
             "active": [s for s in range(n) if self.status[s] == ACTIVE],
             "declared": list(self.declared),
@@ -862,6 +869,21 @@ class TippenState:
             view["net"] = self.returns()
             view["next_dealer"] = self.next_dealer
         return view
+
+    def _view_log(self, viewer: int | None) -> list:
+        """The log as ``viewer`` may see it. An entry's text depends only on (actor, action,
+        viewer): it is remembered by the game (the server renders every seat's view after
+        every action), except for exchanges, whose card sets are too many to keep."""
+        memo = self.game.log_texts
+        out = []
+        for s, a in self.log:
+            text = memo.get((s, a, viewer))
+            if text is None:
+                text = self._redact(s, a, viewer)
+                if a < self.game.EXCHANGE_BASE:
+                    memo[(s, a, viewer)] = text
+            out.append([s, text])
+        return out
 
     def _redact(self, actor: int, action: int, viewer: int | None) -> str:
         g = self.game
