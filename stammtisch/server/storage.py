@@ -170,13 +170,19 @@ class Storage:
 
     def start_deal(self, table_id: str, number: int, deck: list[str],
                    first_dealer: int | None = None) -> None:
-        """Write a deal's deck (and, for the first deal, the first dealer) in one transaction."""
-        with self.engine.begin() as conn:
-            if first_dealer is not None:
+        """Write a deal's deck (and, for the first deal, the first dealer) in one transaction.
+
+        A later deal's deck goes through the writer connection like an action (one INSERT,
+        committed on return); the first deal also marks the table started."""
+        if first_dealer is not None:
+            with self.engine.begin() as conn:
                 conn.execute(update(TableRow.__table__).where(TableRow.id == table_id)
                              .values(started=True, first_dealer=first_dealer))
-            conn.execute(self._insert_deal, {"table_id": table_id, "number": number,
-                                             "deck": json.dumps(deck), "created": time.time()})
+                conn.execute(self._insert_deal, {"table_id": table_id, "number": number,
+                                                 "deck": json.dumps(deck), "created": time.time()})
+            return
+        self._write("deal", {"table_id": table_id, "number": number, "deck": json.dumps(deck),
+                            "created": time.time()})
 
     def append_action(self, table_id: str, deal: int, idx: int, seat: int | None,
                       action: str) -> None:
@@ -184,16 +190,22 @@ class Storage:
 
         Runs the INSERT that SQLAlchemy compiled once for this database's dialect directly on
         a dedicated DB-API connection: the same SQL, a third of the cost per action."""
-        params = {"table_id": table_id, "deal": deal, "idx": idx, "seat": seat,
-                  "action": action, "created": time.time()}
+        self._write("action", {"table_id": table_id, "deal": deal, "idx": idx, "seat": seat,
+                               "action": action, "created": time.time()})
+
+    _writer = None
+
+    def _write(self, kind: str, params: dict) -> None:
+        """One precompiled INSERT (``kind``: "action" or "deal") committed on return."""
         if self._writer is None:
             self._open_writer()
+        sql, positional, order = self._sql[kind]
         cur = self._writer_cursor
         try:
-            if self._positional:
-                cur.execute(self._action_sql, tuple(params[k] for k in self._action_order))
+            if positional:
+                cur.execute(sql, tuple(params[k] for k in order))
             else:
-                cur.execute(self._action_sql, params)
+                cur.execute(sql, params)
             self._writer.commit()
         except Exception:
             try:
@@ -202,14 +214,15 @@ class Storage:
                 self._close_writer()
             raise
 
-    _writer = None
-
     def _open_writer(self) -> None:
-        keys = ["table_id", "deal", "idx", "seat", "action", "created"]
-        compiled = self._insert_action.compile(dialect=self.engine.dialect, column_keys=keys)
-        self._action_sql = compiled.string
-        self._positional = bool(compiled.positional)
-        self._action_order = list(compiled.positiontup or keys)
+        self._sql = {}
+        for kind, stmt, keys in (
+            ("action", self._insert_action, ["table_id", "deal", "idx", "seat", "action", "created"]),
+            ("deal", self._insert_deal, ["table_id", "number", "deck", "created"]),
+        ):
+            compiled = stmt.compile(dialect=self.engine.dialect, column_keys=keys)
+            self._sql[kind] = (compiled.string, bool(compiled.positional),
+                               list(compiled.positiontup or keys))
         self._writer = self.engine.raw_connection()
         self._writer_cursor = self._writer.cursor()
 
