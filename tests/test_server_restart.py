@@ -32,12 +32,20 @@ def views_of(http, t, seats_tokens):
     return out
 
 
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request, tmp_path):
+    """The same storage code on SQLite (the default) and on PostgreSQL (by URL)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'st.sqlite'}"
+    return request.getfixturevalue("postgres_url")
+
+
 @pytest.mark.parametrize("ruleset, seats", [
     ("tippen/grupp-1975", None),
     ("tapp/modern", [{"name": "Anna"}, {"name": "Bernd"}, {"name": "Carla", "bot": "random"}]),
 ])
-def test_restart_mid_deal_restores_every_view(tmp_path, ruleset, seats):
-    url = f"sqlite:///{tmp_path / 'st.sqlite'}"
+def test_restart_mid_deal_restores_every_view(database_url, ruleset, seats):
+    url = database_url
     app = create_app(url, bot_delay=0, deal_pause=1000)
     rng = random.Random(7)
     with TestClient(app) as http:

@@ -49,6 +49,15 @@ def default_database_url(data_dir: Path | None = None) -> str:
     return f"sqlite:///{(data_dir / 'stammtisch.sqlite').resolve()}"
 
 
+def normalise_url(url: str) -> str:
+    """``postgresql://`` and ``postgres://`` mean PostgreSQL through psycopg 3 (the
+    ``postgres`` extra); SQLAlchemy alone would look for the older psycopg2."""
+    for prefix in ("postgresql://", "postgres://"):
+        if url.startswith(prefix):
+            return "postgresql+psycopg://" + url[len(prefix):]
+    return url
+
+
 def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
@@ -134,6 +143,7 @@ class Storage:
     """The repository: one SQLAlchemy engine, small explicit transactions."""
 
     def __init__(self, url: str):
+        url = normalise_url(url)
         self.url = url
         kwargs: dict = {}
         self.is_sqlite = url.startswith("sqlite")
