@@ -154,16 +154,36 @@ def test_rules_example_6_max_bete():
     run(s, "play:SK play:SA play:S7")                # C
     run(s, "play:D7 play:D8 play:DA")                # B
     assert s.tricks_won == [0, 2, 1]
+    # research 2.2 item 16 / E3: the bête is added to the reserve, "so the reserve becomes 27"
     assert transfers(s) == [(A, POT, 3), (POT, RESERVE, 15), (POT, B, 4), (POT, C, 4),
-                            (POT, B, 4), (A, POT, 12)]
+                            (POT, B, 4), (A, RESERVE, 12)]
     players, pot, reserve = balances(s)
-    assert pot + reserve == 27 and reserve == 15 and pot == 12
+    assert reserve == 27 and pot == 0
     assert players == [-15, 8, 4]
     # the next deal again plays 9 + 3, with 18 waiting
     s2 = g.new_deal(TableState(dealer=B, pot=pot, reserve=reserve), make_deck(g, B, {}))
     v = s2.view(None)
     assert (v["pot"], v["reserve"], v["trick_value"]) == (12, 18, 4)
-    assert [(t.source, t.target, t.amount) for t in s2.transfers] == [(B, POT, 3), (POT, RESERVE, 3)]
+    assert [(t.source, t.target, t.amount) for t in s2.transfers] == [(B, POT, 3), (RESERVE, POT, 9)]
+
+
+def test_max_bete_penalties_wait_in_the_reserve():
+    """Under max_bete every bête-like payment (drop fee, a sniffer's double bête) is set aside
+    in the reserve (research 2.2 item 16), not left in the pot of the deal."""
+    g = game("tippen/dreiblatt-1859", sniffing="1859", max_bete=9)
+    s = deal(g, dealer=A, pot=6, upcard="H7",
+             hands={B: "HA SA DA", C: "HQ S7 D7", D: "HJ S8 D8", A: "C7 C8 C9"})
+    run(s, "sniff discard:C9 drop")
+    last = s.transfers[-1]
+    assert (last.source, last.target, last.amount) == (A, RESERVE, 3)
+    assert s.view(B)["pot_in_play"] == 9
+    s = deal(g, dealer=A, pot=6, upcard="H7",
+             hands={B: "HA SA DA", C: "HQ S7 D7", D: "HJ S8 D8", A: "C7 C8 C9"})
+    run(s, "sniff discard:C9 stay tap tap tap")
+    run(s, "play:HA play:HQ play:HJ play:H7 play:SA play:S7 play:S8 play:C7")
+    run(s, "play:DA play:D7 play:D8 play:C8")
+    assert transfers(s)[-3:] == [(A, RESERVE, 18), (C, RESERVE, 9), (D, RESERVE, 9)]
+    assert (s.pot, s.reserve) == (0, 36)
 
 
 def test_max_bete_reserve_flows_back_when_the_pot_runs_low():

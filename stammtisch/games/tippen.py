@@ -439,24 +439,31 @@ class TippenState:
         self.phase = DONE
         self.cur = -1
 
+    def _bete_account(self):
+        """Where bêtes and penalties go: the pot; under a maximum bête the reserve, which
+        holds the accumulated bêtes (rules-research 2.2 item 16, E3: "the reserve becomes
+        27"). The next deal moves min(carried, max_bete) of it back into play."""
+        return POT if self.game.rules.max_bete is None else RESERVE
+
     def _settle(self) -> None:
         """Bêtes and sniff/knock penalties after the last trick (RULES.md 2.1, 2.3)."""
         d = self.dealer
+        to = self._bete_account()
         for s in range(self.game.num_players):
             if self.status[s] != ACTIVE:
                 continue
             won = self.tricks_won[s]
             if s == d and self.taken == TAKE_SNIFF1859:
                 if won == 0:
-                    self._move(s, POT, 2 * self.bete, "double bête (sniffed and took no trick)")
+                    self._move(s, to, 2 * self.bete, "double bête (sniffed and took no trick)")
             elif s == d and self.taken in (TAKE_SNIFF_MODERN, TAKE_KNOCK):
                 word = "sniffed" if self.taken == TAKE_SNIFF_MODERN else "knocked"
                 if won == 0:
-                    self._move(s, POT, 2 * self.bete, f"double bête ({word}, no trick)")
+                    self._move(s, to, 2 * self.bete, f"double bête ({word}, no trick)")
                 elif won == 1:
-                    self._move(s, POT, self.bete, f"bête ({word}, only one trick)")
+                    self._move(s, to, self.bete, f"bête ({word}, only one trick)")
             elif won == 0:
-                self._move(s, POT, self.bete, "bête")
+                self._move(s, to, self.bete, "bête")
         self.outcome = "played"
         self.next_dealer = (d + 1) % self.game.num_players
         self._finish()
@@ -664,7 +671,7 @@ class TippenState:
             self.declared[seat] = "drop"
             self.dead |= self.hands[seat]
             self.hands[seat] = 0
-            self._move(seat, POT, r.stake, "drop (sniffed and dropped out)")
+            self._move(seat, self._bete_account(), r.stake, "drop (sniffed and dropped out)")
             self._start_declare()
         elif w == W_STAY:
             self.status[seat] = ACTIVE
