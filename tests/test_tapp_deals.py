@@ -624,6 +624,34 @@ def test_rufer_any_defender_trick_loses_at_once():
     assert s.returns() == [15, -30, 15] and s.result().summary["ended_early"]
 
 
+def test_rufer_hand_sizes_do_not_reveal_the_holder_before_the_give():
+    # RULES 3.4 / rules-research P5: the holder hands the card over face down; his identity is
+    # known to the declarer only. Between call and give the others must not see 10 vs 11 cards.
+    game, s = rufer_deal()
+    act(s, "call:C6")  # held by seat 0
+    assert s.view(1)["hand_sizes"] == [10, 12, 11]  # the declarer knows
+    assert s.view(0)["hand_sizes"] == [10, 12, 11]  # the holder knows
+    for seat in (2, None):
+        assert s.view(seat)["hand_sizes"] == [11, 11, 11]
+    act(s, "give:HA")
+    assert all(s.view(seat)["hand_sizes"] == [11, 11, 11] for seat in (0, 1, 2, None))
+    game, s = rufer_deal("swap", tapp="C6 DT D9")
+    act(s, "call:C6")  # lies in the tapp: swapped
+    assert s.view(1)["hand_sizes"] == [11, 12, 11]
+    for seat in (0, 2, None):
+        assert s.view(seat)["hand_sizes"] == [11, 11, 11]
+    game4 = game_of(MO, players=4)
+    s = act(start(game4, list(range(36))), "play weg weg weg contract:rufer:C")
+    d = s.declarer
+    call = next(a for a in legal_strings(s) if not any(s.view(o)["hand"].count(a[5:])
+                                                       for o in range(4) if o == d)
+                and any(a[5:] in s.view(o)["hand"] for o in range(4) if o != d))
+    act(s, call)
+    holder = s.holder
+    for seat in [o for o in range(4) if o not in (d, holder)] + [None]:
+        assert s.view(seat)["hand_sizes"] == [8, 8, 8, 8]
+
+
 def test_rufer_called_card_in_tapp_none_and_swap():
     game, s = rufer_deal("none", tapp="C6 DT D9")
     hands_before = [s.hands[i] for i in range(3)]

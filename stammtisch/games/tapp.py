@@ -1025,6 +1025,18 @@ class TappState:
             out.append([s, text])
         return out
 
+    def _hand_sizes(self, me: int | None) -> list[int]:
+        """Cards per hand as ``me`` may know them. Between a Rufer call and the give the
+        declarer holds one card more and the holder one fewer: only they may see that (the
+        card goes over face down; the holder is known to the declarer only, rules-research P5),
+        so anyone else sees the sizes the exchange will leave."""
+        sizes = [h.bit_count() for h in self.hands]
+        if self.phase == GIVE and me != self.declarer and me != self.holder:
+            sizes[self.declarer] -= 1
+            if self.holder >= 0:
+                sizes[self.holder] += 1
+        return sizes
+
     def view(self, seat: int | None) -> dict:
         g = self.game
         cards = g.pack.cards
@@ -1041,7 +1053,7 @@ class TappState:
             "phase": PHASE_NAMES[self.phase],
             "current_player": self.cur,
             "hand": names(self.hands[me]) if me is not None else [],
-            "hand_sizes": [h.bit_count() for h in self.hands],
+            "hand_sizes": self._hand_sizes(me),
             "legal_actions": ([self.action_to_string(a) for a in self.legal_actions()]
                               if me is not None and me == self.cur else []),
             "trump": self.trump_suit,
