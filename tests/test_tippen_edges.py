@@ -210,13 +210,49 @@ def test_robbing_swaps_the_seven_and_binds_the_ace_lead():
     assert legal(s) == ["play:HA"]                    # the robbed Ace must be led to trick 2
 
 
+def test_robbing_asks_every_active_player_so_the_seven_stays_hidden():
+    """view(seat) must not reveal who holds the trump 7: the rob phase asks every active
+    player from forehand, whoever holds it (RULES 2.1 hidden cards; 2.3 robbing)."""
+    g = game("tippen/dreiblatt-1859", robbing=True)
+    flows = []
+    for hands in ({B: "H7 SA C8", C: "H8 S9 C9"}, {B: "H8 SA C8", C: "H7 S9 C9"},
+                  {B: "H8 SA C8", C: "H9 S9 C9", A: "H7 SK CK"}):
+        s = deal(g, dealer=A, pot=6, upcard="HA", hands=hands)
+        run(s, "tap tap tap pass")                    # B, C, D active; A passed
+        seen = []
+        while s.view(None)["phase"] == "rob":
+            v = s.view(A)
+            seen.append((v["phase"], v["current_player"]))
+            run(s, "no-rob")
+        flows.append(seen)
+        assert s.view(None)["phase"] == "play" and s.view(None)["current_player"] == B
+        assert [e for e in s.view(A)["log"][4:]] == [[B, "no-rob"], [C, "no-rob"], [D, "no-rob"]]
+    assert flows[0] == flows[1] == flows[2] == [("rob", B), ("rob", C), ("rob", D)]
+    s = deal(g, dealer=A, pot=6, upcard="HA", hands={B: "H8 SA C8", C: "H7 S9 C9"})
+    run(s, "tap tap tap pass")
+    assert legal(s) == ["no-rob"]                     # B cannot rob
+    run(s, "no-rob")
+    assert legal(s) == ["rob", "no-rob"]              # C holds the 7
+    run(s, "rob")
+    assert s.view(None)["phase"] == "play" and s.view(C)["hand"] == ["HA", "C9", "S9"]
+    assert s.view(B)["upcard"] == "H7"
+
+
 def test_robbing_not_possible():
     s = robbing_deal(upcard="H9")
     run(s, "tap tap pass pass")
     assert s.view(None)["phase"] == "rob"
     s = robbing_deal()
-    run(s, "pass tap tap pass")                       # the holder passed
-    assert s.view(None)["phase"] == "play"
+    run(s, "pass tap tap pass")                       # the holder passed: the active players
+    assert s.view(None)["phase"] == "rob"             # are still asked (nobody may learn
+    assert legal(s) == ["no-rob"]                     # where the 7 is), but none can rob
+    run(s, "no-rob")
+    assert legal(s) == ["no-rob"]
+    with pytest.raises(IllegalAction) as e:
+        s.apply(s.string_to_action("rob"))
+    assert e.value.rule == "robbing: only the holder of the trump 7"
+    run(s, "no-rob")
+    assert s.view(None)["phase"] == "play" and s.view(None)["upcard"] == "HA"
     g = game("tippen/dreiblatt-1859", robbing=True)
     s = deal(g, dealer=A, pot=6, upcard="H7", hands={B: "HA SA C8"})
     run(s, "tap tap pass pass")

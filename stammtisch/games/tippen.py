@@ -5,7 +5,8 @@ A deal runs through these phases (each skipped when the rule set does not use it
 ``schieben`` (shove/deal) → Hupf und Sprung check (automatic; a jump ends the deal) → deal →
 ``choice`` (dealer: sniff/knock/turn) → ``discard`` → ``drop`` (1859 sniffer) → ``declare``
 (tap/pass, forehand first, dealer last) → ``exchange`` (active players from forehand) →
-``rob`` (active holder of the trump 7) → ``play`` → ``done``.
+``rob`` (every active player from forehand says rob/no-rob; only the holder of the trump 7
+may rob, and asking everyone keeps where the 7 lies hidden) → ``play`` → ``done``.
 
 Action ids (``S`` = pack size; see ``TippenGame``):
 
@@ -53,7 +54,7 @@ PHASE_HINT = {
     DROP: "the sniffer must drop or stay",
     DECLARE: "the players are declaring (tap or pass)",
     EXCHANGE: "the active players are exchanging",
-    ROB: "the holder of the trump 7 may rob the upcard",
+    ROB: "the active players are asked in turn; the holder of the trump 7 may rob the upcard",
     PLAY: "the cards are being played",
     DONE: "the deal is over",
 }
@@ -404,25 +405,33 @@ class TippenState:
             self.order_pos += 1
         self._start_rob()
 
-    def _rob_holder(self) -> int:
+    def _rob_possible(self) -> bool:
+        """Robbing can happen this deal (only public facts: agreed, the upcard lies face up
+        and is not itself the trump 7)."""
         g = self.game
-        if not g.rules.robbing or self.up_state != UP_FACE or self.robbed:
-            return -1
-        seven = g.seven_of[self.trump]
-        if self.upcard == seven:
-            return -1
-        for s in range(g.num_players):
-            if self.status[s] == ACTIVE and self.hands[s] >> seven & 1:
-                return s
-        return -1
+        return (g.rules.robbing and self.up_state == UP_FACE and not self.robbed
+                and self.upcard != g.seven_of[self.trump])
 
     def _start_rob(self) -> None:
-        holder = self._rob_holder()
-        if holder >= 0:
+        # Every active player is asked in turn from forehand, whether or not he holds the
+        # trump 7: asking only the holder would show every seat where the 7 lies.
+        if self._rob_possible():
             self.phase = ROB
-            self.cur = holder
+            self.order_pos = 0
+            self._next_robber()
         else:
             self._start_play()
+
+    def _next_robber(self) -> None:
+        n = self.game.num_players
+        while self.order_pos < n:
+            s = (self.dealer + 1 + self.order_pos) % n
+            if self.status[s] == ACTIVE:
+                self.cur = s
+                return
+            self.order_pos += 1
+        self.robbed = True  # the chance is spent
+        self._start_play()
 
     def _start_play(self) -> None:
         self.phase = PLAY
@@ -541,7 +550,9 @@ class TippenState:
         if ph == DROP:
             return [W + W_DROP, W + W_STAY]
         if ph == ROB:
-            return [W + W_ROB, W + W_NOROB]
+            if self.hands[self.cur] >> g.seven_of[self.trump] & 1:
+                return [W + W_ROB, W + W_NOROB]
+            return [W + W_NOROB]
         return []
 
     def _is_legal(self, action: int) -> bool:
@@ -695,8 +706,8 @@ class TippenState:
             self.robbed = True
             self._start_play()
         elif w == W_NOROB:
-            self.robbed = True  # the chance is spent
-            self._start_play()
+            self.order_pos += 1
+            self._next_robber()
 
     # -- refusals -----------------------------------------------------------------------------
     def _refusal(self, action: int) -> tuple[str, str]:
@@ -728,6 +739,9 @@ class TippenState:
             return ("Schieben: at most one circuit",
                     f"seat {(self.cur + 1) % g.num_players} has already anted this deal; "
                     f"{who} must deal")
+        if ph == ROB and word == "rob":
+            return ("robbing: only the holder of the trump 7",
+                    f"{who} does not hold the trump 7 and cannot rob the upcard")
         if ph == CHOICE and word in ("sniff", "knock"):
             return (f"{'sniffing' if word == 'sniff' else 'knocking'} not agreed",
                     f"this rule set does not allow the dealer to {word}")
