@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from stammtisch.games import IllegalAction, TableState
 from stammtisch.games.base import POT, new_game
-from stammtisch.games.tapp import K_RAMSCH, OVER, PLAY, TappState
+from stammtisch.games.tapp import GIVE, K_RAMSCH, OVER, PLAY, TappState
 from stammtisch.rules import ruleset
 
 CONFIGS = [
@@ -145,6 +145,9 @@ def test_random_deals_invariants(deal, data):
                                           if seat == s.current_player() else [])
             extra = cards_in_view(v) - allowed_cards(s, seat, initial, picked)
             assert not extra, (seat, extra, v)
+            if s.phase == GIVE and seat not in (s.declarer, s.holder):
+                # hand sizes must not name the Rufer holder before the give
+                assert v["hand_sizes"] == [g.hand_size] * g.num_players, v["hand_sizes"]
         spectator = cards_in_view(s.view(None))
         assert spectator <= allowed_cards(s, -1, initial + [0], 0) | {
             g.pack.cards[c] for c in g.mask_list(s.hands[s.declarer])} if s.contract == 10 else True
