@@ -61,6 +61,22 @@ def test_loup_limits_and_stake():
     assert sum(s.tricks_won) == 6
 
 
+@pytest.mark.parametrize("rid,players,limit", [
+    ("tippen/loup-1821", 6, "3–5"), ("tippen/drei-karten-1821", 7, "3–6"),
+    ("tippen/vierblatt-1859", 7, "3–6"), ("tippen/grupp-1975", 6, "3–5"),
+    ("tippen/katira-1983", 6, "3–5"),
+])
+def test_player_limit_message_names_the_rule_sets_own_pack(rid, players, limit):
+    """RULES 2.2 players / section 4: a rule set with no 52-card extension is refused for too
+    many players without pretending the user chose the whist52 pack."""
+    with pytest.raises(RuleError) as e:
+        ruleset(rid, {"players": players})
+    assert str(e.value) == f"{rid} is for {limit} players, not {players}"
+    with pytest.raises(RuleError) as e:
+        ruleset("tippen/dreiblatt-1859", {"players": 11})
+    assert str(e.value) == "tippen/dreiblatt-1859 is for 3–10 players with whist52, not 11"
+
+
 # -- 1859 ------------------------------------------------------------------------------------------
 
 def test_first_dealer_is_first_player_dealt_an_ace():

@@ -135,8 +135,8 @@ class TippenRules:
         v = dict(values)
         lo, hi32, hi52 = PLAYER_LIMITS[ruleset_id]
         n = v["players"]
-        if v["pack"] == "auto":
-            v["pack"] = "piquet32" if n <= hi32 else "whist52"
+        if v["pack"] == "auto":  # whist52 only where the rule set has a 52-card extension
+            v["pack"] = "piquet32" if n <= hi32 or hi52 == hi32 else "whist52"
         rules = cls(id=ruleset_id, **v)
         rules._validate(lo, hi32, hi52)
         return rules
@@ -145,7 +145,9 @@ class TippenRules:
         name = self.id
         hi = hi32 if self.pack == "piquet32" else hi52
         if not lo <= self.players <= hi:
-            more = f" ({hi52} with pack=whist52)" if hi52 > hi32 and self.pack == "piquet32" else ""
+            if hi52 == hi32:  # no 52-card extension: the pack does not matter
+                raise RuleError(f"{name} is for {lo}–{hi} players, not {self.players}")
+            more = f" ({hi52} with pack=whist52)" if self.pack == "piquet32" else ""
             raise RuleError(f"{name} is for {lo}–{hi} players with {self.pack}{more}, not {self.players}")
         if self.tricks < 1:
             raise RuleError("tricks must be at least 1")
