@@ -149,7 +149,8 @@ class LiveTable:
         self.pending: asyncio.TimerHandle | asyncio.Task | None = None
         self.next_deal_at: float | None = None
         self._info_cache: tuple[int, int, str] | None = None
-        self._view_cache: tuple[int, dict] | None = None
+        self._view_cache: tuple[int, dict] | None = None  # (event, seat → view JSON)
+        self._dealer_cache: tuple[int, int] | None = None  # (event, dealer of its views)
         self._msg_cache: tuple[int, dict] | None = None
         self._presence_version = 0
 
@@ -194,7 +195,7 @@ class LiveTable:
                 self.table.apply(text, seat)
                 self.events += 1
             self._note_finished()
-        self._info_cache = self._view_cache = self._msg_cache = None
+        self._info_cache = self._view_cache = self._msg_cache = self._dealer_cache = None
 
     def reload(self) -> None:
         st = self.manager.storage.load_table(self.id)
@@ -255,15 +256,9 @@ class LiveTable:
         """The dealer of the deal on the table (as its views say), else the next dealer."""
         if self.table.state is None:
             return self.table.dealer
-        views = self._views()
-        view = next(iter(views.values())) if views else self.view(None)
-        return view["dealer"]
-
-    def _views(self) -> dict:
-        """The views computed for the latest event (seat → dict), computed once per event."""
-        if self._view_cache is None or self._view_cache[0] != self.events:
-            self._view_cache = (self.events, {})
-        return self._view_cache[1]
+        if self._dealer_cache is None or self._dealer_cache[0] != self.events:
+            self.view(None)
+        return self._dealer_cache[1]
 
     def info_json(self) -> str:
         key = (self.events, self._presence_version)
@@ -275,10 +270,21 @@ class LiveTable:
         state = self.table.state
         if state is None:
             return None
-        views = self._views()
-        if seat not in views:
-            views[seat] = state.view(seat)
-        return views[seat]
+        view = state.view(seat)
+        self._dealer_cache = (self.events, view["dealer"])
+        return view
+
+    def view_json(self, seat: int | None) -> str:
+        """A seat's view as JSON, computed once per event. Only the text is kept: the view's
+        many small dicts and lists would otherwise live until the next event, and the
+        garbage collector's passes over them were the server's longest stalls."""
+        if self._view_cache is None or self._view_cache[0] != self.events:
+            self._view_cache = (self.events, {})
+        texts = self._view_cache[1]
+        text = texts.get(seat)
+        if text is None:
+            text = texts[seat] = dumps(self.view(seat))
+        return text
 
     def state_message(self, seat: int | None) -> str:
         """The state message for a seat (None: spectators), serialised once per event."""
@@ -287,7 +293,7 @@ class LiveTable:
         msgs = self._msg_cache[1]
         key = (seat, self._presence_version)
         if key not in msgs:
-            view_json = dumps(self.view(seat))
+            view_json = self.view_json(seat)
             msgs[key] = ('{"type":"state","event":%d,"view":%s,"table":%s}'
                          % (self.events, view_json, self.info_json()))
         return msgs[key]
