@@ -33,9 +33,7 @@ def rule_sets(draw):
                     "pack": draw(st.sampled_from(["tapp36", "skat32"])),
                     "rufer_in_tapp": draw(st.sampled_from(["none", "swap"]))}
         else:
-            opts = {"pot": draw(st.booleans())}
-            if rid == "tapp/wuerttemberg-tarock":  # Classic's Tout is always x2 (RULES 3.3)
-                opts["tout_multiplier"] = draw(st.sampled_from([2, 3]))
+            opts = {"pot": draw(st.booleans()), "tout_multiplier": draw(st.sampled_from([2, 3]))}
         return ruleset(rid, opts)
     base = ruleset(rid)
     lo, hi = 3, (5 if base.tricks > 3 or base.exchange else 6)

