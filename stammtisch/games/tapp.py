@@ -33,6 +33,7 @@ from operator import itemgetter
 from typing import Sequence
 
 from ..cards import SUITS, pack_named
+from ..rules.base import format_options
 from ..rules.tapp import TappRules
 from .base import POT, DealResult, IllegalAction, TableState, Transfer, net_change
 from .tricks import legal_follows, trick_winner_index
@@ -193,6 +194,7 @@ class TappGame:
 
     def __init__(self, rules: TappRules):
         self.rules = rules
+        self.options = format_options(rules)  # public: every view carries them
         self.num_players = n = rules.players
         self.pack = pack = pack_named(rules.pack)
         self.modern = rules.modern
@@ -1045,6 +1047,7 @@ class TappState:
         v: dict = {
             "game": "tapp",
             "ruleset": g.rules.id,
+            "options": dict(g.options),
             "players": n,
             "seat": me,
             "dealer": self.dealer,

@@ -26,6 +26,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..cards import PACKS, SUITS, CardError
+from ..rules.base import format_options
 from .base import POT, RESERVE, DealResult, IllegalAction, TableState, Transfer, net_change
 from .tricks import legal_follows
 
@@ -65,6 +66,7 @@ class TippenGame:
 
     def __init__(self, rules):
         self.rules = rules
+        self.options = format_options(rules)  # public: every view carries them
         self.num_players = rules.players
         self.pack = PACKS[rules.pack]
         p = self.pack
@@ -853,6 +855,7 @@ class TippenState:
         view = {
             "game": "tippen",
             "ruleset": r.id,
+            "options": dict(g.options),
             "players": n,
             "seat": seat,
             "dealer": d,
