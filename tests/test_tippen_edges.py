@@ -506,3 +506,34 @@ def test_refusals_name_the_rule_and_leave_the_state_unchanged():
     with pytest.raises(IllegalAction) as e:
         s.apply(0)
     assert e.value.rule == "deal is over"
+
+
+# -- knocking and sniffing both agreed -------------------------------------------------------------
+
+@pytest.mark.parametrize("rid,sniffing", [("tippen/grupp-1975", "modern"),
+                                          ("tippen/dreiblatt-1859", "1859")])
+def test_knock_is_decided_blind_sniff_only_after_looking(rid, sniffing):
+    """rules-research T7/T8: a knocker decides before looking at his hand; a sniffer has seen
+    his. With both agreed the dealer first knocks or looks, then may sniff or turn."""
+    g = game(rid, knocking=True, sniffing=sniffing)
+    s = deal(g, dealer=A, pot=9, upcard="D7", hands={A: "H7 S7 C7"})
+    assert s.view(A)["hand"] == []
+    assert s.view(A)["legal_actions"] == ["knock", "look"]
+    with pytest.raises(IllegalAction) as refused:
+        s.apply(s.string_to_action("sniff"))
+    assert refused.value.rule == "sniffing: look at your hand first"
+    run(s, "look")
+    assert sorted(s.view(A)["hand"]) == ["C7", "H7", "S7"]
+    assert s.view(A)["legal_actions"] == ["sniff", "turn"]
+    with pytest.raises(IllegalAction) as refused:
+        s.apply(s.string_to_action("knock"))
+    assert refused.value.rule == "knocking: only before looking at the hand"
+    assert s.view(B)["log"][-1] == [A, "look"]
+    run(s, "sniff")
+    assert s.view(A)["phase"] == "discard"
+
+
+def test_knocking_alone_stays_a_blind_choice_with_turn():
+    g = game("tippen/grupp-1975", knocking=True)
+    s = deal(g, dealer=A, pot=9, upcard="D7")
+    assert s.view(A)["legal_actions"] == ["knock", "turn"]

@@ -80,7 +80,10 @@ class TippenHeuristic:
             aces = sum(1 for c in hand if c[1] == "A")
             if "sniff" in legal and aces >= 3:
                 return "sniff"
-            return "turn" if "turn" in legal else legal[0]
+            for choice in ("turn", "look"):
+                if choice in legal:
+                    return choice
+            return legal[0]
         if phase == "discard":
             return self._discard(hand, trump, legal)
         if phase == "drop":

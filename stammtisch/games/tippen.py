@@ -43,9 +43,13 @@ UP_NONE, UP_HIDDEN, UP_FACE, UP_TAKEN = range(4)
 # What the dealer did at his choice.
 TAKE_NONE, TAKE_SNIFF1859, TAKE_SNIFF_MODERN, TAKE_KNOCK = range(4)
 
-WORDS = ("tap", "pass", "shove", "deal", "sniff", "knock", "turn", "drop", "stay", "rob", "no-rob")
+# "look" is not in RULES.md 0: with both knocking and sniffing agreed the dealer first decides
+# blind whether to knock, and only if he does not, looks at his hand and may sniff
+# (rules-research T7/T8: a knocker has not seen his hand, a sniffer has).
+WORDS = ("tap", "pass", "shove", "deal", "sniff", "knock", "turn", "drop", "stay", "rob", "no-rob",
+         "look")
 (W_TAP, W_PASS, W_SHOVE, W_DEAL, W_SNIFF, W_KNOCK, W_TURN, W_DROP, W_STAY, W_ROB,
- W_NOROB) = range(len(WORDS))
+ W_NOROB, W_LOOK) = range(len(WORDS))
 EXCHANGE_OFFSET = 16
 
 PHASE_HINT = {
@@ -160,7 +164,7 @@ class TippenGame:
         raise IllegalAction(
             "notation",
             f"{text!r} is not a Tippen action (play:HA, tap, pass, exchange:C7,D8, exchange:-, "
-            f"shove, deal, sniff, knock, turn, discard:C7, drop, stay, rob, no-rob)")
+            f"shove, deal, sniff, knock, look, turn, discard:C7, drop, stay, rob, no-rob)")
 
 
 class TippenState:
@@ -172,7 +176,7 @@ class TippenState:
         "taken", "discards", "dead", "played", "trick", "led_suit", "win_card", "win_seat",
         "last_trick", "tricks_won", "tricks_done", "transfers", "pot", "reserve",
         "pot_in_play", "trick_value", "bete", "compulsory", "declaring", "anted", "log",
-        "outcome", "next_dealer", "jump_cards", "order_pos", "n_active", "robbed",
+        "outcome", "next_dealer", "jump_cards", "order_pos", "n_active", "robbed", "looked",
     )
 
     def __init__(self, game: TippenGame, table: TableState, deck: list[int]):
@@ -221,6 +225,7 @@ class TippenState:
         self.order_pos = 0
         self.n_active = 0
         self.robbed = False
+        self.looked = False  # the dealer has looked at his hand in the choice phase
         # Ante, then the maximum-bête rebalancing (RULES.md 2.3): pot in play =
         # min(carried, max_bete) + this deal's stakes; the rest waits in the reserve.
         self._ante(self.dealer, "ante")
@@ -534,10 +539,12 @@ class TippenState:
             return [W + W_SHOVE, W + W_DEAL] if not self.anted[nxt] else [W + W_DEAL]
         if ph == CHOICE:
             r = g.rules
+            if r.knocking and r.sniffing != "none" and not self.looked:
+                return [W + W_KNOCK, W + W_LOOK]
             out = []
             if r.sniffing != "none":
                 out.append(W + W_SNIFF)
-            if r.knocking:
+            if r.knocking and not self.looked:
                 out.append(W + W_KNOCK)
             out.append(W + W_TURN)
             return out
@@ -669,6 +676,8 @@ class TippenState:
         elif w == W_TURN:
             self._turn()
             self._start_declare()
+        elif w == W_LOOK:
+            self.looked = True
         elif w in (W_SNIFF, W_KNOCK):
             if w == W_KNOCK:
                 self.taken = TAKE_KNOCK
@@ -744,6 +753,13 @@ class TippenState:
         if ph == ROB and word == "rob":
             return ("robbing: only the holder of the trump 7",
                     f"{who} does not hold the trump 7 and cannot rob the upcard")
+        if ph == CHOICE and word == "sniff" and g.rules.sniffing != "none":
+            return ("sniffing: look at your hand first",
+                    "with knocking agreed the dealer first knocks (blind) or looks at his "
+                    "hand; only then may he sniff")
+        if ph == CHOICE and word == "knock" and g.rules.knocking:
+            return ("knocking: only before looking at the hand",
+                    "the dealer has looked at his hand and can no longer knock")
         if ph == CHOICE and word in ("sniff", "knock"):
             return (f"{'sniffing' if word == 'sniff' else 'knocking'} not agreed",
                     f"this rule set does not allow the dealer to {word}")
@@ -845,7 +861,8 @@ class TippenState:
             return out
 
         own_hand = self.hands[seat] if seat is not None else 0
-        blind = (seat == d and self.phase == CHOICE and r.knocking)  # a knocker decides unseen
+        # a knocker decides unseen
+        blind = seat == d and self.phase == CHOICE and r.knocking and not self.looked
         trump_known = self.trump >= 0 and (self.taken != TAKE_NONE or self.up_state != UP_HIDDEN)
         trump_card = None
         if self.trump_card >= 0:
