@@ -119,5 +119,10 @@ def measure(seconds: float = 5.0) -> dict:
 
 
 if __name__ == "__main__":
-    secs = float(sys.argv[1]) if len(sys.argv) > 1 else 5.0
-    print(json.dumps(measure(secs)))
+    import argparse
+
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("seconds", nargs="?", type=float, default=5.0,
+                        help="measuring time, split between ours and OpenSpiel (default 5)")
+    print(json.dumps(measure(parser.parse_args().seconds)))
