@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from ..cards import PACKS, SUITS, CardError
+from ..cards import PACKS, SUITS, CardError, cards_in
 from ..rules.base import format_options
 from .base import POT, RESERVE, DealResult, IllegalAction, TableState, Transfer, net_change
 from .tricks import legal_follows
@@ -108,6 +108,32 @@ class TippenGame:
         if table.pot < 0 or table.reserve < 0:
             raise ValueError("pot and reserve cannot be negative")
         return TippenState(self, table, deck)
+
+    def deal_hands(self, deck: Sequence[int], dealer: int) -> tuple[list[int], int, int]:
+        """Deal one card at a time from forehand, clockwise (RULES.md 2.2 trump card).
+
+        Returns the hands as masks, the deck position of the trump card (the turned upcard,
+        or under ``dealer-last`` the dealer's own last card) and where the talon starts."""
+        r = self.rules
+        n = self.num_players
+        hands = [0] * n
+        pos = 0
+
+        def one_round():
+            nonlocal pos
+            for k in range(1, n + 1):
+                hands[(dealer + k) % n] |= 1 << deck[pos]
+                pos += 1
+
+        for _ in range(r.tricks - 1 if r.trump_card == "katira" else r.tricks):
+            one_round()
+        if r.trump_card == "dealer-last":
+            return hands, pos - 1, pos
+        up = pos
+        pos += 1
+        if r.trump_card == "katira":
+            one_round()
+        return hands, up, pos
 
     def deck_from_strings(self, cards: Sequence[str]) -> list[int]:
         """A deck in notation → card indices; ``ValueError`` unless it is the whole pack."""
@@ -275,30 +301,17 @@ class TippenState:
             self.outcome = "jump"
             self._finish()
             return
-        # Deal one card at a time from forehand, clockwise.
-        t = r.tricks
-        hands = self.hands
-        pos = 0
-        before_turn = t - 1 if r.trump_card == "katira" else t
-        for _ in range(before_turn):
-            for k in range(1, n + 1):
-                hands[(d + k) % n] |= 1 << deck[pos]
-                pos += 1
+        self.hands, up, talon_start = g.deal_hands(deck, d)
         if r.trump_card == "dealer-last":
-            self.trump_card = deck[pos - 1]
-            self._set_trump(g.suit_of[deck[pos - 1]])
+            self.trump_card = deck[up]
+            self._set_trump(g.suit_of[deck[up]])
         else:
-            self.upcard = deck[pos]
+            self.upcard = deck[up]
             self.up_state = UP_HIDDEN
-            pos += 1
-            if r.trump_card == "katira":
-                for k in range(1, n + 1):
-                    hands[(d + k) % n] |= 1 << deck[pos]
-                    pos += 1
-        self.talon = deck[pos:]
+        self.talon = deck[talon_start:]
         # What this hand is worth, fixed once all antes of the deal are in.
         self.pot_in_play = self.pot
-        self.trick_value = self.pot // t
+        self.trick_value = self.pot // r.tricks
         bete_stands = self.table.pot + self.table.reserve > 0
         self.declaring = (r.hupf_und_sprung != "none" or not r.tipp_zwang or bete_stands)
         self.compulsory = not self.declaring
@@ -335,15 +348,21 @@ class TippenState:
                     self.status[s] = ACTIVE
             self._end_declare()
 
-    def _next_declarer(self) -> None:
+    def _seek_turn(self, status: int) -> bool:
+        """Give the turn to the next seat (from forehand, counting ``order_pos``) whose
+        status is ``status``; False when the round is over."""
         n = self.game.num_players
         while self.order_pos < n:
             s = (self.dealer + 1 + self.order_pos) % n
-            if self.status[s] == UNDECIDED:
+            if self.status[s] == status:
                 self.cur = s
-                return
+                return True
             self.order_pos += 1
-        self._end_declare()
+        return False
+
+    def _next_declarer(self) -> None:
+        if not self._seek_turn(UNDECIDED):
+            self._end_declare()
 
     def _end_declare(self) -> None:
         g = self.game
@@ -381,36 +400,11 @@ class TippenState:
     def _passed_hand(self, seat: int) -> int:
         # The cards a seat held when it passed: its dealt cards (no exchange happens before
         # declarations; a sniffing/knocking dealer never passes).
-        return self._dealt[seat]
-
-    @property
-    def _dealt(self) -> list[int]:
-        g = self.game
-        n = g.num_players
-        r = g.rules
-        hands = [0] * n
-        pos = 0
-        before = r.tricks - 1 if r.trump_card == "katira" else r.tricks
-        for _ in range(before):
-            for k in range(1, n + 1):
-                hands[(self.dealer + k) % n] |= 1 << self.deck[pos]
-                pos += 1
-        if r.trump_card == "katira":
-            pos += 1
-            for k in range(1, n + 1):
-                hands[(self.dealer + k) % n] |= 1 << self.deck[pos]
-                pos += 1
-        return hands
+        return self.game.deal_hands(self.deck, self.dealer)[0][seat]
 
     def _next_exchanger(self) -> None:
-        n = self.game.num_players
-        while self.order_pos < n:
-            s = (self.dealer + 1 + self.order_pos) % n
-            if self.status[s] == ACTIVE:
-                self.cur = s
-                return
-            self.order_pos += 1
-        self._start_rob()
+        if not self._seek_turn(ACTIVE):
+            self._start_rob()
 
     def _rob_possible(self) -> bool:
         """Robbing can happen this deal (only public facts: agreed, the upcard lies face up
@@ -430,15 +424,9 @@ class TippenState:
             self._start_play()
 
     def _next_robber(self) -> None:
-        n = self.game.num_players
-        while self.order_pos < n:
-            s = (self.dealer + 1 + self.order_pos) % n
-            if self.status[s] == ACTIVE:
-                self.cur = s
-                return
-            self.order_pos += 1
-        self.robbed = True  # the chance is spent
-        self._start_play()
+        if not self._seek_turn(ACTIVE):
+            self.robbed = True  # the chance is spent
+            self._start_play()
 
     def _start_play(self) -> None:
         self.phase = PLAY
@@ -514,13 +502,7 @@ class TippenState:
         ph = self.phase
         W = g.WORD_BASE
         if ph == PLAY:
-            m = self._play_mask()
-            out = []
-            while m:
-                low = m & -m
-                out.append(low.bit_length() - 1)
-                m ^= low
-            return out
+            return cards_in(self._play_mask())
         if ph == DECLARE:
             return [W + W_TAP, W + W_PASS]
         if ph == EXCHANGE:
@@ -852,13 +834,8 @@ class TippenState:
             raise ValueError(f"seat {seat} is not at this table")
         d = self.dealer
 
-        def cards(mask):  # ascending card order, one step per card held
-            out = []
-            while mask:
-                low = mask & -mask
-                out.append(names[low.bit_length() - 1])
-                mask ^= low
-            return out
+        def cards(mask):  # ascending card order
+            return [names[c] for c in cards_in(mask)]
 
         own_hand = self.hands[seat] if seat is not None else 0
         # a knocker decides unseen
