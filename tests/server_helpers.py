@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import random
+import socket
+import subprocess
+import sys
 import time
+import urllib.request
 
 HUMAN = None
 
@@ -97,3 +102,26 @@ def play_until_terminal(http, table_id: str, by_seat: dict[int, WsClient], bot_s
         me.send_action(rng.choice(legal))
         me.until_event(before + 1)
     raise AssertionError("the deal did not end")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def serve(db: str, port: int, bot_delay: float = 0) -> subprocess.Popen:
+    """The real server in its own process (``stammtisch serve``'s ``run``), up and answering."""
+    code = ("import sys; from stammtisch.server.app import run; "
+            f"run(port={port}, database_url={db!r}, bot_delay={bot_delay}, deal_pause=1000, "
+            "log_level='warning')")
+    proc = subprocess.Popen([sys.executable, "-c", code], cwd=os.getcwd())
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        try:
+            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/rulesets", timeout=1)
+            return proc
+        except OSError:
+            time.sleep(0.1)
+    proc.kill()
+    raise AssertionError("server did not start")

@@ -213,3 +213,66 @@ def test_tapp_deal_in_two_browsers_with_a_bot(server, browser):
     finally:
         c1.close()
         c2.close()
+
+
+def test_server_killed_mid_deal_the_browsers_carry_on(browser, tmp_path):
+    """Issue 4's promise: kill the server in the middle of a deal, start it again, and the
+    players' pages reconnect by themselves to the same hands and log, and the deal goes on."""
+    import signal
+
+    from server_helpers import free_port, serve
+
+    db = f"sqlite:///{tmp_path / 'restart.sqlite'}"
+    port = free_port()
+    base = f"http://127.0.0.1:{port}"
+    rng = random.Random(3)
+    proc = serve(db, port)
+    c1, c2 = browser.new_context(), browser.new_context()
+    try:
+        p1, p2 = c1.new_page(), c2.new_page()
+        links, _ = create_via_lobby(p1, base, "tippen/grupp-1975", ["Anna", "Bernd", "Robo"],
+                                    [None, None, "random"])
+        p1.goto(base + links[0])
+        p2.goto(base + links[1])
+        pages = {0: p1, 1: p2}
+        for p in pages.values():
+            p.get_by_test_id("hand").locator(".card").first.wait_for()
+        # a few actions by clicking, then the server dies mid-deal
+        acted = 0
+        while acted < 3:
+            for page in pages.values():
+                legal = json.loads(page.get_by_test_id("legal-actions").text_content())
+                if legal and page.get_by_test_id("turn").get_attribute("data-mine") == "true":
+                    before = event_of(page)
+                    perform(page, choose(legal, rng, ["tap", "exchange:-", "play:"]))
+                    page.wait_for_function(f"Number(document.body.dataset.event) > {before}")
+                    acted += 1
+            time.sleep(0.05)
+
+        def seen(page):
+            return (event_of(page),
+                    page.locator("[data-testid=hand] .card").evaluate_all(
+                        "els => els.map(e => e.dataset.card)"),
+                    page.get_by_test_id("log").locator("li").all_text_contents())
+
+        time.sleep(0.5)  # let the bot's turn, if any, settle
+        before = {s: seen(p) for s, p in pages.items()}
+        assert not p1.get_by_test_id("deal-result").is_visible(), "still mid-deal"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        # the pages notice and say so
+        p1.wait_for_function("document.getElementById('conn-status').textContent"
+                             ".includes('reconnecting')")
+        proc = serve(db, port)
+        for s, page in pages.items():
+            page.wait_for_function(f"Number(document.body.dataset.event) >= {before[s][0]}",
+                                   timeout=20000)
+        time.sleep(0.5)
+        assert {s: seen(p) for s, p in pages.items()} == before
+        play_deal(pages, rng, prefer=["tap", "exchange:", "play:"])
+        check_settlement(pages, ["Anna", "Bernd", "Robo"])
+    finally:
+        c1.close()
+        c2.close()
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()

@@ -4,13 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import random
 import signal
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 
 import pytest
@@ -18,7 +13,7 @@ from fastapi.testclient import TestClient
 
 from stammtisch.server.app import create_app
 
-from server_helpers import WsClient, create_table, sync
+from server_helpers import WsClient, create_table, free_port as _free_port, serve as _serve, sync
 
 
 def views_of(http, t, seats_tokens):
@@ -74,28 +69,6 @@ def test_restart_mid_deal_restores_every_view(database_url, ruleset, seats):
     with TestClient(app2) as http2:
         after = views_of(http2, t, tokens)
     assert after == before
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _serve(db: str, port: int) -> subprocess.Popen:
-    code = ("import sys; from stammtisch.server.app import run; "
-            f"run(port={port}, database_url={db!r}, bot_delay=0, deal_pause=1000, "
-            "log_level='warning')")
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=os.getcwd())
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/rulesets", timeout=1)
-            return proc
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise AssertionError("server did not start")
 
 
 def _post(port, path, body):
