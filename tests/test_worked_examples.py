@@ -59,3 +59,44 @@ def test_example_6_max_bete_caps_the_pot_in_play():
     full = replay(rec).table
     trick_payments = [t.amount for t in full.deals[-1].result.transfers if t.reason.startswith("trick")]
     assert trick_payments and set(trick_payments) == {4}
+
+
+# RULES.md 3: the Tapp examples as records (tests/records/rules-3-*.json). Balances by hand:
+# a historic pot example is preceded by thrown-in deals whose dealers ante 2 each.
+@pytest.mark.parametrize("name,balances,pot,contract,declarer_points", [
+    # WT Frage, declarer 52: each defender receives 8, 8 more into the pot (pot 4 + ante 2 + 8)
+    ("rules-3-wt-frage-52", [-2 - 24, -2 + 8, -2 + 8], 14, "frage", 52),
+    # WT Solo 80: 2 x 20 from each defender, and the declarer takes the pot (6)
+    ("rules-3-wt-solo-80", [-2 - 40, -2 + 80 + 6, -2 - 40], 0, "solo", 80),
+    # 60 is a draw
+    ("rules-3-wt-frage-60", [0, 0, 0], 0, "frage", 60),
+    # Classic Frage 65 -> ceil(5/4) = 2 per defender; declarer 50 pays ceil(10/4) = 3 to each
+    ("rules-3-classic-frage-65", [-2, 4, -2], 0, "frage", 65),
+    ("rules-3-classic-frage-50", [3, -6, 3], 0, "frage", 50),
+    # Classic Solo 63 -> ceil(3/2) = 2; Herzsolo 75 -> 15
+    ("rules-3-classic-solo-63", [-2, -2, 4], 0, "solo:C", 63),
+    ("rules-3-classic-herzsolo-75", [-15, 30, -15], 0, "herzsolo", 75),
+    # Modern, 3 players: Heart Solo (10 cents) 72 -> +20; 60 loses -> -20
+    ("rules-3-modern-herzsolo-72", [-10, 20, -10], 0, "herzsolo", 72),
+    ("rules-3-modern-herzsolo-60", [10, 10, -20], 0, "herzsolo", 60),
+    # Modern, 4 players: Frage (5 cents) won -> 3 x 5
+    ("rules-3-modern-frage-4p", [-5, -5, 15, -5], 0, "frage", 65),
+    # Bettel (15) lost: the declarer takes a trick and pays each defender -> -30
+    ("rules-3-modern-bettel-lost", [15, -30, 15], 0, "bettel", 18),
+    # Ramsch, 3 players: most points pays 5, and 10 to the Jungfer (no trick) -> -15, +5, +10
+    ("rules-3-ramsch-3p-jungfer", [5, 10, -15], 0, "ramsch", None),
+    # Ramsch, 4 players, nobody trickless: the loser pays 3 x 5
+    ("rules-3-ramsch-4p", [5, 5, -15, 5], 0, "ramsch", None),
+    # 32-card pack (skat32), suit Solo (5 cents) won
+    ("rules-3-modern-skat32-solo", [-5, 10, -5], 0, "solo:S", 68),
+])
+def test_tapp_example_records(name, balances, pot, contract, declarer_points):
+    summary = replay(load(name)).summary()
+    assert list(summary["balances"].values()) == balances
+    assert summary["pot"] == pot
+    last = summary["deals"][-1]
+    assert last["contract"] == contract
+    points = last["card_points"]
+    assert sum(points.values()) == 120 or contract == "bettel"  # Bettel ends at the first trick
+    if declarer_points is not None:
+        assert points["declarer"] == declarer_points
