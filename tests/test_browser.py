@@ -263,10 +263,17 @@ def test_server_killed_mid_deal_the_browsers_carry_on(browser, tmp_path):
         # the pages notice and say so
         p1.wait_for_function("document.getElementById('conn-status').textContent"
                              ".includes('reconnecting')")
+        # an action clicked while the server is down is not lost silently
+        page = next(p for p in pages.values()
+                    if p.get_by_test_id("turn").get_attribute("data-mine") == "true")
+        perform(page, choose(json.loads(page.get_by_test_id("legal-actions").text_content()),
+                             rng, ["tap", "exchange:-", "play:"]))
+        assert "not connected" in page.get_by_test_id("error").text_content()
         proc = serve(db, port)
         for s, page in pages.items():
-            page.wait_for_function(f"Number(document.body.dataset.event) >= {before[s][0]}",
-                                   timeout=20000)
+            page.wait_for_function("document.getElementById('conn-status').dataset.state"
+                                   " === 'open'", timeout=20000)
+            page.wait_for_function(f"Number(document.body.dataset.event) >= {before[s][0]}")
         time.sleep(0.5)
         assert {s: seen(p) for s, p in pages.items()} == before
         play_deal(pages, rng, prefer=["tap", "exchange:", "play:"])

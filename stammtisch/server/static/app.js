@@ -19,7 +19,7 @@ const T = {
     human: "human", bot_random: "bot: random", bot_heuristic: "bot: heuristic",
     name: "Name", seat: "Seat", spectator: "spectator", you: "you", yourTurn: "Your turn",
     turnOf: "{name} to act", waiting: "Waiting…", dealOver: "Deal over", nextDeal: "Next deal",
-    nextIn: "next deal in {s} s", connected: "online", offline: "offline", reconnecting: "connection lost – reconnecting…",
+    nextIn: "next deal in {s} s", connected: "online", offline: "offline", reconnecting: "connection lost – reconnecting…", notConnected: "not connected – your action was not sent; try again when the connection is back",
     balance: "balance", tricks: "tricks", cards: "cards", dealer: "dealer", net: "Net",
     outcome: "Outcome", confirm: "Confirm", selected: "selected", none: "none",
     keep: "keep my hand", openSeat: "open", badLink: "This link is not valid.",
@@ -41,7 +41,7 @@ const T = {
     human: "Mensch", bot_random: "Bot: Zufall", bot_heuristic: "Bot: Heuristik",
     name: "Name", seat: "Platz", spectator: "Zuschauer", you: "du", yourTurn: "Du bist dran",
     turnOf: "{name} ist dran", waiting: "Warten…", dealOver: "Spiel vorbei", nextDeal: "Nächstes Spiel",
-    nextIn: "nächstes Spiel in {s} s", connected: "da", offline: "weg", reconnecting: "Verbindung verloren – verbinde neu…",
+    nextIn: "nächstes Spiel in {s} s", connected: "da", offline: "weg", reconnecting: "Verbindung verloren – verbinde neu…", notConnected: "keine Verbindung – der Zug wurde nicht gesendet; bitte wiederholen, sobald die Verbindung steht",
     balance: "Stand", tricks: "Stiche", cards: "Karten", dealer: "Geber", net: "Gewinn",
     outcome: "Ausgang", confirm: "Bestätigen", selected: "gewählt", none: "keine",
     keep: "Hand behalten", openSeat: "öffnen", badLink: "Dieser Link ist ungültig.",
@@ -281,7 +281,12 @@ function connect() {
   };
 }
 
-function send(obj) { if (game.ws && game.ws.readyState === 1) game.ws.send(JSON.stringify(obj)); }
+function send(obj) {
+  if (game.ws && game.ws.readyState === 1) { game.ws.send(JSON.stringify(obj)); return; }
+  // never drop a click silently: say why nothing happened
+  game.error = t("notConnected");
+  render();
+}
 function act(a) { game.error = ""; send({ type: "action", action: a }); }
 
 function name(seat) { return game.info ? game.info.players[seat] : String(seat); }
@@ -313,6 +318,10 @@ function render() {
   germanSuits = info.options && info.options.suits === "german";
   $("t-title").textContent = info.title;
   $("t-deal").textContent = String(info.deal_number);
+  // Modern Tapp (and historic Tapp without pot=true) has no pot: don't show one
+  const opts = (v && v.options) || info.options || {};
+  const hasPot = info.family !== "tapp" || opts.pot === true || opts.pot === "true";
+  $("t-pot").parentElement.hidden = !hasPot;
   $("t-pot").textContent = String(v ? v.pot + (v.reserve || 0) : info.pot + info.reserve);
   $("t-trump").textContent = v && v.trump ? `${SUIT[v.trump]} ${suitName(v.trump)}` : "–";
   $("t-contract-box").hidden = !(v && v.contract);
@@ -436,11 +445,12 @@ function render() {
   $("log").replaceChildren(...log.map(([s, a]) => el("li", { text: `${name(s)}: ${actionLabel(a)}` })));
 
   // score sheet
-  const head = el("tr", {}, el("th", { text: "#" }), ...info.players.map((p) => el("th", { text: p })), el("th", { text: t("pot") }));
+  const potCell = (text, tag = "td") => (hasPot ? [el(tag, { class: tag === "td" ? "num" : "", text })] : []);
+  const head = el("tr", {}, el("th", { text: "#" }), ...info.players.map((p) => el("th", { text: p })), ...potCell(t("pot"), "th"));
   const rows = info.score.map((e) => el("tr", { "data-testid": `score-row-${e.deal}` }, el("td", { text: String(e.deal) }),
-    ...e.net.map((x) => el("td", { class: "num", text: (x > 0 ? "+" : "") + x })), el("td", { class: "num", text: String(e.pot) })));
+    ...e.net.map((x) => el("td", { class: "num", text: (x > 0 ? "+" : "") + x })), ...potCell(String(e.pot))));
   const total = el("tr", { class: "total" }, el("td", { text: t("total") }), ...info.balances.map((b) => el("td", { class: "num", text: String(b) })),
-    el("td", { class: "num", text: String(info.pot + info.reserve) }));
+    ...potCell(String(info.pot + info.reserve)));
   $("score").replaceChildren(el("thead", {}, head), el("tbody", {}, ...rows, total));
 }
 
