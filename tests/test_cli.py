@@ -97,3 +97,47 @@ def test_first_dealer_is_the_first_ace_dealt():
 
     # face up round the table from seat 0: seat 2 receives the first Ace (the 7th card)
     assert first_dealer_by_ace(["H7", "S8", "D9", "CT", "HJ", "SQ", "DA", "CA"], 4) == 2
+
+
+def _play(args, answers, tmp_path):
+    import subprocess
+    import sys
+
+    record = tmp_path / "game.json"
+    proc = subprocess.run([sys.executable, "-m", "stammtisch.cli", "play", *args, "--record", str(record)],
+                          input="\n".join(answers) + "\n", capture_output=True, text=True, timeout=60)
+    return proc, record
+
+
+def test_play_in_the_terminal_a_whole_deal_and_its_record(tmp_path):
+    # always the first listed action; one deal, then the record replays to the same balances
+    proc, record = _play(["tippen/grupp-1975", "--players", "3", "--deals", "1", "--seed", "4"],
+                         ["1"] * 40, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stdout + proc.stderr
+    assert "Your hand:" in proc.stdout and "Settlement" in proc.stdout and "Balances:" in proc.stdout
+    code, out = run("replay", str(record), "--json")
+    summary = json.loads(out)
+    assert len(summary["deals"]) == 1
+    shown = proc.stdout.split("Balances:")[-1]
+    for name, value in summary["balances"].items():
+        assert f"{name} {'+' if value > 0 else ''}{value}" in shown
+
+
+def test_play_refuses_an_illegal_action_with_its_rule_and_asks_again(tmp_path):
+    proc, record = _play(["tapp/modern", "--deals", "1", "--seed", "2"],
+                         ["play:ZZ", "bid:everything"] + ["1"] * 60, tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "Not allowed:" in proc.stdout and "(notation)" in proc.stdout
+    assert "Settlement" in proc.stdout
+    code, out = run("replay", str(record), "--json")
+    assert code == 0
+
+
+def test_play_quits_cleanly_and_keeps_only_finished_deals(tmp_path):
+    proc, record = _play(["tippen/meyers-1905", "--seed", "1"], ["q"], tmp_path)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr
+    rec = json.loads(record.read_text())
+    assert rec["deals"] == [] or all(d["actions"] for d in rec["deals"])
+    code, out = run("replay", str(record), "--json")
+    assert code == 0
