@@ -141,3 +141,8 @@ def test_play_quits_cleanly_and_keeps_only_finished_deals(tmp_path):
     assert rec["deals"] == [] or all(d["actions"] for d in rec["deals"])
     code, out = run("replay", str(record), "--json")
     assert code == 0
+
+
+def test_serve_refuses_a_database_url_it_cannot_use():
+    code, out = run("serve", "--database-url", "mysql://somewhere/db")
+    assert code == 2 and "use sqlite:///path or postgresql://" in out
