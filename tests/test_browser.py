@@ -171,6 +171,7 @@ def test_tippen_deal_in_two_browsers_with_a_bot(server, browser):
         p1.locator("[data-testid=seat-status-1][data-connected=true]").wait_for()
         p2.locator("[data-testid=seat-status-0][data-connected=true]").wait_for()
         hands_are_private(pages)
+        assert p1.get_by_test_id("direction").text_content() == "↻ clockwise"
         play_deal(pages, rng, prefer=["tap", "exchange:", "play:"])
         nets = check_settlement(pages, names)
         assert sum(nets) <= 0  # the dealer's ante goes to the pot
@@ -201,6 +202,8 @@ def test_tapp_deal_in_two_browsers_with_a_bot(server, browser):
         for p in pages.values():
             p.get_by_test_id("hand").locator(".card").first.wait_for()
         hands_are_private(pages)
+        # seats are listed in the direction of play, which Modern Tapp turns round
+        assert "counter-clockwise" in p1.get_by_test_id("direction").text_content()
         # a spectator sees no hand
         c3 = browser.new_context()
         p3 = c3.new_page()

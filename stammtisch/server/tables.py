@@ -235,6 +235,8 @@ class LiveTable:
             "ruleset": self.ruleset_id,
             "title": self.rules.title,
             "family": self.rules.family,
+            # seats are listed in the direction of play; Modern Tapp plays counter-clockwise
+            "clockwise": getattr(self.rules, "clockwise", True),
             "options": self.options,
             "players": list(t.players),
             "seats": [{"name": s.name, "bot": s.bot, "connected": c}

@@ -19,7 +19,7 @@ const T = {
     human: "human", bot_random: "bot: random", bot_heuristic: "bot: heuristic",
     name: "Name", seat: "Seat", spectator: "spectator", you: "you", yourTurn: "Your turn",
     turnOf: "{name} to act", waiting: "Waiting…", dealOver: "Deal over", nextDeal: "Next deal",
-    nextIn: "next deal in {s} s", connected: "online", offline: "offline", reconnecting: "connection lost – reconnecting…", notConnected: "not connected – your action was not sent; try again when the connection is back",
+    nextIn: "next deal in {s} s", connected: "online", offline: "offline", reconnecting: "connection lost – reconnecting…", clockwise: "↻ clockwise", counterClockwise: "↺ counter-clockwise", notConnected: "not connected – your action was not sent; try again when the connection is back",
     balance: "balance", tricks: "tricks", cards: "cards", dealer: "dealer", net: "Net",
     outcome: "Outcome", confirm: "Confirm", selected: "selected", none: "none",
     keep: "keep my hand", openSeat: "open", badLink: "This link is not valid.",
@@ -41,7 +41,7 @@ const T = {
     human: "Mensch", bot_random: "Bot: Zufall", bot_heuristic: "Bot: Heuristik",
     name: "Name", seat: "Platz", spectator: "Zuschauer", you: "du", yourTurn: "Du bist dran",
     turnOf: "{name} ist dran", waiting: "Warten…", dealOver: "Spiel vorbei", nextDeal: "Nächstes Spiel",
-    nextIn: "nächstes Spiel in {s} s", connected: "da", offline: "weg", reconnecting: "Verbindung verloren – verbinde neu…", notConnected: "keine Verbindung – der Zug wurde nicht gesendet; bitte wiederholen, sobald die Verbindung steht",
+    nextIn: "nächstes Spiel in {s} s", connected: "da", offline: "weg", reconnecting: "Verbindung verloren – verbinde neu…", clockwise: "↻ im Uhrzeigersinn", counterClockwise: "↺ gegen den Uhrzeigersinn", notConnected: "keine Verbindung – der Zug wurde nicht gesendet; bitte wiederholen, sobald die Verbindung steht",
     balance: "Stand", tricks: "Stiche", cards: "Karten", dealer: "Geber", net: "Gewinn",
     outcome: "Ausgang", confirm: "Bestätigen", selected: "gewählt", none: "keine",
     keep: "Hand behalten", openSeat: "öffnen", badLink: "Dieser Link ist ungültig.",
@@ -317,6 +317,7 @@ function render() {
   const info = m.table, v = m.view;
   germanSuits = info.options && info.options.suits === "german";
   $("t-title").textContent = info.title;
+  $("t-direction").textContent = info.clockwise === false ? t("counterClockwise") : t("clockwise");
   $("t-deal").textContent = String(info.deal_number);
   // Modern Tapp (and historic Tapp without pot=true) has no pot: don't show one
   const opts = (v && v.options) || info.options || {};
