@@ -78,6 +78,18 @@ def create_via_lobby(page, base, ruleset, names, bots):
     return links, spectator
 
 
+def join_two_friends(p1, p2, base, ruleset, names=("Anna", "Bernd", "Robo")):
+    """Create a table in the lobby (two humans, one random bot), open each friend's invite
+    link in his own browser context, and wait for both hands. Returns pages and spectator."""
+    links, spectator = create_via_lobby(p1, base, ruleset, list(names), [None, None, "random"])
+    p1.goto(base + links[0])
+    p2.goto(base + links[1])
+    pages = {0: p1, 1: p2}
+    for p in pages.values():
+        p.get_by_test_id("hand").locator(".card").first.wait_for()
+    return pages, spectator
+
+
 def event_of(page) -> int:
     return int(page.evaluate("document.body.dataset.event || '-1'"))
 
@@ -160,13 +172,7 @@ def test_tippen_deal_in_two_browsers_with_a_bot(server, browser):
     c1, c2 = browser.new_context(), browser.new_context(viewport={"width": 390, "height": 800})
     try:
         p1, p2 = c1.new_page(), c2.new_page()
-        links, spectator = create_via_lobby(p1, server, "tippen/grupp-1975", names,
-                                            [None, None, "random"])
-        p1.goto(server + links[0])
-        p2.goto(server + links[1])
-        pages = {0: p1, 1: p2}
-        for p in pages.values():
-            p.get_by_test_id("hand").locator(".card").first.wait_for()
+        pages, _ = join_two_friends(p1, p2, server, "tippen/grupp-1975", names)
         # both friends see each other online
         p1.locator("[data-testid=seat-status-1][data-connected=true]").wait_for()
         p2.locator("[data-testid=seat-status-0][data-connected=true]").wait_for()
@@ -194,13 +200,7 @@ def test_tapp_deal_in_two_browsers_with_a_bot(server, browser):
     c1, c2 = browser.new_context(), browser.new_context()
     try:
         p1, p2 = c1.new_page(), c2.new_page()
-        links, spectator = create_via_lobby(p1, server, "tapp/modern", names,
-                                            [None, None, "random"])
-        p1.goto(server + links[0])
-        p2.goto(server + links[1])
-        pages = {0: p1, 1: p2}
-        for p in pages.values():
-            p.get_by_test_id("hand").locator(".card").first.wait_for()
+        pages, spectator = join_two_friends(p1, p2, server, "tapp/modern", names)
         hands_are_private(pages)
         # seats are listed in the direction of play, which Modern Tapp turns round
         assert "counter-clockwise" in p1.get_by_test_id("direction").text_content()
@@ -233,13 +233,7 @@ def test_server_killed_mid_deal_the_browsers_carry_on(browser, tmp_path):
     c1, c2 = browser.new_context(), browser.new_context()
     try:
         p1, p2 = c1.new_page(), c2.new_page()
-        links, _ = create_via_lobby(p1, base, "tippen/grupp-1975", ["Anna", "Bernd", "Robo"],
-                                    [None, None, "random"])
-        p1.goto(base + links[0])
-        p2.goto(base + links[1])
-        pages = {0: p1, 1: p2}
-        for p in pages.values():
-            p.get_by_test_id("hand").locator(".card").first.wait_for()
+        pages, _ = join_two_friends(p1, p2, base, "tippen/grupp-1975")
         # a few actions by clicking, then the server dies mid-deal
         acted = 0
         while acted < 3:
