@@ -28,7 +28,7 @@ masks and per-game tables only; see ``bench/engine_tapp.py`` for the speed figur
 
 from __future__ import annotations
 
-from itertools import combinations
+from itertools import combinations, repeat
 from operator import itemgetter
 from typing import Sequence
 
@@ -36,7 +36,7 @@ from ..cards import SUITS, pack_named
 from ..rules.base import format_options
 from ..rules.tapp import TappRules
 from .base import POT, DealResult, IllegalAction, TableState, Transfer, net_change
-from .tricks import legal_follows, trick_winner_index
+from .tricks import beats, legal_follows
 
 # --------------------------------------------------------------------------- deal patterns
 #: Dealing patterns as data: ("tapp", k) puts k cards on the tapp; ("each", k) gives a packet
@@ -83,6 +83,7 @@ MODERN_CONTRACTS: tuple[tuple[str, int, int, str | None, int], ...] = (
     ("herzdurch", 9, K_ALL, "H", 60),
 )
 MODERN_INDEX = {c[0]: i for i, c in enumerate(MODERN_CONTRACTS)}
+N_MODERN = len(MODERN_CONTRACTS)
 _RUFER = {6, 7, 8, 9}
 _OUVERT = 10
 
@@ -226,6 +227,12 @@ class TappGame:
         self._takers = tuple(itemgetter(*[i for i, t in enumerate(plan) if t == r])
                              for r in range(n + 1))
         self._bit = tuple(1 << c for c in range(N))
+        order = [i for r in range(n + 1) for i, t in enumerate(plan) if t == r]
+        self._by_receiver = itemgetter(*order)
+        bounds = [0]
+        for r in range(n + 1):
+            bounds.append(bounds[-1] + plan.count(r))
+        self._receiver_slices = tuple(slice(bounds[r], bounds[r + 1]) for r in range(n + 1))
         self._cardset = frozenset(range(N))
         self.tapp_size = plan.count(n)
         self.hand_size = (N - self.tapp_size) // n
@@ -253,6 +260,33 @@ class TappGame:
         self.contracts_above = tuple(above)
         self.trump_mask_of_suit = {s: pack.suit_masks[i] for i, s in enumerate(SUITS)}
         self.hearts = pack.suit_masks[0]
+        # play-phase tables (hot path): per card, its suit as (suit mask, shift, per in-suit
+        # pattern the card list); per trump mask, the same for the trump suit (0: none)
+        self.suit_info = tuple((pack.suit_masks[c // R], (c // R) * R, self.suit_lists[c // R])
+                               for c in range(N))
+        self.trump_info = {pack.suit_masks[i]: (pack.suit_masks[i], i * R, self.suit_lists[i])
+                           for i in range(4)}
+        #: per trump mask (0 or a suit), per card ``b``: the mask of the cards that beat ``b``
+        #: when ``b`` wins the trick so far (``tricks.beats`` as a table)
+        self.beaters = {
+            tm: tuple(sum(1 << c for c in range(N) if beats(c, b, pack.suit_masks, R, tm))
+                      for b in range(N))
+            for tm in (0, *pack.suit_masks)
+        }
+        # a new deal's fixed parts
+        self.init_trump = self.hearts if not self.modern else 0
+        # hearts are always trumps in Württemberg Tarock; Classic names them with the contract
+        self.init_trump_suit = "H" if not self.modern and not self.classic else None
+        self.init_phase = ROUND1 if self.modern else AUCTION
+        self.ante = not self.modern and rules.pot
+        self.r1_actions = (self.A_PLAY, self.A_WEG)
+        #: Modern contract values in cents per contract index
+        self.contract_values = tuple(modern_value(c[0], rules.frage_value)
+                                     for c in MODERN_CONTRACTS)
+        #: memo of settlement transfers (immutable; a deal's handful comes from a small set)
+        self.transfer_memo: dict[tuple, Transfer] = {}
+        #: Modern settlements: (declarer, contract, won) -> (transfers, net per seat)
+        self.modern_settlements: dict[tuple, tuple] = {}
 
     # ------------------------------------------------------------------ helpers
     def mask_list(self, m: int) -> list[int]:
@@ -284,6 +318,20 @@ class TappGame:
 
     def new_deal(self, table: TableState, deck: Sequence[int]) -> "TappState":
         """A new deal from ``deck`` (top card first) at a table in state ``table``."""
+        # Fast path: the deck in receiver order (the deal plan as one item getter), its cards'
+        # bits in one C-level gather, one sum per receiver. It is a permutation exactly when
+        # the N bits of N cards, none negative, add up to the full mask.
+        acc = None
+        try:
+            if len(deck) == self.N:
+                b = itemgetter(*self._by_receiver(deck))(self._bit)
+                acc = [sum(b[x]) for x in self._receiver_slices]
+                if sum(acc) != self.full or min(deck) < 0:
+                    acc = None
+        except (TypeError, ValueError, IndexError, KeyError):  # the careful path says what
+            acc = None
+        if acc is not None:
+            return TappState(self, table, acc)
         try:
             ok = len(deck) == self.N and set(deck) == self._cardset
         except TypeError:
@@ -294,6 +342,16 @@ class TappGame:
         # one C-level gather per receiver (the deal plan as item getters)
         acc = [sum(map(get, take(deck))) for take in self._takers]
         return TappState(self, table, acc)
+
+    def transfer(self, source, target, amount: int, reason: str) -> Transfer:
+        """A settlement ``Transfer`` (frozen: shared between deals from a small memo)."""
+        key = (source, target, amount, reason)
+        t = self.transfer_memo.get(key)
+        if t is None:
+            if len(self.transfer_memo) > 4096:
+                self.transfer_memo.clear()
+            t = self.transfer_memo[key] = Transfer(source, target, amount, reason)
+        return t
 
     @property
     def num_distinct_actions(self) -> int:
@@ -313,7 +371,7 @@ class TappState:
         "cur", "declarer", "level", "contract", "kind", "trump", "trump_suit", "tout",
         "leader", "trick", "points", "ntricks", "played", "last_trick", "log", "transfers",
         "a_level", "a_holder", "a_pos", "a_pending", "r1", "r2_pos", "r2_best", "r2_seat",
-        "called", "holder", "given", "_result", "ended_early", "_legal",
+        "called", "holder", "given", "_result", "ended_early", "_legal", "_net",
     )
 
     def __init__(self, game: TappGame, table: TableState, acc: list[int]):
@@ -321,33 +379,37 @@ class TappState:
         self.game = game
         self.table = table
         self.n = n
-        self.dealer = table.dealer % n
-        fh = self.fh = (self.dealer + 1) % n
-        self.hands = [acc[(s - fh) % n] for s in range(n)]
+        dealer = self.dealer = table.dealer % n
+        fh = dealer + 1
+        if fh == n:
+            fh = 0
+        self.fh = self.leader = self.cur = fh
+        # acc is per receiver from forehand, the tapp last: seat s gets acc[(s - fh) % n]
+        self.hands = acc[n - fh:n] + acc[:n - fh]
         self.tapp = self.tapp0 = acc[n]
         self.picked = 0
         self.declarer = -1
         self.level = 0
         self.contract = -1
         self.kind = K_POINTS
-        self.trump = game.hearts if not game.modern else 0
-        # hearts are always trumps in Württemberg Tarock; Classic names them with the contract
-        self.trump_suit = "H" if not game.modern and not game.classic else None
+        self.trump = game.init_trump
+        self.trump_suit = game.init_trump_suit
         self.tout = False
-        self.leader = fh
         self.trick: list[int] = []
         self.points = [0] * n
         self.ntricks = [0] * n
         self.played = 0
         self.last_trick = None
         self.log: list[tuple[int, int]] = []
-        self.transfers: list[Transfer] = []
+        self.transfers: list[Transfer] = (
+            [Transfer(dealer, POT, game.rules.pot_ante, "ante")] if game.ante else [])
         self.called = -1
         self.holder = -1
         self.given = -1
         self._result = None
         self.ended_early = False
         self._legal = -1  # play phase: the legal mask of the current player, -1 unknown
+        self._net = None  # when over, returns() if known at settlement
         self.a_level = 0
         self.a_holder = -1
         self.a_pos = 0
@@ -356,11 +418,7 @@ class TappState:
         self.r2_pos = 0
         self.r2_best = -1
         self.r2_seat = -1
-        rules = game.rules
-        if not game.modern and rules.pot:
-            self.transfers.append(Transfer(self.dealer, POT, rules.pot_ante, "ante"))
-        self.phase = ROUND1 if game.modern else AUCTION
-        self.cur = fh
+        self.phase = game.init_phase
 
     # ------------------------------------------------------------------ basics
     def current_player(self) -> int:
@@ -411,6 +469,7 @@ class TappState:
         c._result = self._result
         c.ended_early = self.ended_early
         c._legal = self._legal
+        c._net = self._net
         return c
 
     def _pot_now(self) -> int:
@@ -440,14 +499,25 @@ class TappState:
             hand = self.hands[self.cur]
             trick = self.trick
             if trick:
-                lead = trick[0]
-                hand = legal_follows(hand, g.suitmask_of[lead], self.trump, lead, 0, "always", False)
+                # legal_follows(hand, led suit, trump, lead, 0, "always", False) by table:
+                # Farbzwang, else Trumpfzwang, else any card; one suit's list by lookup
+                sm, sh, T = g.suit_info[trick[0]]
+                f = hand & sm
+                if f:
+                    self._legal = f
+                    return T[f >> sh][:]
+                trump = self.trump
+                f = hand & trump
+                if f:
+                    self._legal = f
+                    sm, sh, T = g.trump_info[trump]
+                    return T[f >> sh][:]
             self._legal = hand
             R, F, L = g.rps, g._F, g.suit_lists
-            return (L[0][hand & F] + L[1][(hand >> R) & F] + L[2][(hand >> (2 * R)) & F]
-                    + L[3][hand >> (3 * R)])
+            return [*L[0][hand & F], *L[1][(hand >> R) & F], *L[2][(hand >> (2 * R)) & F],
+                    *L[3][hand >> (3 * R)]]
         if ph == ROUND1:
-            return [g.A_PLAY, g.A_WEG]
+            return list(g.r1_actions)
         if ph == ROUND2:
             rank = MODERN_CONTRACTS[self.r2_best][1] if self.r2_best >= 0 else 0
             with_pass, without = g.contracts_above[rank]
@@ -461,9 +531,13 @@ class TappState:
                 return [g.A_PASS, g.A_HOLD]
             return [g.A_PASS] + [g.A_BID + lv - 1 for lv in range(self.a_level + 1, g.max_level + 1)]
         if ph == DISCARD_PH:
-            D = g.A_DISCARD
-            bits = [1 << c for c in g.mask_list(self.hands[self.declarer])]
-            return sorted(D + sum(combo) for combo in combinations(bits, g.tapp_size))
+            # combinations of the cards from the strongest down come in descending order of
+            # their masks (the first differing card is the highest differing bit): reversed,
+            # they are ascending without a sort
+            bits = [1 << c for c in reversed(g.mask_list(self.hands[self.declarer]))]
+            out = list(map(sum, combinations(bits, g.tapp_size), repeat(g.A_DISCARD)))
+            out.reverse()
+            return out
         if ph == TOUT:
             return [g.A_TOUT, g.A_NOTOUT]
         if ph == TRUMP:
@@ -483,32 +557,66 @@ class TappState:
             if self.phase == OVER:
                 raise IllegalAction("deal is over", "the deal is over")
             raise IllegalAction("not your turn", f"it is seat {self.cur}'s turn, not seat {seat}'s")
-        if self.phase == PLAY and type(action) is int:
-            g = self.game
-            if 0 <= action < g.N:
-                hand = self.hands[self.cur]
+        if self.phase == PLAY and type(action) is int and action >= 0:
+            s = self.cur
+            hands = self.hands
+            legal = self._legal
+            if legal < 0:
+                legal = self._play_mask()
+            if (legal >> action) & 1:
+                self._legal = -1
+                hands[s] ^= 1 << action
                 trick = self.trick
-                legal = self._legal
-                if legal < 0:
-                    if trick:
-                        lead = trick[0]
-                        legal = legal_follows(hand, g.suitmask_of[lead], self.trump, lead, 0,
-                                              "always", False)
-                    else:
-                        legal = hand
-                if (legal >> action) & 1:
-                    self._legal = -1
+                trick.append(action)
+                self.log.append((s, action))
+                if len(trick) == self.n:
+                    self._finish_trick()
+                else:
+                    s += 1
+                    self.cur = s if s < self.n else 0
+                return
+            if action < self.game.N:
+                self._refuse_play(action, hands[s])
+        elif type(action) is int:
+            ph = self.phase
+            if ph == ROUND1:
+                g = self.game
+                if action == g.A_PLAY or action == g.A_WEG:
                     s = self.cur
-                    self.hands[s] = hand ^ (1 << action)
-                    trick.append(action)
+                    if action == g.A_PLAY:
+                        self.r1.append(s)
                     self.log.append((s, action))
-                    if len(trick) == self.n:
-                        self._finish_trick()
-                    else:
-                        s += 1
-                        self.cur = s if s < self.n else 0
+                    s += 1
+                    if s == self.n:
+                        s = 0
+                    self.cur = s
+                    if s == self.fh:
+                        if not self.r1:
+                            self._start_ramsch()
+                        else:
+                            self.phase = ROUND2
+                            self.r2_pos = 0
+                            self.cur = self.r1[0]
                     return
-                self._refuse_play(action, hand)
+            elif ph == ROUND2:
+                g = self.game
+                best = self.r2_best
+                ci = action - g.A_CONTRACT
+                if 0 <= ci < N_MODERN:
+                    ok = best < 0 or MODERN_CONTRACTS[ci][1] > MODERN_CONTRACTS[best][1]
+                    if ok:
+                        self.r2_best = ci
+                        self.r2_seat = self.cur
+                else:
+                    ok = action == g.A_PASS and (best >= 0 or self.r2_pos != len(self.r1) - 1)
+                if ok:
+                    self.log.append((self.cur, action))
+                    pos = self.r2_pos = self.r2_pos + 1
+                    if pos == len(self.r1):
+                        self._start_modern_contract(self.r2_seat, self.r2_best)
+                    else:
+                        self.cur = self.r1[pos]
+                    return
         self._apply_slow(action)
 
     def _refuse_play(self, card: int, hand: int) -> None:
@@ -529,14 +637,28 @@ class TappState:
         g = self.game
         trick = self.trick
         n = self.n
-        wi = trick_winner_index(trick, g.rps, self.trump)
+        beaters = g.beaters[self.trump]  # tricks.beats as a table
+        P = g.points
+        best = trick[0]
+        c = trick[1]
+        pts = P[best] + P[c]
+        wi = 0
+        if (beaters[best] >> c) & 1:
+            best = c
+            wi = 1
+        c = trick[2]
+        pts += P[c]
+        if (beaters[best] >> c) & 1:
+            best = c
+            wi = 2
+        if n == 4:
+            c = trick[3]
+            pts += P[c]
+            if (beaters[best] >> c) & 1:
+                wi = 3
         w = self.leader + wi
         if w >= n:
             w -= n
-        P = g.points
-        pts = 0
-        for c in trick:
-            pts += P[c]
         self.points[w] += pts
         self.ntricks[w] += 1
         self.last_trick = (self.leader, tuple(trick), w)
@@ -572,45 +694,20 @@ class TappState:
         s = self.cur
         if ph == PLAY:
             self._illegal_phase(a)
+        # the legal actions of the Modern rounds are applied in ``apply``: here only refusals
         if ph == ROUND1:
-            if a == g.A_PLAY:
-                self.r1.append(s)
-            elif a != g.A_WEG:
-                self._illegal_phase(a)
-            self.log.append((s, a))
-            self.cur = (s + 1) % self.n
-            if self.cur == self.fh:
-                if not self.r1:
-                    self._start_ramsch()
-                else:
-                    self.phase = ROUND2
-                    self.r2_pos = 0
-                    self.cur = self.r1[0]
-            return
+            self._illegal_phase(a)
         if ph == ROUND2:
-            rank = MODERN_CONTRACTS[self.r2_best][1] if self.r2_best >= 0 else 0
             if a == g.A_PASS:
-                if self.r2_best < 0 and self.r2_pos == len(self.r1) - 1:
-                    raise IllegalAction("must name a contract",
-                                        f"seat {s} said play and nobody has named a contract; "
-                                        "he must name one")
-            elif g.A_CONTRACT <= a < g.A_CONTRACT + len(MODERN_CONTRACTS):
+                raise IllegalAction("must name a contract",
+                                    f"seat {s} said play and nobody has named a contract; "
+                                    "he must name one")
+            if g.A_CONTRACT <= a < g.A_CONTRACT + N_MODERN:
                 ci = a - g.A_CONTRACT
-                if MODERN_CONTRACTS[ci][1] <= rank:
-                    raise IllegalAction("bid too low",
-                                        f"{MODERN_CONTRACTS[ci][0]} does not outrank the standing "
-                                        f"{MODERN_CONTRACTS[self.r2_best][0]}")
-                self.r2_best = ci
-                self.r2_seat = s
-            else:
-                self._illegal_phase(a)
-            self.log.append((s, a))
-            self.r2_pos += 1
-            if self.r2_pos == len(self.r1):
-                self._start_modern_contract(self.r2_seat, self.r2_best)
-            else:
-                self.cur = self.r1[self.r2_pos]
-            return
+                raise IllegalAction("bid too low",
+                                    f"{MODERN_CONTRACTS[ci][0]} does not outrank the standing "
+                                    f"{MODERN_CONTRACTS[self.r2_best][0]}")
+            self._illegal_phase(a)
         if ph == AUCTION:
             self._apply_auction(a)
             return
@@ -830,22 +927,31 @@ class TappState:
         n = self.n
         tr = self.transfers
         d = self.declarer
+        transfer = g.transfer
         if self.kind == K_RAMSCH:
             for payer, payee, amt in ramsch_settlement(self.points, self.ntricks):
-                tr.append(Transfer(payer, payee, amt, "ramsch"))
+                tr.append(transfer(payer, payee, amt, "ramsch"))
             return
         if d < 0:
             return
         if g.modern:
-            name = MODERN_CONTRACTS[self.contract][0]
-            value = modern_value(name, rules.frage_value)
+            ci = self.contract
             won = self._modern_won()
-            for s in range(n):
-                if s != d:
-                    if won:
-                        tr.append(Transfer(s, d, value, name))
-                    else:
-                        tr.append(Transfer(d, s, value, name))
+            key = (d, ci, won)
+            done = g.modern_settlements.get(key)
+            if done is None:
+                name = MODERN_CONTRACTS[ci][0]
+                value = g.contract_values[ci]
+                out = []
+                for s in range(n):
+                    if s != d:
+                        if won:
+                            out.append(transfer(s, d, value, name))
+                        else:
+                            out.append(transfer(d, s, value, name))
+                done = g.modern_settlements[key] = (tuple(out), tuple(net_change(out, n)))
+            tr.extend(done[0])
+            self._net = done[1]  # no other transfers in Modern Tapp
             return
         took_all = self.ntricks[d] == g.hand_size
         per, to_pot = historic_settlement(
@@ -925,6 +1031,8 @@ class TappState:
     def returns(self) -> list[int]:
         if self.phase != OVER:
             raise ValueError("the deal is not over yet")
+        if self._net is not None:
+            return list(self._net)
         return net_change(self.transfers, self.n)
 
     # ------------------------------------------------------------------ notation
