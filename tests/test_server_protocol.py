@@ -126,7 +126,7 @@ def test_start_needs_a_seat_or_admin_token(http):
 
 def test_wrong_or_unknown_token_is_refused(http):
     t = started_table(http)
-    for url in (f"/ws/{t['id']}?token=nonsense", f"/ws/{t['id']}", f"/ws/nosuchtable?token=x"):
+    for url in (f"/ws/{t['id']}?token=nonsense", f"/ws/{t['id']}", "/ws/nosuchtable?token=x"):
         with http.websocket_connect(url) as ws:
             m = ws.receive_json()
             assert m["type"] == "error" and m["rule"] in ("token", "unknown table")

@@ -882,7 +882,7 @@ class TappState:
 
     def _start_modern_contract(self, seat: int, ci: int) -> None:
         g = self.game
-        name, rank, kind, suit, value = MODERN_CONTRACTS[ci]
+        _name, _rank, kind, suit, _value = MODERN_CONTRACTS[ci]
         self.declarer = seat
         self.contract = ci
         self.kind = kind

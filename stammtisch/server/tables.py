@@ -22,7 +22,7 @@ import hmac
 import logging
 import secrets
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from ..bots import make_bot
@@ -229,7 +229,6 @@ class LiveTable:
 
     def info(self) -> dict:
         t = self.table
-        state = t.state
         return {
             "id": self.id,
             "ruleset": self.ruleset_id,
