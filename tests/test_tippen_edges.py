@@ -537,3 +537,14 @@ def test_knocking_alone_stays_a_blind_choice_with_turn():
     g = game("tippen/grupp-1975", knocking=True)
     s = deal(g, dealer=A, pot=9, upcard="D7")
     assert s.view(A)["legal_actions"] == ["knock", "turn"]
+
+
+def test_a_passer_still_sees_the_cards_he_folded_and_nobody_else_does():
+    g = game("tippen/grupp-1975")
+    s = deal(g, dealer=A, pot=9, hands={B: "HA HK HQ", C: "S7 S8 S9"}, upcard="D7")
+    run(s, "tap pass")                                   # B taps, C passes
+    assert s.view(C)["hand"] == [] and s.view(C)["folded"] == ["S7", "S8", "S9"]
+    for seat in (None, A, B, D):
+        view = s.view(seat)
+        assert view["folded"] == [] or seat == C
+        assert not {"S7", "S8", "S9"} & set(view["hand"] + view["folded"])

@@ -109,6 +109,11 @@ def check_no_leak(s):
         card_tokens(v, seen)
         seen &= set(names)
         mine = set(v["hand"])
+        if seat is not None:  # what he folded on passing he knows; it was his hand
+            assert set(v["folded"]) == {names[c] for c in range(g.size) if s.folded[seat] >> c & 1}
+            mine |= set(v["folded"])
+        else:
+            assert v["folded"] == []
         for actor, a in s.log:
             if actor == seat:
                 card_tokens(g.action_to_string(a), mine)

@@ -203,6 +203,7 @@ class TippenState:
         "last_trick", "tricks_won", "tricks_done", "transfers", "pot", "reserve",
         "pot_in_play", "trick_value", "bete", "compulsory", "declaring", "anted", "log",
         "outcome", "next_dealer", "jump_cards", "order_pos", "n_active", "robbed", "looked",
+        "folded",
     )
 
     def __init__(self, game: TippenGame, table: TableState, deck: list[int]):
@@ -252,6 +253,7 @@ class TippenState:
         self.n_active = 0
         self.robbed = False
         self.looked = False  # the dealer has looked at his hand in the choice phase
+        self.folded = [0] * n  # the cards each passer laid face down
         # Ante, then the maximum-bête rebalancing (RULES.md 2.3): pot in play =
         # min(carried, max_bete) + this deal's stakes; the rest waits in the reserve.
         self._ante(self.dealer, "ante")
@@ -375,7 +377,7 @@ class TippenState:
             # As in Loo: the dealer must defend the pot against a lone tapper. His cards were
             # set aside face down on passing; he takes them back.
             self.status[d] = ACTIVE
-            self.hands[d] = self._passed_hand(d)
+            self.hands[d], self.folded[d] = self.folded[d], 0
             self.dead &= ~self.hands[d]
             active.append(d)
         self.n_active = len(active)
@@ -397,10 +399,12 @@ class TippenState:
         else:
             self._start_rob()
 
-    def _passed_hand(self, seat: int) -> int:
-        # The cards a seat held when it passed: its dealt cards (no exchange happens before
-        # declarations; a sniffing/knocking dealer never passes).
-        return self.game.deal_hands(self.deck, self.dealer)[0][seat]
+    def _fold(self, seat: int) -> None:
+        """A passer (or a dropping sniffer) lays his cards face down: out of play, and
+        seen by nobody but himself."""
+        self.folded[seat] = self.hands[seat]
+        self.dead |= self.hands[seat]
+        self.hands[seat] = 0
 
     def _next_exchanger(self) -> None:
         if not self._seek_turn(ACTIVE):
@@ -673,8 +677,7 @@ class TippenState:
         elif w == W_DROP:
             self.status[seat] = DROPPED
             self.declared[seat] = "drop"
-            self.dead |= self.hands[seat]
-            self.hands[seat] = 0
+            self._fold(seat)
             self._move(seat, self._bete_account(), r.stake, "drop (sniffed and dropped out)")
             self._start_declare()
         elif w == W_STAY:
@@ -688,8 +691,7 @@ class TippenState:
             else:
                 self.status[seat] = PASSED
                 self.declared[seat] = "pass"
-                self.dead |= self.hands[seat]
-                self.hands[seat] = 0
+                self._fold(seat)
             self.order_pos += 1
             self._next_declarer()
         elif w == W_ROB:
@@ -806,6 +808,7 @@ class TippenState:
         c.transfers = self.transfers[:]
         c.anted = self.anted[:]
         c.log = self.log[:]
+        c.folded = self.folded[:]
         return c
 
     # -- what a seat may know -----------------------------------------------------------------
@@ -856,6 +859,8 @@ class TippenState:
             "phase": PHASE_NAMES[self.phase],
             "current_player": self.cur,
             "hand": [] if blind else cards(own_hand),
+            # the cards this seat folded when it passed: he knows them, nobody else does
+            "folded": cards(self.folded[seat]) if seat is not None else [],
             "hand_sizes": [h.bit_count() for h in self.hands],
             "legal_actions": ([g.action_to_string(a) for a in self.legal_actions()]
                               if seat is not None and seat == self.cur else []),
