@@ -169,7 +169,8 @@ class TappHeuristic:
         suit = max("CSD", key=lambda t: predict(hand, t, "solo", n)[0])
         s_pred, s_p = predict(hand, suit, "solo", n)
         if rid == "tapp/modern":
-            add(5 * (2 * f_p - 1), 1, "frage", f_p)
+            frage_value = view.get("options", {}).get("frage_value", 5)  # a rule option
+            add(frage_value * (2 * f_p - 1), 1, "frage", f_p)
             add(5 * (2 * s_p - 1), 2, f"solo:{suit}", s_p)
             add(10 * (2 * h_p - 1), 3, "herzsolo", h_p)
             if bettel_ok(hand):
