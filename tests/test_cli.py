@@ -146,3 +146,13 @@ def test_play_quits_cleanly_and_keeps_only_finished_deals(tmp_path):
 def test_serve_refuses_a_database_url_it_cannot_use():
     code, out = run("serve", "--database-url", "mysql://somewhere/db")
     assert code == 2 and "use sqlite:///path or postgresql://" in out
+
+
+def test_python_dash_m_stammtisch_is_the_command():
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-m", "stammtisch", "rules", "--json"],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0
+    assert "tippen/dreiblatt-1859" in {d["id"] for d in json.loads(proc.stdout)}
