@@ -192,13 +192,14 @@ def simulate_cmd(
 ):
     """Simulate many deals between bots and summarise balances, pot, taps and bêtes."""
     from .sim import simulate
+    from .sim.simulate import bots_per_seat
 
     rules = _build_rules(ruleset_id, players, option)
     _check_seat("--first-dealer", first_dealer, rules.players)
     for b in bots:
         if b not in BOT_NAMES:
             raise CliError(f"unknown bot {b!r}; bots are {', '.join(BOT_NAMES)}")
-    bot_list = list(bots) + [bots[-1]] * max(0, rules.players - len(bots))
+    bot_list = bots_per_seat(bots, rules.players)
     with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeRemainingColumn(), console=err_console, transient=True,
                   disable=as_json and not err_console.is_terminal) as progress:

@@ -39,6 +39,11 @@ class SimulationSummary:
         return out
 
 
+def bots_per_seat(kinds: list[str], num_players: int) -> list[str]:
+    """One bot name per seat: the names in order, the last one filling the remaining seats."""
+    return (list(kinds) + [kinds[-1]] * num_players)[:num_players]
+
+
 def play_deal(table: Table, bots: list, rng: random.Random) -> None:
     """Play one deal at ``table`` to its end with one bot per seat."""
     state = table.start_deal(table.shuffled_deck(rng))
@@ -57,8 +62,7 @@ def simulate(rules, deals: int, seed: int | None = None, bots: list[str] | None 
     rng = random.Random(seed)
     n = rules.players
     names = players or [f"P{i + 1}" for i in range(n)]
-    kinds = bots or ["heuristic"]
-    kinds = (kinds * n)[:n] if len(kinds) < n else kinds[:n]
+    kinds = bots_per_seat(bots or ["heuristic"], n)
     seat_bots = [make_bot(k, rules.family, random.Random(rng.random())) for k in kinds]
     if first_dealer is None:
         first_dealer = draw_first_dealer(PACKS[rules.pack], n, rng)
