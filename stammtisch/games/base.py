@@ -11,8 +11,9 @@ deal is a ``Transfer``; the table applies them to its ledger when the deal is ov
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence, Union
+from typing import Any, Protocol, Union
 
 Account = Union[int, str]
 POT = "pot"
@@ -91,7 +92,7 @@ def net_change(transfers, num_players: int) -> list[int]:
 class State(Protocol):
     """One deal in progress. Every engine's state class has these members."""
 
-    game: "Game"
+    game: Game
 
     def current_player(self) -> int:
         """The seat to act; ``-1`` when the deal is over."""
@@ -112,7 +113,7 @@ class State(Protocol):
     def view(self, seat: int | None) -> dict:
         """What ``seat`` may know, as JSON-able data (``None``: a spectator)."""
 
-    def clone(self) -> "State": ...
+    def clone(self) -> State: ...
 
     def result(self) -> DealResult:
         """The transfers of the deal; only valid when terminal."""

@@ -28,9 +28,9 @@ masks and per-game tables only; see ``bench/engine_tapp.py`` for the speed figur
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from itertools import combinations, repeat
 from operator import itemgetter
-from typing import Sequence
 
 from ..cards import SUITS, pack_named
 from ..rules.base import format_options
@@ -316,7 +316,7 @@ class TappGame:
         if not ok:
             raise self._deck_error()
 
-    def new_deal(self, table: TableState, deck: Sequence[int]) -> "TappState":
+    def new_deal(self, table: TableState, deck: Sequence[int]) -> TappState:
         """A new deal from ``deck`` (top card first) at a table in state ``table``."""
         # Fast path: the deck in receiver order (the deal plan as one item getter), its cards'
         # bits in one C-level gather, one sum per receiver. It is a permutation exactly when
@@ -427,7 +427,7 @@ class TappState:
     def is_terminal(self) -> bool:
         return self.phase == OVER
 
-    def clone(self) -> "TappState":
+    def clone(self) -> TappState:
         c = _new_state(TappState)
         c.game = self.game
         c.table = self.table

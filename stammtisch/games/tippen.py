@@ -23,7 +23,7 @@ pot and reserve the state shows are the table's balances plus those transfers.
 
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..cards import PACKS, SUITS, CardError, cards_in
 from ..rules.base import format_options
@@ -100,7 +100,7 @@ class TippenGame:
                 f"the deck must be a permutation of the {self.size} cards of the "
                 f"{self.pack.name} pack (card indices 0…{self.size - 1}), each exactly once")
 
-    def new_deal(self, table: TableState, deck: Sequence[int]) -> "TippenState":
+    def new_deal(self, table: TableState, deck: Sequence[int]) -> TippenState:
         deck = list(deck)
         self._check_deck(deck)
         if not 0 <= table.dealer < self.num_players:
@@ -796,7 +796,7 @@ class TippenState:
     def returns(self) -> list[int]:
         return net_change(self.transfers, self.game.num_players)
 
-    def clone(self) -> "TippenState":
+    def clone(self) -> TippenState:
         c = TippenState.__new__(TippenState)
         for name in TippenState.__slots__:
             setattr(c, name, getattr(self, name))

@@ -66,7 +66,7 @@ class TappRules:
         return SPECS
 
     @classmethod
-    def build(cls, ruleset_id: str, values: dict) -> "TappRules":
+    def build(cls, ruleset_id: str, values: dict) -> TappRules:
         rules = cls(id=ruleset_id, **values)
         rules._validate()
         return rules
@@ -105,7 +105,7 @@ class TappRules:
         if self.pot_ante <= 0:
             raise RuleError("pot_ante must be positive")
 
-    def replace(self, **changes) -> "TappRules":
+    def replace(self, **changes) -> TappRules:
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "id"}
         values.update(changes)
         return TappRules.build(self.id, values)

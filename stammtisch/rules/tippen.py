@@ -131,7 +131,7 @@ class TippenRules:
         return SPECS
 
     @classmethod
-    def build(cls, ruleset_id: str, values: dict) -> "TippenRules":
+    def build(cls, ruleset_id: str, values: dict) -> TippenRules:
         v = dict(values)
         lo, hi32, hi52 = PLAYER_LIMITS[ruleset_id]
         n = v["players"]
@@ -185,7 +185,7 @@ class TippenRules:
     def title(self) -> str:
         return TITLES[self.id]
 
-    def replace(self, **changes) -> "TippenRules":
+    def replace(self, **changes) -> TippenRules:
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "id"}
         values.update(changes)
         return TippenRules.build(self.id, values)

@@ -128,7 +128,7 @@ class Conn:
 
 
 class LiveTable:
-    def __init__(self, manager: "TableManager", table_id: str, ruleset_id: str, options: dict,
+    def __init__(self, manager: TableManager, table_id: str, ruleset_id: str, options: dict,
                  seats: list[Seat], admin_digest: str, spectator_digest: str):
         self.manager = manager
         self.id = table_id
@@ -176,7 +176,7 @@ class LiveTable:
     # --- rebuilding ------------------------------------------------------------------
 
     @classmethod
-    def from_stored(cls, manager: "TableManager", st: StoredTable) -> "LiveTable":
+    def from_stored(cls, manager: TableManager, st: StoredTable) -> LiveTable:
         live = cls(manager, st.id, st.ruleset, st.options,
                    [Seat(s.name, s.bot, s.token_digest) for s in st.seats],
                    st.admin_digest, st.spectator_digest)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from ..bots import make_bot
 from ..cards import PACKS

@@ -1,0 +1,22 @@
+"""The ``stammtisch`` command line: rules, play, simulate, replay, serve.
+
+A thin shell: every rule question is asked of the engine through the table and its states.
+One module per command; ``common`` holds the app and what the commands share.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from . import play_cmd, replay_cmd, rules_cmd, serve_cmd, simulate_cmd  # noqa: F401  (register)
+from .common import CliError, app, err_console
+
+__all__ = ["CliError", "app", "main"]
+
+
+def main() -> None:
+    try:
+        app()
+    except CliError as e:
+        err_console.print(f"[red]error:[/red] {e}", highlight=False)
+        sys.exit(2)

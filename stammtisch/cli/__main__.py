@@ -1,0 +1,5 @@
+"""``python -m stammtisch.cli`` is the ``stammtisch`` command."""
+
+from . import main
+
+main()
