@@ -42,19 +42,24 @@ TIPPEN_TRIES: dict[str, list[Any]] = {
     "lone_tapper": ["takes-pot", "dealer-defends"],
     "exchange": [False, True],
 }
-TAPP_TRIES: dict[str, list[Any]] = {
-    "players": [3, 4],
-    "pack": ["tapp36", "skat32"],
+HISTORIC_TAPP_TRIES: dict[str, list[Any]] = {
     "pot": [False, True],
     "pot_ante": [2, 3],
     "tout_multiplier": [2, 3],
+}
+MODERN_TAPP_TRIES: dict[str, list[Any]] = {
+    "players": [3, 4],
+    "pack": ["tapp36", "skat32"],
     "frage_value": [5, 10],
     "rufer_in_tapp": ["none", "swap"],
 }
 
 
 def random_rules(rid: str, rng: random.Random):
-    tries = TIPPEN_TRIES if rid.startswith("tippen/") else TAPP_TRIES
+    if rid.startswith("tippen/"):
+        tries = TIPPEN_TRIES
+    else:
+        tries = MODERN_TAPP_TRIES if rid == "tapp/modern" else HISTORIC_TAPP_TRIES
     for _ in range(200):
         opts = {k: rng.choice(v) for k, v in tries.items() if rng.random() < 0.4}
         try:
