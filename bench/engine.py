@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from stammtisch.games.base import TableState, new_game
+from stammtisch.games import TableState, new_game
 from stammtisch.rules import PRESETS, ruleset
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from stammtisch.games.base import TableState, new_game  # noqa: E402
+from stammtisch.games import TableState, new_game  # noqa: E402
 from stammtisch.rules import ruleset  # noqa: E402
 
 

@@ -14,9 +14,8 @@ from typing import Any
 
 from .cards import CardError
 from .games.base import IllegalAction
-from .rules import PRESETS, RuleError, ruleset
-from .rules.base import options_differing
-from .table import Table
+from .rules import RuleError, options_differing, ruleset
+from .table import Table, summarise_deal
 
 FORMAT = "stammtisch-record/1"
 
@@ -41,7 +40,7 @@ def table_to_record(table: Table) -> dict:
     return {
         "format": FORMAT,
         "ruleset": rules.id,
-        "options": options_differing(rules, PRESETS[rules.id]),
+        "options": options_differing(rules),
         "players": list(table.players),
         "first_dealer": table.players[table.first_dealer],
         "deals": [{"deck": list(d.deck), "actions": list(d.actions)} for d in table.deals],
@@ -62,19 +61,20 @@ class Replay:
             if r is None:
                 deals.append({"dealer": None, "complete": False, "actions": len(d.actions)})
                 continue
-            entry: dict[str, Any] = {"dealer": names[r.dealer]}
-            summary = r.summary
-            entry["outcome"] = summary.get("outcome")
-            entry["tricks"] = {names[int(s)]: n for s, n in summary.get("tricks", {}).items()}
-            net = r.net(t.num_players)
-            entry["net"] = {names[p]: v for p, v in net.items()}
-            if t.rules.family == "tapp":
-                declarer = summary.get("declarer")
+            deal = summarise_deal(r, t.num_players)
+            entry: dict[str, Any] = {
+                "dealer": names[deal["dealer"]],
+                "outcome": deal["outcome"],
+                "tricks": {names[s]: n for s, n in deal["tricks"].items()},
+                "net": {names[p]: v for p, v in enumerate(deal["net"])},
+            }
+            if "contract" in deal:
+                declarer = deal["declarer"]
                 entry["declarer"] = names[declarer] if declarer is not None else None
-                entry["contract"] = summary.get("contract")
+                entry["contract"] = deal["contract"]
                 entry["card_points"] = {
                     (names[int(k)] if str(k).isdigit() else k): v
-                    for k, v in summary.get("card_points", {}).items()
+                    for k, v in deal["card_points"].items()
                 }
             deals.append(entry)
         return {

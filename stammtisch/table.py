@@ -11,9 +11,11 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from .cards import Pack
-from .games.base import DealResult, IllegalAction, State, TableState, new_game
+from .cards import Pack, pack_named
+from .games import DealResult, IllegalAction, TableState, new_game
+from .games.base import State
 from .ledger import Ledger
+from .rules.base import RuleSet
 
 
 @dataclass
@@ -121,10 +123,29 @@ class Table:
     def balances(self) -> dict[str, int]:
         return {name: self.ledger.balances[i] for i, name in enumerate(self.players)}
 
-    def to_record(self) -> dict:
-        from .record import table_to_record
+    def deal_summaries(self) -> list[dict[str, Any]]:
+        """One summary per finished deal (``summarise_deal``), in order."""
+        return [summarise_deal(d.result, self.num_players) for d in self.deals if d.result is not None]
 
-        return table_to_record(self)
+
+def summarise_deal(result: DealResult, num_players: int) -> dict[str, Any]:
+    """What a reader of a finished deal wants, by seat: the one place this is built (records,
+    the web table's score sheet and simulations read it). Keys: ``dealer``, ``outcome``,
+    ``net`` (list per seat), ``tricks`` (seat → tricks), and for Tapp ``declarer``,
+    ``contract``, ``card_points``."""
+    s = result.summary
+    net = result.net(num_players)
+    entry: dict[str, Any] = {
+        "dealer": result.dealer,
+        "outcome": s.get("outcome"),
+        "net": [net[p] for p in range(num_players)],
+        "tricks": {int(k): v for k, v in s.get("tricks", {}).items()},
+    }
+    if "contract" in s:
+        entry["declarer"] = s.get("declarer")
+        entry["contract"] = s.get("contract")
+        entry["card_points"] = dict(s.get("card_points", {}))
+    return entry
 
 
 def first_dealer_by_ace(deck: list[str], num_players: int) -> int:
@@ -138,8 +159,12 @@ def first_dealer_by_ace(deck: list[str], num_players: int) -> int:
     raise ValueError("the deck holds no Ace")
 
 
-def draw_first_dealer(pack: Pack, num_players: int, rng: random.Random) -> int:
-    """Shuffle a pack and deal it face up round the table: the first Ace deals first."""
-    cards = list(pack.cards)
-    rng.shuffle(cards)
-    return first_dealer_by_ace(cards, num_players)
+def draw_first_dealer(rules: RuleSet, rng: random.Random) -> int:
+    """The first dealer of a session, as the rule set finds him (``Preset.first_dealer``):
+    by the first Ace dealt face up round the table (Tippen, RULES.md 2.1), or by lot (Tapp,
+    RULES.md 3.4; the historic sources are silent, and the lot is the usual way)."""
+    if rules.preset.first_dealer == "ace":
+        cards = list(pack_named(rules.pack).cards)
+        rng.shuffle(cards)
+        return first_dealer_by_ace(cards, rules.players)
+    return rng.randrange(rules.players)

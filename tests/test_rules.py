@@ -53,10 +53,13 @@ def test_tippen_bete_and_passing_per_rule_set():
     ("tippen/meyers-1905", ["pack=tapp36"], "takes one of"),
     ("tapp/modern", ["players=5"], "3 or 4 players"),
     ("tapp/classic-1879", ["players=4"], "3 players"),
-    ("tapp/classic-1879", ["pack=skat32"], "tapp36"),
+    ("tapp/classic-1879", ["pack=skat32"], "option pack does not apply to tapp/classic-1879"),
     ("tapp/modern", ["pot=true"], "does not apply"),
     ("tapp/wuerttemberg-tarock", ["frage_value=10"], "does not apply"),
-    ("tapp/wuerttemberg-tarock", ["tout_multiplier=4"], "2 (Anton) or 3 (Beck)"),
+    ("tapp/wuerttemberg-tarock", ["tout_multiplier=4"], "must be from 2 to 3, not 4"),
+    ("tippen/meyers-1905", ["stake=3" + "0" * 4299], "takes a whole number from 1 to 1000"),
+    ("tippen/meyers-1905", ["stake=3000"], "must be from 1 to 1000, not 3000"),
+    ("tapp/modern", ["frage_value=0"], "must be from 1 to 1000, not 0"),
     ("tapp/foo", [], "unknown rule set"),
 ])
 def test_unplayable_configurations_are_refused(rid, overrides, message):
@@ -75,5 +78,5 @@ def test_overrides_accept_typed_values_and_strings():
     a = ruleset("tippen/dreiblatt-1859", {"max_bete": 9, "robbing": True})
     b = ruleset("tippen/dreiblatt-1859", ["max_bete=9", "robbing=yes"])
     assert a == b
-    assert options_differing(a, PRESETS[a.id]) == {"max_bete": 9, "robbing": True}
+    assert options_differing(a) == {"max_bete": 9, "robbing": True}
     assert ruleset("tippen/dreiblatt-1859", ["max_bete=none"]).max_bete is None

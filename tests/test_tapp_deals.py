@@ -4,7 +4,7 @@ rules-research section 5 (Tapp). Expected money comes from RULES.md section 3.""
 import pytest
 
 from stammtisch.games import IllegalAction, TableState
-from stammtisch.games.base import POT, new_game
+from stammtisch.games import POT, new_game
 from stammtisch.games.tapp import DEAL_PATTERNS
 from stammtisch.rules import ruleset
 
@@ -280,7 +280,7 @@ def test_bad_decks_rejected():
     game = game_of(MO)
     for deck in ([0] * 36, list(range(35)), list(range(1, 37)), list(range(36)) + [0],
                  [str(i) for i in range(36)], [-1] + list(range(1, 36))):
-        with pytest.raises(ValueError, match="permutation"):
+        with pytest.raises(ValueError, match="exactly once|not a card|a list of"):
             game.new_deal(TableState(), deck)
 
 
@@ -595,7 +595,7 @@ def test_rufer_called_card_held_by_defender():
     refused(s, "give:C7", "wrong phase")
     act(s, "call:C6")  # C6 is with seat 0 (the rest of the pack)
     assert "C6" in hand_of(s, 1) and "C6" not in hand_of(s, 0)
-    refused(s, "give:C6", "cannot give back the called card")
+    assert "give:C6" in legal_strings(s)  # RULES 3.4: any card, the called one included
     refused(s, "give:D6", "give a card you hold")
     act(s, "give:HA")
     assert "HA" in hand_of(s, 0) and "HA" not in hand_of(s, 1)
@@ -609,6 +609,16 @@ def test_rufer_called_card_held_by_defender():
     r = s.result()
     assert r.summary["contract"] == "rufer:C"
     assert s.returns() == ([-15, 30, -15] if r.summary["won"] else [15, -30, 15])
+
+
+def test_rufer_declarer_may_give_back_the_called_card():
+    # RULES 3.4 (seed 003: "et kort etter eget valg"): the declarer gives back any card of his
+    # own choice, the called card included; then nobody but the two knows it went back.
+    game, s = rufer_deal()
+    act(s, "call:C6 give:C6")
+    assert "C6" in hand_of(s, 0) and "C6" not in hand_of(s, 1)
+    assert s.view(2)["log"][-1] == [1, "give:?"] and s.view(0)["given"] == "C6"
+    assert s.view(2)["phase"] == "play"
 
 
 def test_rufer_any_defender_trick_loses_at_once():

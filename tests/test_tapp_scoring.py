@@ -12,8 +12,8 @@ from stammtisch.games.tapp import (
     ramsch_settlement,
 )
 
-WT = "tapp/wuerttemberg-tarock"
-CL = "tapp/classic-1879"
+WT = "beck"  # Württemberg Tarock's settlement
+CL = "anton"  # Classic Tapp's
 
 
 def declarer_net(per, to_pot, defenders=2):

@@ -7,7 +7,7 @@ import random
 import pytest
 
 from stammtisch.bots.tippen import TippenHeuristic
-from stammtisch.games.base import TableState, new_game
+from stammtisch.games import TableState, new_game
 from stammtisch.rules import ruleset
 from stammtisch.rules.tippen import TIPPEN_PRESETS
 from test_tippen_support import deal, game, run

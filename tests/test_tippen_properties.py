@@ -9,10 +9,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stammtisch.games import tippen as T
-from stammtisch.games.base import IllegalAction, TableState, new_game
+from stammtisch.games import IllegalAction, TableState, new_game
 from stammtisch.ledger import Ledger
 from stammtisch.rules import RuleError, ruleset
-from stammtisch.rules.tippen import PLAYER_LIMITS, TIPPEN_PRESETS
+from stammtisch.rules.tippen import TIPPEN_PRESETS
 
 RULESETS = sorted(TIPPEN_PRESETS)
 
@@ -22,8 +22,9 @@ BOOL_OPTS = ["schieben", "robbing", "knocking", "head_trick", "forced_leads", "t
 @st.composite
 def tippen_rules(draw):
     rid = draw(st.sampled_from(RULESETS))
-    lo, hi32, _ = PLAYER_LIMITS[rid]
-    preset = TIPPEN_PRESETS[rid]
+    record = TIPPEN_PRESETS[rid]
+    lo, hi32 = record.min_players, record.max_players
+    preset = record.defaults
     opts = {"players": draw(st.integers(lo, hi32))}
     for key in BOOL_OPTS:
         if draw(st.integers(0, 3)) == 0:

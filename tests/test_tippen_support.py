@@ -6,7 +6,7 @@ pattern, so a worked example can be written as "these hands, these plays".
 
 from __future__ import annotations
 
-from stammtisch.games.base import POT, RESERVE, TableState, new_game
+from stammtisch.games import POT, RESERVE, TableState, new_game
 from stammtisch.ledger import Ledger
 from stammtisch.rules import ruleset
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from stammtisch.games.base import TableState, new_game
+from stammtisch.games import TableState, new_game
 from stammtisch.rules import ruleset
 from stammtisch.rules.base import format_options
 

@@ -13,6 +13,10 @@ from __future__ import annotations
 
 import math
 import random
+from functools import lru_cache
+from typing import Any
+
+from ..rules import TappRules, ruleset
 
 ORDER = "6789JQKTA"  # Tapp order, weakest first
 STRENGTH = {r: i for i, r in enumerate(ORDER)}
@@ -36,6 +40,18 @@ MODEL = {
 #: Declare only with at least this win chance (an even chance is worth nothing in expectation
 #: and costs the defence's edge; real players declare when they expect to win).
 MIN_WIN = 0.6
+
+
+def _rules_of(view: dict[str, Any]) -> TappRules:
+    """The rule set a view is played under (public: its id and options are in every view)."""
+    return _rules_cached(view["ruleset"], tuple(sorted(view.get("options", {}).items())))
+
+
+@lru_cache(maxsize=64)
+def _rules_cached(ruleset_id: str, options: tuple[tuple[str, Any], ...]) -> TappRules:
+    rules = ruleset(ruleset_id, dict(options))
+    assert isinstance(rules, TappRules)
+    return rules
 
 
 def _s(card: str) -> int:
@@ -156,7 +172,7 @@ class TappHeuristic:
         contract, so the expected value is factor × (points − 60) or value × (2p − 1).
         Only contracts won with at least ``MIN_WIN`` chance are offered.
         """
-        rid = view.get("ruleset", "")
+        rules = _rules_of(view)
         n = view.get("players", 3)
         out: list[tuple[float, int, str, float]] = []
 
@@ -168,8 +184,8 @@ class TappHeuristic:
         h_pred, h_p = predict(hand, "H", "solo", n)
         suit = max("CSD", key=lambda t: predict(hand, t, "solo", n)[0])
         s_pred, s_p = predict(hand, suit, "solo", n)
-        if rid == "tapp/modern":
-            frage_value = view.get("options", {}).get("frage_value", 5)  # a rule option
+        if rules.settlement == "modern":  # a fixed value per contract
+            frage_value = rules.frage_value
             add(frage_value * (2 * f_p - 1), 1, "frage", f_p)
             add(5 * (2 * s_p - 1), 2, f"solo:{suit}", s_p)
             add(10 * (2 * h_p - 1), 3, "herzsolo", h_p)
@@ -179,7 +195,7 @@ class TappHeuristic:
                 add(30, 8, f"durch:{suit}", 0.95)
             if self._tout_sure(hand, "H"):
                 add(60, 9, "herzdurch", 0.95)
-        elif rid == "tapp/classic-1879":
+        elif rules.settlement == "anton":  # ceil(x / d), d = 4, 2, 1
             add((f_pred - 60) / 4, 1, "frage", f_p)
             add((s_pred - 60) / 2, 2, f"solo:{suit}", s_p)
             add(h_pred - 60, 3, "herzsolo", h_p)

@@ -8,10 +8,9 @@ from pathlib import Path
 import typer
 
 from ..bots import BOT_NAMES, make_bot
-from ..cards import PACKS as PACKS_BY_NAME
 from ..cards import display, suit_label
 from ..games.base import IllegalAction
-from ..record import save
+from ..record import save, table_to_record
 from .common import CliError, _build_rules, _check_seat, _print_balances, _signed, app, console
 
 
@@ -49,7 +48,7 @@ def play_cmd(
     names.insert(seat, name)
     german = german or getattr(rules, "suits", "french") == "german"
     if first_dealer is None:
-        first_dealer = draw_first_dealer(PACKS_BY_NAME[rules.pack], n, rng)
+        first_dealer = draw_first_dealer(rules, rng)
     table = Table(rules, names, first_dealer)
     seat_bots = {p: make_bot(bots, rules.family, random.Random(rng.random())) for p in range(n) if p != seat}
     console.print(f"[bold]{rules.title}[/bold] — {', '.join(names)}. "
@@ -66,7 +65,7 @@ def play_cmd(
     except (KeyboardInterrupt, EOFError):
         console.print("\nStopped.")
     if record is not None:
-        rec = table.to_record()
+        rec = table_to_record(table)
         if table.in_deal:
             rec["deals"] = rec["deals"][:-1]  # an unfinished deal is not part of the record
         save(rec, record)

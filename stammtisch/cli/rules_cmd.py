@@ -7,7 +7,7 @@ import json
 import typer
 from rich.table import Table as RichTable
 
-from ..rules import PRESETS, RuleError, family_of, format_options, rules_class, ruleset
+from ..rules import PRESETS, RuleError, family_of, format_options, option_specs, ruleset
 from .common import CliError, app, console
 
 
@@ -25,11 +25,10 @@ def rules_cmd(
     out = []
     for rid in ids:
         try:
-            cls = rules_class(rid)
             rules = ruleset(rid)
+            specs = option_specs(rid)
         except RuleError as e:
             raise CliError(str(e)) from None
-        specs = cls.option_specs()
         defaults = format_options(rules)
         out.append({
             "id": rid, "game": family_of(rid), "title": rules.title,

@@ -10,7 +10,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table as RichTable
 
 from ..bots import BOT_NAMES
-from ..record import save
+from ..record import save, table_to_record
 from .common import CliError, _build_rules, _check_seat, _signed, app, console, err_console
 
 
@@ -54,7 +54,7 @@ def simulate_cmd(
     if records is not None:
         records.mkdir(parents=True, exist_ok=True)
         path = records / f"{ruleset_id.replace('/', '_')}-seed{seed if seed is not None else 'x'}-{deals}.json"
-        save(table.to_record(), path)
+        save(table_to_record(table), path)
     data = summary.to_json(rules.family)
     data["ruleset"] = ruleset_id
     if as_json:

@@ -129,21 +129,3 @@ class Game(Protocol):
     def new_deal(self, table: TableState, deck: Sequence[int]) -> State: ...
 
     def deck_from_strings(self, cards: Sequence[str]) -> list[int]: ...
-
-
-def new_game(rules) -> Game:
-    """The engine for a rule set (a ``TippenRules`` or ``TappRules``)."""
-    if rules.family == "tippen":
-        from .tippen import TippenGame
-
-        return TippenGame(rules)
-    from .tapp import TappGame
-
-    return TappGame(rules)
-
-
-def apply_string(state: State, text: str) -> int:
-    """Parse and apply an action string; raises IllegalAction. Returns the action id."""
-    action = state.string_to_action(text)
-    state.apply(action)
-    return action

@@ -6,7 +6,7 @@ A deal runs through these phases (each skipped when the rule set does not use it
 ``choice`` (dealer: sniff/knock/turn) → ``discard`` → ``drop`` (1859 sniffer) → ``declare``
 (tap/pass, forehand first, dealer last) → ``exchange`` (active players from forehand) →
 ``rob`` (every active player from forehand says rob/no-rob; only the holder of the trump 7
-may rob, and asking everyone keeps where the 7 lies hidden) → ``play`` → ``done``.
+may rob, and asking everyone keeps where the 7 lies hidden) → ``play`` → ``over``.
 
 Action ids (``S`` = pack size; see ``TippenGame``):
 
@@ -23,16 +23,32 @@ pot and reserve the state shows are the table's balances plus those transfers.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from enum import IntEnum
+from typing import Any, ClassVar
 
-from ..cards import PACKS, SUITS, CardError, cards_in
-from ..rules.base import format_options
-from .base import POT, RESERVE, DealResult, IllegalAction, TableState, Transfer, net_change
-from .tricks import legal_follows
+from ..cards import SUITS, CardError, cards_in
+from ..rules.tippen import TippenRules
+from .base import POT, RESERVE, Account, DealResult, IllegalAction, TableState, Transfer
+from .engine import EngineGame, EngineState, Secret
+from .tricks import beats, legal_follows
 
-# Phases.
-SHOVE, CHOICE, DISCARD, DROP, DECLARE, EXCHANGE, ROB, PLAY, DONE = range(9)
-PHASE_NAMES = ("schieben", "choice", "discard", "drop", "declare", "exchange", "rob", "play", "done")
+
+class Phase(IntEnum):
+    SHOVE = 0  # Schieben: the dealer shoves or deals
+    CHOICE = 1  # the dealer sniffs, knocks, looks or turns
+    DISCARD = 2  # a sniffer or knocker discards one card
+    DROP = 3  # the 1859 sniffer drops or stays
+    DECLARE = 4  # tap or pass
+    EXCHANGE = 5
+    ROB = 6
+    PLAY = 7
+    OVER = 8
+
+
+# plain ints for the hot paths
+SHOVE, CHOICE, DISCARD, DROP, DECLARE, EXCHANGE, ROB, PLAY, OVER = (int(p) for p in Phase)
+PHASE_NAMES = ("schieben", "choice", "discard", "drop", "declare", "exchange", "rob", "play", "over")
 
 # Seat status.
 UNDECIDED, ACTIVE, PASSED, DROPPED = range(4)
@@ -61,18 +77,18 @@ PHASE_HINT = {
     EXCHANGE: "the active players are exchanging",
     ROB: "the active players are asked in turn; the holder of the trump 7 may rob the upcard",
     PLAY: "the cards are being played",
-    DONE: "the deal is over",
+    OVER: "the deal is over",
 }
 
 
-class TippenGame:
+class TippenGame(EngineGame):
     """A Tippen engine for one validated ``TippenRules``. Immutable."""
 
-    def __init__(self, rules):
-        self.rules = rules
-        self.options = format_options(rules)  # public: every view carries them
-        self.num_players = rules.players
-        self.pack = PACKS[rules.pack]
+    family = "tippen"
+    rules: TippenRules
+
+    def __init__(self, rules: TippenRules):
+        super().__init__(rules)
         p = self.pack
         S = p.size
         R = p.ranks_per_suit
@@ -85,29 +101,36 @@ class TippenGame:
         self.WORD_BASE = 2 * S
         self.EXCHANGE_BASE = 2 * S + EXCHANGE_OFFSET
         self.word_ids = {w: 2 * S + i for i, w in enumerate(WORDS)}
-        #: memo of views' log texts: (actor, action id, viewer) -> text (see TippenState.view)
-        self.log_texts: dict[tuple, str] = {}
+        # Secrets of the log: the card a sniffer or knocker discards is seen by him alone;
+        # of an exchange the others learn only how many cards were changed.
+        self.memo_limit = self.EXCHANGE_BASE
+        self.secrets = (
+            Secret(S, 2 * S, "actor", lambda a: "discard:?"),
+            Secret(self.EXCHANGE_BASE, self.EXCHANGE_BASE + (1 << S), "actor",
+                   lambda a: f"exchange:{(a - self.EXCHANGE_BASE).bit_count()}"),
+        )
         self.ace_of = tuple(k * R + R - 1 for k in range(len(SUITS)))
         self.seven_of = tuple(k * R + R - 1 - p.ranks.index("7") for k in range(len(SUITS)))
         self.ace_or_seven = p.mask_of(c for c in range(S) if p.cards[c][1] in "A7")
+        #: per trump mask, per card ``b`` winning the trick so far: the mask of the cards
+        #: that beat it (``tricks.beats`` as a table)
+        self.beaters = {
+            tm: tuple(sum(1 << c for c in range(S) if beats(c, b, p.suit_masks, R, tm)) for b in range(S))
+            for tm in p.suit_masks
+        }
         self.has_choice = rules.trump_card != "dealer-last" and (
             rules.sniffing != "none" or rules.knocking)
 
-    # -- construction -------------------------------------------------------------------------
-    def _check_deck(self, deck: list[int]) -> None:
-        if len(deck) != self.size or sorted(deck) != list(range(self.size)):
-            raise ValueError(
-                f"the deck must be a permutation of the {self.size} cards of the "
-                f"{self.pack.name} pack (card indices 0…{self.size - 1}), each exactly once")
+    @property
+    def num_distinct_actions(self) -> int:
+        """One past the largest action id (exchange ids are sparse: ``EXCHANGE_BASE + mask``)."""
+        return self.EXCHANGE_BASE + self.pack.full_mask + 1
 
+    # -- construction -------------------------------------------------------------------------
     def new_deal(self, table: TableState, deck: Sequence[int]) -> TippenState:
-        deck = list(deck)
-        self._check_deck(deck)
-        if not 0 <= table.dealer < self.num_players:
-            raise ValueError(f"dealer {table.dealer} is not a seat of {self.num_players} players")
-        if table.pot < 0 or table.reserve < 0:
-            raise ValueError("pot and reserve cannot be negative")
-        return TippenState(self, table, deck)
+        self.check_deck(deck)
+        self.check_table(table)
+        return TippenState(self, table, list(deck))
 
     def deal_hands(self, deck: Sequence[int], dealer: int) -> tuple[list[int], int, int]:
         """Deal one card at a time from forehand, clockwise (RULES.md 2.2 trump card).
@@ -119,7 +142,7 @@ class TippenGame:
         hands = [0] * n
         pos = 0
 
-        def one_round():
+        def one_round() -> None:
             nonlocal pos
             for k in range(1, n + 1):
                 hands[(dealer + k) % n] |= 1 << deck[pos]
@@ -134,12 +157,6 @@ class TippenGame:
         if r.trump_card == "katira":
             one_round()
         return hands, up, pos
-
-    def deck_from_strings(self, cards: Sequence[str]) -> list[int]:
-        """A deck in notation → card indices; ``ValueError`` unless it is the whole pack."""
-        deck = [self.pack.card(c) for c in cards]
-        self._check_deck(deck)
-        return deck
 
     def action_to_string(self, action: int) -> str:
         S = self.size
@@ -186,15 +203,19 @@ class TippenGame:
         return self._bad(text)
 
     @staticmethod
-    def _bad(text):
+    def _bad(text: str) -> int:
         raise IllegalAction(
             "notation",
             f"{text!r} is not a Tippen action (play:HA, tap, pass, exchange:C7,D8, exchange:-, "
             f"shove, deal, sniff, knock, look, turn, discard:C7, drop, stay, rob, no-rob)")
 
 
-class TippenState:
+class TippenState(EngineState):
     """One Tippen deal in progress (see the module docstring)."""
+
+    game: TippenGame
+    OVER = OVER
+    PHASE_NAMES = PHASE_NAMES
 
     __slots__ = (
         "game", "table", "deck", "dealer", "phase", "cur", "hands", "status", "declared",
@@ -444,7 +465,7 @@ class TippenState:
         return s
 
     def _finish(self) -> None:
-        self.phase = DONE
+        self.phase = OVER
         self.cur = -1
 
     def _bete_account(self):
@@ -476,13 +497,7 @@ class TippenState:
         self.next_dealer = (d + 1) % self.game.num_players
         self._finish()
 
-    # -- the State API ------------------------------------------------------------------------
-    def current_player(self) -> int:
-        return self.cur
-
-    def is_terminal(self) -> bool:
-        return self.phase == DONE
-
+    # -- legal actions, one method per phase (PLAY first: the hot path) --------------------
     def _play_mask(self) -> int:
         """The cards the current player may play (phase PLAY)."""
         g = self.game
@@ -502,53 +517,64 @@ class TippenState:
                              r.head_trick)
 
     def legal_actions(self) -> list[int]:
-        g = self.game
         ph = self.phase
-        W = g.WORD_BASE
         if ph == PLAY:
             return cards_in(self._play_mask())
-        if ph == DECLARE:
-            return [W + W_TAP, W + W_PASS]
-        if ph == EXCHANGE:
-            hand = self.hands[self.cur]
-            subs = []
-            sub = hand
-            while True:
-                subs.append(g.EXCHANGE_BASE + sub)
-                if not sub:
-                    break
-                sub = (sub - 1) & hand
-            subs.reverse()
-            return subs
-        if ph == SHOVE:
-            nxt = (self.cur + 1) % g.num_players
-            return [W + W_SHOVE, W + W_DEAL] if not self.anted[nxt] else [W + W_DEAL]
-        if ph == CHOICE:
-            r = g.rules
-            if r.knocking and r.sniffing != "none" and not self.looked:
-                return [W + W_KNOCK, W + W_LOOK]
-            out = []
-            if r.sniffing != "none":
-                out.append(W + W_SNIFF)
-            if r.knocking and not self.looked:
-                out.append(W + W_KNOCK)
-            out.append(W + W_TURN)
-            return out
-        if ph == DISCARD:
-            m = self.hands[self.cur]
-            out = []
-            while m:
-                low = m & -m
-                out.append(g.DISCARD_BASE + low.bit_length() - 1)
-                m ^= low
-            return out
-        if ph == DROP:
-            return [W + W_DROP, W + W_STAY]
-        if ph == ROB:
-            if self.hands[self.cur] >> g.seven_of[self.trump] & 1:
-                return [W + W_ROB, W + W_NOROB]
-            return [W + W_NOROB]
-        return []
+        if ph == OVER:
+            return []
+        return self.LEGAL[ph](self)
+
+    def _legal_declare(self) -> list[int]:
+        W = self.game.WORD_BASE
+        return [W + W_TAP, W + W_PASS]
+
+    def _legal_exchange(self) -> list[int]:
+        g = self.game
+        hand = self.hands[self.cur]
+        subs = []
+        sub = hand
+        while True:
+            subs.append(g.EXCHANGE_BASE + sub)
+            if not sub:
+                break
+            sub = (sub - 1) & hand
+        subs.reverse()
+        return subs
+
+    def _legal_shove(self) -> list[int]:
+        g = self.game
+        W = g.WORD_BASE
+        nxt = (self.cur + 1) % g.num_players
+        return [W + W_SHOVE, W + W_DEAL] if not self.anted[nxt] else [W + W_DEAL]
+
+    def _legal_choice(self) -> list[int]:
+        g = self.game
+        W = g.WORD_BASE
+        r = g.rules
+        if r.knocking and r.sniffing != "none" and not self.looked:
+            return [W + W_KNOCK, W + W_LOOK]
+        out = []
+        if r.sniffing != "none":
+            out.append(W + W_SNIFF)
+        if r.knocking and not self.looked:
+            out.append(W + W_KNOCK)
+        out.append(W + W_TURN)
+        return out
+
+    def _legal_discard(self) -> list[int]:
+        g = self.game
+        return [g.DISCARD_BASE + c for c in cards_in(self.hands[self.cur])]
+
+    def _legal_drop(self) -> list[int]:
+        W = self.game.WORD_BASE
+        return [W + W_DROP, W + W_STAY]
+
+    def _legal_rob(self) -> list[int]:
+        g = self.game
+        W = g.WORD_BASE
+        if self.hands[self.cur] >> g.seven_of[self.trump] & 1:
+            return [W + W_ROB, W + W_NOROB]
+        return [W + W_NOROB]
 
     def _is_legal(self, action: int) -> bool:
         g = self.game
@@ -564,28 +590,13 @@ class TippenState:
             return 0 <= c < g.size and bool(self.hands[self.cur] >> c & 1)
         return action in self.legal_actions()
 
-    def apply(self, action: int, seat: int | None = None) -> None:
-        """Apply a legal action of the current player; ``seat`` (optional) is who acts."""
-        if type(action) is not int:
-            raise IllegalAction("notation", f"{action!r} is not an action id")
-        if self.phase == DONE:
-            raise IllegalAction("deal is over", "the deal is over; no more actions")
-        if seat is not None and seat != self.cur:
-            raise IllegalAction("not your turn", f"it is seat {self.cur}'s turn, not seat {seat}'s")
+    # -- apply, one method per phase ----------------------------------------------------------
+    def _apply(self, action: int) -> None:
         if not self._is_legal(action):
             rule, message = self._refusal(action)
             raise IllegalAction(rule, message)
         self.log.append((self.cur, action))
-        g = self.game
-        ph = self.phase
-        if ph == PLAY:
-            self._play(action)
-        elif ph == EXCHANGE:
-            self._exchange(action - g.EXCHANGE_BASE)
-        elif ph == DISCARD:
-            self._discard(action - g.DISCARD_BASE)
-        else:
-            self._word(action - g.WORD_BASE)
+        self.APPLY[self.phase](self, action)
 
     def _play(self, card: int) -> None:
         g = self.game
@@ -599,16 +610,9 @@ class TippenState:
             self.led_suit = g.suit_of[card]
             self.win_card = card
             self.win_seat = seat
-        else:
-            best = self.win_card
-            tm = self.trump_mask
-            if bit & tm:
-                better = not (1 << best) & tm or card > best
-            else:
-                better = not (1 << best) & tm and g.suit_of[card] == g.suit_of[best] and card > best
-            if better:
-                self.win_card = card
-                self.win_seat = seat
+        elif g.beaters[self.trump_mask][self.win_card] >> card & 1:  # tricks.beats, as a table
+            self.win_card = card
+            self.win_seat = seat
         if len(trick) < self.n_active:
             self.cur = self._next_active(seat)
             return
@@ -626,7 +630,8 @@ class TippenState:
         else:
             self.cur = winner
 
-    def _exchange(self, mask: int) -> None:
+    def _exchange(self, action: int) -> None:
+        mask = action - self.game.EXCHANGE_BASE
         seat = self.cur
         k = mask.bit_count()
         self.hands[seat] &= ~mask
@@ -637,7 +642,8 @@ class TippenState:
         self.order_pos += 1
         self._next_exchanger()
 
-    def _discard(self, card: int) -> None:
+    def _discard(self, action: int) -> None:
+        card = action - self.game.DISCARD_BASE
         seat = self.cur
         self.hands[seat] &= ~(1 << card)
         self.discards |= 1 << card
@@ -647,62 +653,80 @@ class TippenState:
             self.status[seat] = ACTIVE  # a modern sniffer or a knocker is bound to play
             self._start_declare()
 
-    def _word(self, w: int) -> None:
-        g = self.game
-        r = g.rules
-        n = g.num_players
-        seat = self.cur
-        if w == W_SHOVE:
-            nxt = (seat + 1) % n
-            self.dealer = nxt
-            self.cur = nxt
-            self._ante(nxt, "ante (Schieben)")
-        elif w == W_DEAL:
+    def _shove_or_deal(self, action: int) -> None:
+        if action - self.game.WORD_BASE == W_DEAL:
             self._after_shoving()
-        elif w == W_TURN:
+            return
+        nxt = (self.cur + 1) % self.game.num_players
+        self.dealer = nxt
+        self.cur = nxt
+        self._ante(nxt, "ante (Schieben)")
+
+    def _choose(self, action: int) -> None:
+        g = self.game
+        w = action - g.WORD_BASE
+        if w == W_TURN:
             self._turn()
             self._start_declare()
-        elif w == W_LOOK:
+            return
+        if w == W_LOOK:
             self.looked = True
-        elif w in (W_SNIFF, W_KNOCK):
-            if w == W_KNOCK:
-                self.taken = TAKE_KNOCK
-            else:
-                self.taken = TAKE_SNIFF1859 if r.sniffing == "1859" else TAKE_SNIFF_MODERN
-            self.up_state = UP_TAKEN
-            self.trump_card = self.upcard
-            self._set_trump(g.suit_of[self.upcard])
-            self.hands[seat] |= 1 << self.upcard
-            self.phase = DISCARD
-        elif w == W_DROP:
+            return
+        if w == W_KNOCK:
+            self.taken = TAKE_KNOCK
+        else:
+            self.taken = TAKE_SNIFF1859 if g.rules.sniffing == "1859" else TAKE_SNIFF_MODERN
+        self.up_state = UP_TAKEN
+        self.trump_card = self.upcard
+        self._set_trump(g.suit_of[self.upcard])
+        self.hands[self.cur] |= 1 << self.upcard
+        self.phase = DISCARD
+
+    def _drop_or_stay(self, action: int) -> None:
+        seat = self.cur
+        if action - self.game.WORD_BASE == W_DROP:
             self.status[seat] = DROPPED
             self.declared[seat] = "drop"
             self._fold(seat)
-            self._move(seat, self._bete_account(), r.stake, "drop (sniffed and dropped out)")
-            self._start_declare()
-        elif w == W_STAY:
+            self._move(seat, self._bete_account(), self.game.rules.stake, "drop (sniffed and dropped out)")
+        else:
             self.status[seat] = ACTIVE
             self.declared[seat] = "stay"
-            self._start_declare()
-        elif w in (W_TAP, W_PASS):
-            if w == W_TAP:
-                self.status[seat] = ACTIVE
-                self.declared[seat] = "tap"
-            else:
-                self.status[seat] = PASSED
-                self.declared[seat] = "pass"
-                self._fold(seat)
-            self.order_pos += 1
-            self._next_declarer()
-        elif w == W_ROB:
+        self._start_declare()
+
+    def _declare(self, action: int) -> None:
+        seat = self.cur
+        if action - self.game.WORD_BASE == W_TAP:
+            self.status[seat] = ACTIVE
+            self.declared[seat] = "tap"
+        else:
+            self.status[seat] = PASSED
+            self.declared[seat] = "pass"
+            self._fold(seat)
+        self.order_pos += 1
+        self._next_declarer()
+
+    def _rob(self, action: int) -> None:
+        g = self.game
+        seat = self.cur
+        if action - g.WORD_BASE == W_ROB:
             seven = g.seven_of[self.trump]
             self.hands[seat] = (self.hands[seat] & ~(1 << seven)) | (1 << self.upcard)
             self.upcard = seven
             self.robbed = True
             self._start_play()
-        elif w == W_NOROB:
+        else:
             self.order_pos += 1
             self._next_robber()
+
+    LEGAL: ClassVar[dict[int, Callable[[TippenState], list[int]]]] = {
+        SHOVE: _legal_shove, CHOICE: _legal_choice, DISCARD: _legal_discard, DROP: _legal_drop,
+        DECLARE: _legal_declare, EXCHANGE: _legal_exchange, ROB: _legal_rob,
+    }
+    APPLY: ClassVar[dict[int, Callable[[TippenState, int], None]]] = {
+        SHOVE: _shove_or_deal, CHOICE: _choose, DISCARD: _discard, DROP: _drop_or_stay,
+        DECLARE: _declare, EXCHANGE: _exchange, ROB: _rob, PLAY: _play,
+    }
 
     # -- refusals -----------------------------------------------------------------------------
     def _refusal(self, action: int) -> tuple[str, str]:
@@ -749,7 +773,7 @@ class TippenState:
                     f"this rule set does not allow the dealer to {word}")
         return ("order of the deal",
                 f"{text!r} is not possible now: {PHASE_HINT[ph]}"
-                + (f" (seat {self.cur} to act)" if ph != DONE else ""))
+                + (f" (seat {self.cur} to act)" if ph != OVER else ""))
 
     def _play_refusal(self, card: int) -> tuple[str, str]:
         g = self.game
@@ -773,16 +797,9 @@ class TippenState:
             return "must trump", f"void in the led suit: a trump must be played, not {name}"
         return "head the trick", f"{name} does not overtrump; a higher trump must be played"
 
-    # -- strings ------------------------------------------------------------------------------
-    def action_to_string(self, action: int) -> str:
-        return self.game.action_to_string(action)
-
-    def string_to_action(self, text: str) -> int:
-        return self.game.string_to_action(text)
-
     # -- results ------------------------------------------------------------------------------
     def result(self) -> DealResult:
-        if self.phase != DONE:
+        if self.phase != OVER:
             raise ValueError("the deal is not over yet")
         n = self.game.num_players
         active = [s for s in range(n) if self.status[s] == ACTIVE]
@@ -792,9 +809,6 @@ class TippenState:
             "outcome": self.outcome,
         }
         return DealResult(list(self.transfers), self.next_dealer, self.dealer, summary)
-
-    def returns(self) -> list[int]:
-        return net_change(self.transfers, self.game.num_players)
 
     def clone(self) -> TippenState:
         c = TippenState.__new__(TippenState)
@@ -828,42 +842,61 @@ class TippenState:
         return {"hands": hands, "talon": talon, "upcard": up, "played": self.played,
                 "discards": self.discards, "dead": self.dead, "undealt": undealt}
 
-    def view(self, seat: int | None = None) -> dict:
+    def _blind(self, seat: int | None) -> bool:
+        """A dealer who may knock decides before looking at his hand (rules-research T7)."""
+        return (seat == self.dealer and self.phase == CHOICE and self.game.rules.knocking
+                and not self.looked)
+
+    def _trump_card_public(self) -> bool:
+        """The card that fixed trumps lies face up (turned, 1821's dealer's last card, or
+        sniffed in 1859); a modern sniffer or a knocker takes it unseen."""
+        return self.taken in (TAKE_NONE, TAKE_SNIFF1859) and self.up_state != UP_HIDDEN
+
+    def known_mask(self, seat: int | None) -> int:
+        """The cards whose place ``seat`` may know (RULES.md 2): everyone the cards played,
+        the face-up upcard, a public trump card, the Hupf und Sprung cards; a seat also its
+        own hand (not while deciding blind whether to knock), the cards it folded, discarded
+        or exchanged away; the dealer the trump card he took. Passers' cards, the talon and
+        others' discards stay hidden, even after the deal."""
         g = self.game
-        r = g.rules
+        known = self.played
+        if self.up_state == UP_FACE:
+            known |= 1 << self.upcard
+        if self.trump_card >= 0 and (self._trump_card_public() or (seat is not None and seat == self.dealer)):
+            known |= 1 << self.trump_card
+        for c in self.jump_cards or ():
+            known |= 1 << c
+        if seat is None:
+            return known
+        if not self._blind(seat):
+            known |= self.hands[seat]
+        known |= self.folded[seat]
+        for s, a in self.log:
+            if s == seat:
+                if g.DISCARD_BASE <= a < g.WORD_BASE:
+                    known |= 1 << (a - g.DISCARD_BASE)
+                elif a >= g.EXCHANGE_BASE:
+                    known |= a - g.EXCHANGE_BASE
+        return known
+
+    def _add_view(self, view: dict[str, Any], seat: int | None) -> None:
+        g = self.game
         names = g.card_names
         n = g.num_players
-        if seat is not None and not 0 <= seat < n:
-            raise ValueError(f"seat {seat} is not at this table")
         d = self.dealer
 
-        def cards(mask):  # ascending card order
+        def cards(mask: int) -> list[str]:  # ascending card order
             return [names[c] for c in cards_in(mask)]
 
-        own_hand = self.hands[seat] if seat is not None else 0
-        # a knocker decides unseen
-        blind = seat == d and self.phase == CHOICE and r.knocking and not self.looked
         trump_known = self.trump >= 0 and (self.taken != TAKE_NONE or self.up_state != UP_HIDDEN)
         trump_card = None
-        if self.trump_card >= 0:
-            public = self.taken in (TAKE_NONE, TAKE_SNIFF1859) and self.up_state != UP_HIDDEN
-            if public or seat == d:
-                trump_card = names[self.trump_card]
-        view = {
-            "game": "tippen",
-            "ruleset": r.id,
-            "options": dict(g.options),
-            "players": n,
-            "seat": seat,
-            "dealer": d,
-            "phase": PHASE_NAMES[self.phase],
-            "current_player": self.cur,
-            "hand": [] if blind else cards(own_hand),
+        if self.trump_card >= 0 and (self._trump_card_public() or seat == d):
+            trump_card = names[self.trump_card]
+        view.update({
+            "hand": [] if seat is None or self._blind(seat) else cards(self.hands[seat]),
             # the cards this seat folded when it passed: he knows them, nobody else does
             "folded": cards(self.folded[seat]) if seat is not None else [],
             "hand_sizes": [h.bit_count() for h in self.hands],
-            "legal_actions": ([g.action_to_string(a) for a in self.legal_actions()]
-                              if seat is not None and seat == self.cur else []),
             "trump": SUITS[self.trump] if trump_known else None,
             "upcard": names[self.upcard] if self.up_state == UP_FACE else None,
             "trump_card": trump_card,
@@ -873,8 +906,6 @@ class TippenState:
             "tricks_won": list(self.tricks_won),
             "pot": self.pot,
             "reserve": self.reserve,
-            "log": self._view_log(seat),
-            "terminal": self.phase == DONE,
             "active": [s for s in range(n) if self.status[s] == ACTIVE],
             "declared": list(self.declared),
             "compulsory": self.compulsory,
@@ -887,32 +918,6 @@ class TippenState:
             "robbed": any(a == g.WORD_BASE + W_ROB for _, a in self.log),
             "outcome": self.outcome,
             "jump_cards": [names[c] for c in self.jump_cards] if self.jump_cards else None,
-        }
-        if self.phase == DONE:
-            view["net"] = self.returns()
+        })
+        if self.phase == OVER:
             view["next_dealer"] = self.next_dealer
-        return view
-
-    def _view_log(self, viewer: int | None) -> list:
-        """The log as ``viewer`` may see it. An entry's text depends only on (actor, action,
-        viewer): it is remembered by the game (the server renders every seat's view after
-        every action), except for exchanges, whose card sets are too many to keep."""
-        memo = self.game.log_texts
-        out = []
-        for s, a in self.log:
-            text = memo.get((s, a, viewer))
-            if text is None:
-                text = self._redact(s, a, viewer)
-                if a < self.game.EXCHANGE_BASE:
-                    memo[(s, a, viewer)] = text
-            out.append([s, text])
-        return out
-
-    def _redact(self, actor: int, action: int, viewer: int | None) -> str:
-        g = self.game
-        if actor != viewer:
-            if g.DISCARD_BASE <= action < g.WORD_BASE:
-                return "discard:?"
-            if action >= g.EXCHANGE_BASE:
-                return f"exchange:{(action - g.EXCHANGE_BASE).bit_count()}"
-        return g.action_to_string(action)

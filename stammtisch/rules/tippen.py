@@ -5,16 +5,20 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from typing import Any, Literal
+
 from ..cards import PACKS
-from .base import OptionSpec, RuleError
+from .base import OptionSpec, Preset, RuleError
 
 _SPECS = [
     OptionSpec("players", "int", "number of players at the table"),
     OptionSpec("pack", "choice", "the pack: piquet32 (A K Q J T 9 8 7) or whist52 (A … 2); "
                "auto takes piquet32 up to the rule set's limit and whist52 above",
                ("auto", "piquet32", "whist52")),
-    OptionSpec("stake", "int", "the dealer's ante each deal (the Stamm), in counters"),
-    OptionSpec("tricks", "int", "cards per hand = tricks per deal (3; Vierblatt 4; Loup 6)"),
+    OptionSpec("stake", "int", "the dealer's ante each deal (the Stamm), in counters",
+               minimum=1, maximum=1000),
+    OptionSpec("tricks", "int", "cards per hand = tricks per deal (3; Vierblatt 4; Loup 6)",
+               minimum=1, maximum=13),
     OptionSpec("trump_card", "choice",
                "how trumps are fixed: dealer-last (1821: the dealer's own last card, stays in "
                "his hand), turn (the next card is turned up), katira (2 cards each, turn, 1 more)",
@@ -37,7 +41,8 @@ _SPECS = [
                "1859 leads: with 3+ active players the trick-1 leader must lead a trump if he "
                "has one; the winner of trick 1 holding the trump Ace (Daus) must lead it"),
     OptionSpec("max_bete", "optint",
-               "maximum bête in play each deal; the rest of the pot waits in the reserve"),
+               "maximum bête in play each deal; the rest of the pot waits in the reserve",
+               minimum=1, maximum=100_000),
     OptionSpec("robbing", "bool", "the active holder of the trump 7 may swap it for the upcard"),
     OptionSpec("sniffing", "choice",
                "the dealer may sniff (take the upcard, discard one): 1859 (shown to all; may "
@@ -57,47 +62,42 @@ _SPECS = [
 ]
 SPECS = {s.name: s for s in _SPECS}
 
-_COMMON = dict(
+_COMMON: dict[str, Any] = dict(
     players=4, pack="auto", stake=3, tricks=3, trump_card="turn", bete="pot", tipp_zwang=True,
     exchange=False, void_must_trump="always", head_trick=False, forced_leads=False,
     max_bete=None, robbing=False, sniffing="none", knocking=False, schieben=False,
     hupf_und_sprung="none", lone_tapper="takes-pot",
 )
+_HISTORIC_1859 = {"bete": "stake-or-pot", "void_must_trump": "untrumped", "forced_leads": True}
+_MODERN = {"tipp_zwang": False, "exchange": True, "head_trick": True}
 
-TIPPEN_PRESETS: dict[str, dict] = {
-    "tippen/drei-karten-1821": {**_COMMON, "trump_card": "dealer-last"},
-    "tippen/loup-1821": {**_COMMON, "trump_card": "dealer-last", "tricks": 6, "stake": 6},
-    "tippen/dreiblatt-1859": {**_COMMON, "bete": "stake-or-pot", "void_must_trump": "untrumped",
-                              "forced_leads": True},
-    "tippen/vierblatt-1859": {**_COMMON, "bete": "stake-or-pot", "void_must_trump": "untrumped",
-                              "forced_leads": True, "tricks": 4, "stake": 4},
-    "tippen/meyers-1905": {**_COMMON},
-    "tippen/grupp-1975": {**_COMMON, "bete": "stake", "tipp_zwang": False, "exchange": True,
-                          "head_trick": True},
-    "tippen/katira-1983": {**_COMMON, "bete": "pot", "tipp_zwang": False, "exchange": True,
-                           "head_trick": True, "trump_card": "katira"},
-}
 
-#: Player limits per rule set: (minimum, maximum with piquet32, maximum with whist52).
-PLAYER_LIMITS = {
-    "tippen/drei-karten-1821": (3, 6, 6),
-    "tippen/loup-1821": (3, 5, 5),
-    "tippen/dreiblatt-1859": (3, 6, 10),
-    "tippen/vierblatt-1859": (3, 6, 6),
-    "tippen/meyers-1905": (3, 6, 10),
-    "tippen/grupp-1975": (3, 5, 5),
-    "tippen/katira-1983": (3, 5, 5),
-}
+def _preset(rid: str, title: str, players: tuple[int, int, int], **changes: Any) -> Preset:
+    """A Tippen preset: every option applies (validation refuses the combinations that
+    cannot be played, e.g. robbing without a turned trump card)."""
+    lo, hi32, hi52 = players
+    return Preset(id=rid, family="tippen", title=title, min_players=lo, max_players=hi32,
+                  max_players_whist52=hi52, defaults={**_COMMON, **changes},
+                  options=tuple(SPECS), first_dealer="ace")
 
-TITLES = {
-    "tippen/drei-karten-1821": "Drei Karten (Das neue Königliche l'Hombre, 1821)",
-    "tippen/loup-1821": "Loup / Wolf (1821): six cards, six tricks",
-    "tippen/dreiblatt-1859": "Dreiblatt (von Alvensleben, 1859)",
-    "tippen/vierblatt-1859": "Vierblatt (1859): four cards, four tricks",
-    "tippen/meyers-1905": "Tippen (Meyers Konversations-Lexikon, 1905)",
-    "tippen/grupp-1975": "Modern Tippen (Grupp, 1975): exchange, head the trick",
-    "tippen/katira-1983": "Modern Tippen (Katira, 1983): 2-turn-1 deal, bête = pot",
-}
+
+#: The Tippen rule sets (RULES.md 2.2), one record each; players are (minimum, maximum with
+#: piquet32, maximum with whist52).
+TIPPEN_PRESETS: dict[str, Preset] = {p.id: p for p in (
+    _preset("tippen/drei-karten-1821", "Drei Karten (Das neue Königliche l'Hombre, 1821)",
+            (3, 6, 6), trump_card="dealer-last"),
+    _preset("tippen/loup-1821", "Loup / Wolf (1821): six cards, six tricks",
+            (3, 5, 5), trump_card="dealer-last", tricks=6, stake=6),
+    _preset("tippen/dreiblatt-1859", "Dreiblatt (von Alvensleben, 1859)",
+            (3, 6, 10), **_HISTORIC_1859),
+    _preset("tippen/vierblatt-1859", "Vierblatt (1859): four cards, four tricks",
+            (3, 6, 6), **_HISTORIC_1859, tricks=4, stake=4),
+    _preset("tippen/meyers-1905", "Tippen (Meyers Konversations-Lexikon, 1905)", (3, 6, 10)),
+    _preset("tippen/grupp-1975", "Modern Tippen (Grupp, 1975): exchange, head the trick",
+            (3, 5, 5), **_MODERN, bete="stake"),
+    _preset("tippen/katira-1983", "Modern Tippen (Katira, 1983): 2-turn-1 deal, bête = pot",
+            (3, 5, 5), **_MODERN, bete="pot", trump_card="katira"),
+)}
 
 
 @dataclass(frozen=True)
@@ -106,34 +106,46 @@ class TippenRules:
 
     id: str
     players: int
-    pack: str
+    pack: Literal["piquet32", "whist52"]
     stake: int
     tricks: int
-    trump_card: str
-    bete: str
+    trump_card: Literal["dealer-last", "turn", "katira"]
+    bete: Literal["pot", "stake-or-pot", "stake"]
     tipp_zwang: bool
     exchange: bool
-    void_must_trump: str
+    void_must_trump: Literal["always", "untrumped", "never"]
     head_trick: bool
     forced_leads: bool
     max_bete: int | None
     robbing: bool
-    sniffing: str
+    sniffing: Literal["none", "1859", "modern"]
     knocking: bool
     schieben: bool
-    hupf_und_sprung: str
-    lone_tapper: str
+    hupf_und_sprung: Literal["none", "single", "double"]
+    lone_tapper: Literal["takes-pot", "dealer-defends"]
 
-    family = "tippen"
+    @property
+    def family(self) -> Literal["tippen"]:
+        return "tippen"
+
+    @property
+    def preset(self) -> Preset:
+        return TIPPEN_PRESETS[self.id]
+
+    @property
+    def title(self) -> str:
+        return self.preset.title
 
     @classmethod
     def option_specs(cls) -> dict[str, OptionSpec]:
         return SPECS
 
     @classmethod
-    def build(cls, ruleset_id: str, values: dict) -> TippenRules:
+    def build(cls, ruleset_id: str, values: dict[str, Any]) -> TippenRules:
         v = dict(values)
-        lo, hi32, hi52 = PLAYER_LIMITS[ruleset_id]
+        preset = TIPPEN_PRESETS[ruleset_id]
+        lo, hi32 = preset.min_players, preset.max_players
+        hi52 = preset.max_players_whist52 or hi32
         n = v["players"]
         if v["pack"] == "auto":  # whist52 only where the rule set has a 52-card extension
             v["pack"] = "piquet32" if n <= hi32 or hi52 == hi32 else "whist52"
@@ -181,11 +193,7 @@ class TippenRules:
                 f" need {need} cards; the {self.pack} pack has {size}"
             )
 
-    @property
-    def title(self) -> str:
-        return TITLES[self.id]
-
-    def replace(self, **changes) -> TippenRules:
+    def replace(self, **changes: Any) -> TippenRules:
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "id"}
         values.update(changes)
         return TippenRules.build(self.id, values)

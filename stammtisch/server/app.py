@@ -37,7 +37,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from ..bots import BOT_NAMES, make_bot
 from ..games.base import IllegalAction
 from ..record import table_to_record
-from ..rules import PRESETS, RuleError, rules_class
+from ..rules import PRESETS, RuleError, option_specs
 from ..rules import ruleset as build_ruleset
 from .storage import Storage, default_database_url
 from .tables import Conn, LiveTable, TableManager, dumps
@@ -139,18 +139,20 @@ def rulesets_payload() -> list[dict]:
     out = []
     bots = {f: available_bots(f) for f in ("tippen", "tapp")}
     for rid, preset in PRESETS.items():
-        cls = rules_class(rid)
         rules = build_ruleset(rid)
         out.append({
             "id": rid,
             "family": rules.family,
             "title": rules.title,
             "players": rules.players,
+            "min_players": preset.min_players,
+            "max_players": preset.max_players_whist52 or preset.max_players,
             "bots": bots[rules.family],
             "options": [
                 {"name": spec.name, "kind": spec.kind, "choices": list(spec.choices),
-                 "default": preset.get(spec.name), "help": spec.help}
-                for spec in cls.option_specs().values()
+                 "default": preset.defaults.get(spec.name), "help": spec.help,
+                 "minimum": spec.minimum, "maximum": spec.maximum}
+                for spec in option_specs(rid).values()
             ],
         })
     return out

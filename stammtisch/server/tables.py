@@ -28,7 +28,7 @@ from typing import Any
 from ..bots import make_bot
 from ..games.base import IllegalAction
 from ..rules import ruleset as build_ruleset
-from ..table import Table, first_dealer_by_ace
+from ..table import Table, draw_first_dealer, summarise_deal
 from .storage import Storage, StoredSeat, StoredTable, token_digest
 
 try:  # orjson is much faster for the many views we serialise; json is the fallback
@@ -217,14 +217,13 @@ class LiveTable:
         t = self.table
         while len(self.score) < len(t.deals) and t.deals[len(self.score)].result is not None:
             k = len(self.score)
-            r = t.deals[k].result
-            net = r.net(t.num_players)
-            entry = {"deal": k + 1, "dealer": r.dealer, "net": [net[p] for p in range(t.num_players)],
-                     "outcome": r.summary.get("outcome")}
-            entry["pot"] = t.ledger.pot + t.ledger.reserve  # called as each deal ends
-            if t.rules.family == "tapp":
-                entry["declarer"] = r.summary.get("declarer")
-                entry["contract"] = r.summary.get("contract")
+            deal = summarise_deal(t.deals[k].result, t.num_players)
+            entry = {"deal": k + 1, "dealer": deal["dealer"], "net": deal["net"],
+                     "outcome": deal["outcome"],
+                     "pot": t.ledger.pot + t.ledger.reserve}  # called as each deal ends
+            if "contract" in deal:
+                entry["declarer"] = deal["declarer"]
+                entry["contract"] = deal["contract"]
             self.score.append(entry)
 
     def info(self) -> dict:
@@ -329,12 +328,7 @@ class LiveTable:
             if self.started:
                 raise IllegalAction("started", "the table has already started")
             n = len(self.seats)
-            if self.rules.family == "tippen":  # RULES.md 2.1: the first Ace dealt face up
-                probe = list(self.table.pack.cards)
-                _sysrand.shuffle(probe)
-                first = first_dealer_by_ace(probe, n)
-            else:  # Tapp: by lot
-                first = secrets.randbelow(n)
+            first = draw_first_dealer(self.rules, _sysrand)  # by Ace or by lot, as the rules say
             self.table = Table(self.rules, [s.name for s in self.seats], first)
             self._deal(first_dealer=first)
             self.started = True

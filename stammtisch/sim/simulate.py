@@ -8,7 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..bots import make_bot
-from ..cards import PACKS
 from ..table import Table, draw_first_dealer
 
 
@@ -65,7 +64,7 @@ def simulate(rules, deals: int, seed: int | None = None, bots: list[str] | None 
     kinds = bots_per_seat(bots or ["heuristic"], n)
     seat_bots = [make_bot(k, rules.family, random.Random(rng.random())) for k in kinds]
     if first_dealer is None:
-        first_dealer = draw_first_dealer(PACKS[rules.pack], n, rng)
+        first_dealer = draw_first_dealer(rules, rng)
     table = Table(rules, names, first_dealer)
     summary = SimulationSummary(players=names)
     for i in range(deals):

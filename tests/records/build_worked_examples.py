@@ -16,7 +16,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from test_tippen_support import game, make_deck  # noqa: E402
 
-from stammtisch.record import FORMAT  # noqa: E402
+from stammtisch.record import FORMAT, table_to_record  # noqa: E402
 from stammtisch.rules import ruleset  # noqa: E402
 from stammtisch.sim.simulate import play_deal  # noqa: E402
 from stammtisch.bots import make_bot  # noqa: E402
@@ -74,7 +74,7 @@ def example_6_max_bete():
             carried = table.ledger.pot + table.ledger.reserve
             play_deal(table, bots, rng)
             if carried == 24:
-                return "rules-2.4-example-6-max-bete-dreiblatt-1859", table.to_record()
+                return "rules-2.4-example-6-max-bete-dreiblatt-1859", table_to_record(table)
     raise SystemExit("no table carried exactly 24")
 
 

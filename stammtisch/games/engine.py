@@ -1,0 +1,260 @@
+"""What both engines do the same way, written once: deck validation, notation on the game,
+the apply preamble (wrong type, deal over, not your turn), the redaction of the log as data,
+the memoised view log, the common view keys, and ``known_mask`` as the one source of what a
+seat may know (OpenSpiel hearts' ``KnowsLocation``; boardgame.io's ``playerView``).
+
+An engine subclasses ``EngineGame`` and ``EngineState`` and fills in the hooks; see
+``docs/engine-conventions.md``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+from ..cards import Pack, pack_named
+from ..rules.base import OptionValue, format_options
+from .base import DealResult, IllegalAction, TableState, Transfer, net_change
+
+if TYPE_CHECKING:
+    from ..rules import Rules
+
+
+@dataclass(frozen=True)
+class Secret:
+    """An action kind (the ids ``first <= a < last``) whose content only some viewers see.
+
+    ``seen_by``: ``actor`` (the seat that acted), or ``actor-and-partner`` (also the seat the
+    engine names as the actor's partner in this deal, e.g. the Rufer holder who receives the
+    given card). Everyone else reads ``hidden(action)`` in the log, e.g. ``discard:?``.
+    """
+
+    first: int
+    last: int
+    seen_by: Literal["actor", "actor-and-partner"]
+    hidden: Callable[[int], str]
+
+
+class EngineGame:
+    """An engine for one validated rule set: immutable after ``__init__``."""
+
+    #: the game family this engine plays ("tippen" or "tapp")
+    family: ClassVar[str]
+
+    def __init__(self, rules: Rules):
+        self.rules = rules
+        self.options: dict[str, OptionValue] = format_options(rules)  # public: in every view
+        self.num_players: int = rules.players
+        self.pack: Pack = pack_named(rules.pack)
+        #: memo of views' log texts: (actor, action, viewer, viewer is the partner) -> text
+        self.log_texts: dict[tuple[int, int, int | None, bool], str] = {}
+        #: action ids from here on are not memoised in ``log_texts`` (too many card sets)
+        self.memo_limit: int = 1 << 62
+        self.secrets: tuple[Secret, ...] = ()
+
+    # -- notation (both engines keep it on the game) ------------------------------------------
+    @property
+    def num_distinct_actions(self) -> int:
+        """One past the largest action id (multi-card ids are sparse bit masks)."""
+        raise NotImplementedError
+
+    def action_to_string(self, action: int) -> str:
+        raise NotImplementedError
+
+    def string_to_action(self, text: str) -> int:
+        raise NotImplementedError
+
+    # -- decks ---------------------------------------------------------------------------------
+    def deck_problem(self, deck: Sequence[Any]) -> str | None:
+        """Why ``deck`` is not a permutation of the pack (naming the missing or doubled
+        cards), or None when it is one."""
+        size = self.pack.size
+        cards = self.pack.cards
+        try:
+            items = list(deck)
+        except TypeError:
+            return f"the deck must be a list of the {size} cards of the {self.pack.name} pack"
+        bad = [x for x in items if type(x) is not int or not 0 <= x < size]
+        if bad:
+            return (f"the deck holds {bad[0]!r}, which is not a card of the {self.pack.name} pack "
+                    f"(card indices 0…{size - 1})")
+        counts = [0] * size
+        for x in items:
+            counts[x] += 1
+        missing = [cards[c] for c in range(size) if counts[c] == 0]
+        doubled = [cards[c] + (f" ×{counts[c]}" if counts[c] > 2 else "")
+                   for c in range(size) if counts[c] > 1]
+        if not doubled and not missing:
+            return None
+        parts = []
+        if missing:
+            parts.append(f"{', '.join(missing[:5])}{' …' if len(missing) > 5 else ''} missing")
+        if doubled:
+            parts.append(f"{', '.join(doubled[:5])}{' …' if len(doubled) > 5 else ''} more than once")
+        return (f"the deck must hold each of the {size} cards of the {self.pack.name} pack "
+                f"exactly once ({'; '.join(parts)})")
+
+    def check_deck(self, deck: Sequence[Any]) -> None:
+        problem = self.deck_problem(deck)
+        if problem is not None:
+            raise ValueError(problem)
+
+    def deck_from_strings(self, cards: Sequence[str]) -> list[int]:
+        """A deck in notation → card indices; ``ValueError`` unless it is the whole pack."""
+        deck = [self.pack.card(c) for c in cards]
+        self.check_deck(deck)
+        return deck
+
+    def check_table(self, table: TableState) -> None:
+        if not 0 <= table.dealer < self.num_players:
+            raise ValueError(f"dealer {table.dealer} is not a seat of {self.num_players} players")
+        if table.pot < 0 or table.reserve < 0:
+            raise ValueError("pot and reserve cannot be negative")
+
+    # -- the log as each viewer may read it ----------------------------------------------------
+    def log_text(self, actor: int, action: int, viewer: int | None, partner: bool) -> str:
+        """The text of a logged action for ``viewer`` (``partner``: the viewer is the seat the
+        engine names as the actor's partner), redacted by the declared ``secrets``."""
+        if viewer != actor:
+            for secret in self.secrets:
+                if secret.first <= action < secret.last:
+                    if secret.seen_by == "actor" or not partner:
+                        return secret.hidden(action)
+                    break
+        return self.action_to_string(action)
+
+
+class EngineState:
+    """One deal in progress: the API shared by both engines.
+
+    Subclasses keep ``cur`` (the seat to act, -1 when over), ``phase`` (their ``Phase``
+    enum, whose ``OVER`` member ends the deal), ``log`` (``(seat, action)`` pairs) and
+    ``dealer``, and implement the hooks below.
+    """
+
+    __slots__ = ()
+
+    game: EngineGame
+    table: TableState
+    cur: int
+    phase: int
+    dealer: int
+    log: list[tuple[int, int]]
+
+    #: the phase that ends a deal, and every phase's name in views (by phase number)
+    OVER: ClassVar[int]
+    PHASE_NAMES: ClassVar[tuple[str, ...]]
+
+    # -- the preamble of every action ---------------------------------------------------------
+    def current_player(self) -> int:
+        return self.cur
+
+    def is_terminal(self) -> bool:
+        return self.phase == self.OVER
+
+    def apply(self, action: int, seat: int | None = None) -> None:
+        """Apply ``action`` for the player on turn; ``seat`` (optional) must be that player.
+
+        Raises ``IllegalAction`` naming the rule, with the state unchanged."""
+        if seat is not None and seat != self.cur:
+            if self.phase == self.OVER:
+                raise IllegalAction("deal is over", "the deal is over; no more actions")
+            raise IllegalAction("not your turn", f"it is seat {self.cur}'s turn, not seat {seat}'s")
+        if type(action) is not int or action < 0:
+            raise IllegalAction("notation", f"{action!r} is not an action id")
+        if self.phase == self.OVER:
+            raise IllegalAction("deal is over", "the deal is over; no more actions")
+        self._apply(action)
+
+    def _apply(self, action: int) -> None:
+        """Apply an int action id ≥ 0 in a phase that is not over (the engine's dispatch)."""
+        raise NotImplementedError
+
+    def legal_actions(self) -> list[int]:
+        raise NotImplementedError
+
+    def action_to_string(self, action: int) -> str:
+        return self.game.action_to_string(action)
+
+    def string_to_action(self, text: str) -> int:
+        return self.game.string_to_action(text)
+
+    # -- results -------------------------------------------------------------------------------
+    transfers: list[Transfer]
+
+    def result(self) -> DealResult:
+        raise NotImplementedError
+
+    def returns(self) -> list[int]:
+        """Net change of each seat's balance in this deal (terminal only)."""
+        if self.phase != self.OVER:
+            raise ValueError("the deal is not over yet")
+        return net_change(self.transfers, self.game.num_players)
+
+    # -- secrets -------------------------------------------------------------------------------
+    def known_mask(self, seat: int | None) -> int:
+        """The cards whose place ``seat`` may know now (``None``: a spectator): the one
+        source of secrets, used by ``view``, the leak tests and world sampling."""
+        raise NotImplementedError
+
+    def _partner_of_actor(self, viewer: int | None) -> bool:
+        """True when ``viewer`` is the seat the engine names as the partner of the actors of
+        ``actor-and-partner`` secrets (Tapp: the Rufer holder)."""
+        return False
+
+    def _view_log(self, viewer: int | None) -> list[list[Any]]:
+        """The log as ``viewer`` may see it. An entry's text depends only on (actor, action,
+        viewer, viewer is the partner): the game remembers it (the server renders every
+        seat's view after every action), except for the sparse multi-card ids."""
+        g = self.game
+        memo = g.log_texts
+        limit = g.memo_limit
+        partner = self._partner_of_actor(viewer)
+        out = []
+        for s, a in self.log:
+            key = (s, a, viewer, partner)
+            text = memo.get(key)
+            if text is None:
+                text = g.log_text(s, a, viewer, partner)
+                if a < limit:
+                    memo[key] = text
+            out.append([s, text])
+        return out
+
+    # -- the view ------------------------------------------------------------------------------
+    def _viewer(self, seat: int | None) -> int | None:
+        if seat is None:
+            return None
+        if type(seat) is not int or not 0 <= seat < self.game.num_players:
+            raise ValueError(f"seat {seat!r} is not at this table of {self.game.num_players}")
+        return seat
+
+    def view(self, seat: int | None = None) -> dict[str, Any]:
+        """What ``seat`` may know, as JSON-able data (``None``: a spectator)."""
+        me = self._viewer(seat)
+        g = self.game
+        over = self.phase == self.OVER
+        v: dict[str, Any] = {
+            "game": g.family,
+            "ruleset": g.rules.id,
+            "options": dict(g.options),
+            "players": g.num_players,
+            "seat": me,
+            "dealer": self.dealer,
+            "phase": self.PHASE_NAMES[self.phase],
+            "current_player": self.cur,
+            "legal_actions": ([g.action_to_string(a) for a in self.legal_actions()]
+                              if me is not None and me == self.cur else []),
+            "log": self._view_log(me),
+            "terminal": over,
+        }
+        self._add_view(v, me)
+        if over:
+            v["net"] = self.returns()
+        return v
+
+    def _add_view(self, view: dict[str, Any], seat: int | None) -> None:
+        """The engine's part of the view: ``hand``, ``hand_sizes``, ``trump``, ``upcard``,
+        ``trick``, ``last_trick``, ``tricks_won``, ``pot``, ``reserve`` and its own keys."""
+        raise NotImplementedError

@@ -1,0 +1,578 @@
+"""One Tapp deal in progress: what every Tapp flow shares.
+
+The deal runs through phases (``Phase``). How a contract is chosen differs between the
+historic auction and the Modern rounds; each is a small subclass (``auction.AuctionState``,
+``rounds.RoundsState``) that adds its phases. Everything after the contract is here: the
+Frage discard, the play (the hot path: int masks and per-game tables only), the early end,
+the settlement (pure functions in ``scoring``), the result, the view and what a seat knows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import IntEnum
+from itertools import combinations, repeat
+from typing import Any, ClassVar
+
+from ..base import POT, DealResult, IllegalAction, TableState, Transfer, net_change
+from ..engine import EngineState
+from ..tricks import legal_follows
+from .contracts import MODERN_CONTRACTS, Kind
+from .game import TappGame
+from .scoring import historic_settlement, ramsch_settlement
+
+
+class Phase(IntEnum):
+    AUCTION = 0  # historic: bid, hold or pass
+    TRUMP = 1  # Classic suit Solo: name the trump suit
+    DISCARD = 2  # Frage: discard as many as picked up
+    TOUT = 3  # historic: announce Tout or not
+    DECLARE = 4  # Modern round 1: play or weg
+    CONTRACT = 5  # Modern round 2: name a contract or pass
+    CALL = 6  # Rufer: call a card
+    GIVE = 7  # Rufer: give a card back
+    PLAY = 8
+    OVER = 9
+
+
+PHASE_NAMES = ("auction", "trump", "discard", "tout", "declare", "contract", "call", "give",
+               "play", "over")
+# plain ints for the hot paths
+PLAY, OVER = int(Phase.PLAY), int(Phase.OVER)
+K_BETTEL, K_ALL, K_RAMSCH = int(Kind.BETTEL), int(Kind.ALL), int(Kind.RAMSCH)
+
+_new_state = object.__new__
+
+Handler = Callable[[Any, int], None]
+
+
+class TappState(EngineState):
+    """One Tapp deal in progress (see ``game`` for the action encoding)."""
+
+    __slots__ = (
+        "game", "table", "n", "dealer", "fh", "hands", "tapp", "tapp0", "picked", "phase",
+        "cur", "declarer", "level", "contract", "kind", "trump", "trump_suit", "tout",
+        "leader", "trick", "points", "ntricks", "played", "last_trick", "log", "transfers",
+        "a_level", "a_holder", "a_pos", "a_pending", "r1", "r2_pos", "r2_best", "r2_seat",
+        "called", "holder", "called_in_tapp", "given", "_result", "ended_early", "_legal", "_net",
+    )
+
+    game: TappGame
+    OVER = OVER
+    PHASE_NAMES = PHASE_NAMES
+    #: the phase a new deal starts in (the flow's first phase)
+    FIRST_PHASE: ClassVar[Phase]
+    #: per phase (not PLAY, which has its fast path): the method listing the legal actions
+    #: and the method applying one (it refuses an illegal one with its rule)
+    LEGAL: ClassVar[dict[int, Callable[[Any], list[int]]]]
+    APPLY: ClassVar[dict[int, Handler]]
+
+    def __init__(self, game: TappGame, table: TableState, acc: list[int]):
+        n = game.num_players
+        self.game = game
+        self.table = table
+        self.n = n
+        dealer = self.dealer = table.dealer % n
+        fh = dealer + 1
+        if fh == n:
+            fh = 0
+        self.fh = self.leader = self.cur = fh
+        # acc is per receiver from forehand, the tapp last: seat s gets acc[(s - fh) % n]
+        self.hands = acc[n - fh:n] + acc[:n - fh]
+        self.tapp = self.tapp0 = acc[n]
+        self.picked = 0
+        self.declarer = -1
+        self.level = 0
+        self.contract = -1
+        self.kind = Kind.POINTS
+        self.trump = game.init_trump
+        self.trump_suit = game.init_trump_suit
+        self.tout = False
+        self.trick: list[int] = []
+        self.points = [0] * n
+        self.ntricks = [0] * n
+        self.played = 0
+        self.last_trick: tuple[int, tuple[int, ...], int] | None = None
+        self.log: list[tuple[int, int]] = []
+        self.transfers: list[Transfer] = (
+            [Transfer(dealer, POT, game.rules.pot_ante, "ante")] if game.ante else [])
+        self.called = -1
+        self.holder = -1  # the seat that held the called card (-1: none, or it lay in the tapp)
+        self.called_in_tapp = False
+        self.given = -1
+        self._result: DealResult | None = None
+        self.ended_early = False
+        self._legal = -1  # play phase: the legal mask of the current player, -1 unknown
+        self._net: tuple[int, ...] | None = None  # when over, returns() if known at settlement
+        self.a_level = 0
+        self.a_holder = -1
+        self.a_pos = 0
+        self.a_pending = False
+        self.r1: list[int] = []
+        self.r2_pos = 0
+        self.r2_best = -1
+        self.r2_seat = -1
+        self.phase = self.FIRST_PHASE
+
+    # ------------------------------------------------------------------ basics
+    def clone(self) -> TappState:
+        c = _new_state(type(self))
+        c.game = self.game
+        c.table = self.table
+        c.n = self.n
+        c.dealer = self.dealer
+        c.fh = self.fh
+        c.hands = self.hands[:]
+        c.tapp = self.tapp
+        c.tapp0 = self.tapp0
+        c.picked = self.picked
+        c.phase = self.phase
+        c.cur = self.cur
+        c.declarer = self.declarer
+        c.level = self.level
+        c.contract = self.contract
+        c.kind = self.kind
+        c.trump = self.trump
+        c.trump_suit = self.trump_suit
+        c.tout = self.tout
+        c.leader = self.leader
+        c.trick = self.trick[:]
+        c.points = self.points[:]
+        c.ntricks = self.ntricks[:]
+        c.played = self.played
+        c.last_trick = self.last_trick
+        c.log = self.log[:]
+        c.transfers = self.transfers[:]
+        c.a_level = self.a_level
+        c.a_holder = self.a_holder
+        c.a_pos = self.a_pos
+        c.a_pending = self.a_pending
+        c.r1 = self.r1[:]
+        c.r2_pos = self.r2_pos
+        c.r2_best = self.r2_best
+        c.r2_seat = self.r2_seat
+        c.called = self.called
+        c.holder = self.holder
+        c.called_in_tapp = self.called_in_tapp
+        c.given = self.given
+        c._result = self._result
+        c.ended_early = self.ended_early
+        c._legal = self._legal
+        c._net = self._net
+        return c
+
+    def _pot_now(self) -> int:
+        pot = self.table.pot
+        for t in self.transfers:
+            if t.target == POT:
+                pot += t.amount
+            if t.source == POT:
+                pot -= t.amount
+        return pot
+
+    def _illegal_phase(self, action: int) -> IllegalAction:
+        return IllegalAction("wrong phase",
+                             f"{self.action_to_string(action)} is not an action of the "
+                             f"{PHASE_NAMES[self.phase]} phase")
+
+    # ------------------------------------------------------------------ legal actions
+    def _play_mask(self) -> int:
+        hand = self.hands[self.cur]
+        trick = self.trick
+        if not trick:
+            return hand
+        lead = trick[0]
+        # Farbzwang + Trumpfzwang, no Stichzwang (RULES.md 3.1). With must_trump="always"
+        # and head=False the winning card does not matter; the lead is passed in its place.
+        return legal_follows(hand, self.game.suitmask_of[lead], self.trump, lead, 0, "always", False)
+
+    def legal_actions(self) -> list[int]:
+        if self.phase == PLAY:
+            g = self.game
+            hand = self.hands[self.cur]
+            trick = self.trick
+            if trick:
+                # legal_follows(hand, led suit, trump, lead, 0, "always", False) by table:
+                # Farbzwang, else Trumpfzwang, else any card; one suit's list by lookup
+                sm, sh, T = g.suit_info[trick[0]]
+                f = hand & sm
+                if f:
+                    self._legal = f
+                    return T[f >> sh][:]  # type: ignore[no-any-return]
+                trump = self.trump
+                f = hand & trump
+                if f:
+                    self._legal = f
+                    sm, sh, T = g.trump_info[trump]
+                    return T[f >> sh][:]  # type: ignore[no-any-return]
+            self._legal = hand
+            R, F, L = g.rps, g._F, g.suit_lists
+            return [*L[0][hand & F], *L[1][(hand >> R) & F], *L[2][(hand >> (2 * R)) & F],
+                    *L[3][hand >> (3 * R)]]
+        if self.phase == OVER:
+            return []
+        return self.LEGAL[self.phase](self)
+
+    def _legal_discard(self) -> list[int]:
+        g = self.game
+        # combinations of the cards from the strongest down come in descending order of
+        # their masks (the first differing card is the highest differing bit): reversed,
+        # they are ascending without a sort
+        bits = [1 << c for c in reversed(g.mask_list(self.hands[self.declarer]))]
+        out = list(map(sum, combinations(bits, g.tapp_size), repeat(g.A_DISCARD)))
+        out.reverse()
+        return out
+
+    # ------------------------------------------------------------------ apply
+    def _apply(self, action: int) -> None:
+        if self.phase == PLAY:
+            s = self.cur
+            hands = self.hands
+            legal = self._legal
+            if legal < 0:
+                legal = self._play_mask()
+            if (legal >> action) & 1:
+                self._legal = -1
+                hands[s] ^= 1 << action
+                trick = self.trick
+                trick.append(action)
+                self.log.append((s, action))
+                if len(trick) == self.n:
+                    self._finish_trick()
+                else:
+                    s += 1
+                    self.cur = s if s < self.n else 0
+                return
+            if action < self.game.N:
+                self._refuse_play(action, hands[s])
+            raise self._illegal_phase(action)
+        self.APPLY[self.phase](self, action)
+
+    def _refuse_play(self, card: int, hand: int) -> None:
+        g = self.game
+        name = g.pack.cards[card]
+        if not (hand >> card) & 1:
+            raise IllegalAction("card not in hand", f"{name} is not in seat {self.cur}'s hand")
+        lead = self.trick[0]
+        if hand & g.suitmask_of[lead]:
+            raise IllegalAction("follow suit (Farbzwang)",
+                                f"{name} does not follow the led suit "
+                                f"({g.pack.suit_letter(lead)}) although seat {self.cur} can")
+        raise IllegalAction("must trump (Trumpfzwang)",
+                            f"{name} is not a trump; seat {self.cur} is void in the led suit "
+                            f"and holds a trump")
+
+    def _finish_trick(self) -> None:
+        g = self.game
+        trick = self.trick
+        n = self.n
+        beaters = g.beaters[self.trump]  # tricks.beats as a table
+        P = g.points
+        best = trick[0]
+        c = trick[1]
+        pts = P[best] + P[c]
+        wi = 0
+        if (beaters[best] >> c) & 1:
+            best = c
+            wi = 1
+        c = trick[2]
+        pts += P[c]
+        if (beaters[best] >> c) & 1:
+            best = c
+            wi = 2
+        if n == 4:
+            c = trick[3]
+            pts += P[c]
+            if (beaters[best] >> c) & 1:
+                wi = 3
+        w = self.leader + wi
+        if w >= n:
+            w -= n
+        self.points[w] += pts
+        self.ntricks[w] += 1
+        self.last_trick = (self.leader, tuple(trick), w)
+        self.trick = []
+        self.played += 1
+        self.leader = self.cur = w
+        # a decided hand ends at once where the rule set says so (Modern Tapp; RULES.md 3.4)
+        kind = self.kind
+        if kind == K_BETTEL:
+            if w == self.declarer:
+                self.ended_early = self.played < g.hand_size
+                self._end()
+                return
+        elif kind == K_ALL and w != self.declarer and g.rules.ends_early:
+            self.ended_early = self.played < g.hand_size
+            self._end()
+            return
+        if self.played == g.hand_size:
+            self._end()
+
+    def _apply_discard(self, a: int) -> None:
+        g = self.game
+        s = self.cur
+        D = g.A_DISCARD
+        if a < D:
+            raise self._illegal_phase(a)
+        mask = a - D
+        if mask > g.full:
+            raise IllegalAction("notation", f"{a} is not an action id")
+        hand = self.hands[s]
+        if mask & ~hand:
+            raise IllegalAction("discard only cards you hold",
+                                "a discarded card is not in the declarer's hand")
+        if mask.bit_count() != self.picked.bit_count():
+            raise IllegalAction("discard as many as picked up",
+                                f"discard exactly {self.picked.bit_count()} cards, "
+                                f"not {mask.bit_count()}")
+        self.hands[s] = hand & ~mask
+        self.tapp = mask
+        self.log.append((s, a))
+        self._before_play()
+
+    def _take_tapp(self) -> None:
+        """Frage: the declarer picks up the tapp; he discards as many next."""
+        d = self.declarer
+        self.picked = self.tapp
+        self.hands[d] |= self.tapp
+        self.tapp = 0
+        self.phase = Phase.DISCARD
+
+    def _before_play(self) -> None:
+        """The contract is settled: a Tout may be announced where the rule set has it."""
+        if self.game.rules.announce_tout:
+            self.phase = Phase.TOUT
+        else:
+            self._start_play()
+
+    def _apply_tout(self, a: int) -> None:
+        g = self.game
+        if a == g.A_TOUT:
+            self.tout = True
+        elif a != g.A_NOTOUT:
+            raise self._illegal_phase(a)
+        self.log.append((self.cur, a))
+        self._start_play()
+
+    def _start_ramsch(self) -> None:
+        self.kind = Kind.RAMSCH
+        self.trump = 0
+        self.trump_suit = None
+        self._start_play()
+
+    def _start_play(self) -> None:
+        self.phase = Phase.PLAY
+        self.leader = self.cur = self.fh
+
+    def _end(self) -> None:
+        self.phase = Phase.OVER
+        self.cur = -1
+        if self.kind == K_RAMSCH and self.played == self.game.hand_size:
+            self.points[self.leader] += self.game.mask_points(self.tapp)
+        self._settle()
+
+    # ------------------------------------------------------------------ settlement
+    def declarer_points(self) -> int:
+        d = self.declarer
+        return self.points[d] + self.game.mask_points(self.tapp)
+
+    def contract_string(self) -> str | None:
+        """The contract in notation (``ramsch`` for a Ramsch; None before one is settled)."""
+        raise NotImplementedError
+
+    def _fixed_value_won(self) -> bool:
+        kind = self.kind
+        d = self.declarer
+        if kind == Kind.POINTS:
+            return self.declarer_points() >= self.game.rules.min_to_win
+        if kind == Kind.BETTEL:
+            return self.ntricks[d] == 0
+        return self.ntricks[d] == self.game.hand_size
+
+    def _settle(self) -> None:
+        g = self.game
+        rules = g.rules
+        n = self.n
+        tr = self.transfers
+        d = self.declarer
+        transfer = g.transfer
+        if self.kind == K_RAMSCH:
+            for payer, payee, amt in ramsch_settlement(self.points, self.ntricks):
+                tr.append(transfer(payer, payee, amt, "ramsch"))
+            return
+        if d < 0:
+            return
+        if rules.settlement == "modern":  # a fixed value per contract, won or lost
+            ci = self.contract
+            won = self._fixed_value_won()
+            key = (d, ci, won)
+            done = g.fixed_settlements.get(key)
+            if done is None:
+                name = MODERN_CONTRACTS[ci].name
+                value = g.contract_values[ci]
+                out = []
+                for s in range(n):
+                    if s != d:
+                        if won:
+                            out.append(transfer(s, d, value, name))
+                        else:
+                            out.append(transfer(d, s, value, name))
+                done = g.fixed_settlements[key] = (tuple(out), tuple(net_change(out, n)))
+            tr.extend(done[0])
+            self._net = done[1]  # no other transfers in this settlement
+            return
+        took_all = self.ntricks[d] == g.hand_size
+        per, to_pot = historic_settlement(
+            rules.settlement, self.level, self.declarer_points(), self.tout, took_all,
+            self._pot_now(), rules.pot, rules.tout_multiplier)
+        reason = self.contract_string() or ""
+        for s in range(n):
+            if s != d and per:
+                if per > 0:
+                    tr.append(Transfer(s, d, per, reason))
+                else:
+                    tr.append(Transfer(d, s, -per, reason))
+        if to_pot > 0:
+            tr.append(Transfer(d, POT, to_pot, reason + " (pot)"))
+        elif to_pot < 0:
+            tr.append(Transfer(POT, d, -to_pot, reason + " (pot)"))
+
+    def won(self) -> bool | None:
+        """Did the declarer win (None: no declarer, a draw, or not over)."""
+        if self.phase != OVER or self.declarer < 0:
+            return None
+        rules = self.game.rules
+        if rules.settlement == "modern":
+            return self._fixed_value_won()
+        per, _ = historic_settlement(rules.settlement, self.level, self.declarer_points(),
+                                     self.tout, self.ntricks[self.declarer] == self.game.hand_size)
+        return None if per == 0 else per > 0
+
+    def result(self) -> DealResult:
+        if self.phase != OVER:
+            raise ValueError("the deal is not over yet")
+        if self._result is None:
+            n = self.n
+            summary: dict[str, Any] = {
+                "declarer": self.declarer if self.declarer >= 0 else None,
+                "contract": self.contract_string(),
+                "tricks": {str(s): self.ntricks[s] for s in range(n)},
+                "outcome": "played" if (self.kind == K_RAMSCH or self.declarer >= 0) else "all-pass",
+            }
+            if self.kind == K_RAMSCH:
+                summary["card_points"] = {str(s): self.points[s] for s in range(n)}
+            elif self.declarer >= 0:
+                dp = self.declarer_points()
+                summary["card_points"] = {
+                    "declarer": dp,
+                    "defenders": sum(self.points) - self.points[self.declarer],
+                }
+                summary["won"] = self.won()
+                summary["ended_early"] = self.ended_early
+            else:
+                summary["card_points"] = {}
+            self._result = DealResult(list(self.transfers), (self.dealer + 1) % n, self.dealer,
+                                      summary)
+        return self._result
+
+    def returns(self) -> list[int]:
+        if self.phase != OVER:
+            raise ValueError("the deal is not over yet")
+        if self._net is not None:
+            return list(self._net)
+        return net_change(self.transfers, self.n)
+
+    # ------------------------------------------------------------------ secrets and views
+    def _partner_of_actor(self, viewer: int | None) -> bool:
+        return viewer is not None and viewer == self.holder
+
+    def _open_hand_shown(self) -> bool:
+        """Bettel ouvert: the declarer's hand lies face up from the first lead."""
+        return (self.contract >= 0 and MODERN_CONTRACTS[self.contract].open_hand
+                and self.phase in (Phase.PLAY, Phase.OVER))
+
+    def known_mask(self, seat: int | None) -> int:
+        """The cards whose place ``seat`` may know (RULES.md 3; rules-research P5).
+
+        Everyone: the cards played to tricks; a Bettel ouvert declarer's hand once it lies
+        open; once a Rufer card is called, where it goes (the declarer's hand, or the tapp
+        where it lay). The declarer also:
+        the tapp he picked up and what he discarded; the Rufer holder: the card given back
+        to him. A seat always knows its own hand. A Solo's tapp is never
+        seen, not even after the deal."""
+        g = self.game
+        known = g.full & ~self.tapp & ~self._unplayed()
+        if self._open_hand_shown():
+            known |= self.hands[self.declarer]
+        if self.called >= 0:  # once called, all know where it goes: the declarer, or the tapp
+            known |= 1 << self.called
+        if seat is None:
+            return known
+        known |= self.hands[seat]
+        if seat == self.declarer:
+            known |= self.picked | (self.tapp if self.picked else 0)
+            if self.given >= 0:
+                known |= 1 << self.given
+        elif self.given >= 0 and seat == self.holder:
+            known |= 1 << self.given
+        return known
+
+    def _unplayed(self) -> int:
+        out = 0
+        for h in self.hands:
+            out |= h
+        return out
+
+    def _hand_sizes(self, me: int | None) -> list[int]:
+        """Cards per hand as ``me`` may know them. Between a Rufer call and the give the
+        declarer holds one card more and the holder one fewer: only they may see that (the
+        card goes over face down; the holder is known to the declarer only, rules-research P5),
+        so anyone else sees the sizes the exchange will leave."""
+        sizes = [h.bit_count() for h in self.hands]
+        if self.phase == Phase.GIVE and me != self.declarer and me != self.holder:
+            sizes[self.declarer] -= 1
+            if self.holder >= 0:
+                sizes[self.holder] += 1
+        return sizes
+
+    def _add_view(self, v: dict[str, Any], me: int | None) -> None:
+        g = self.game
+        cards = g.pack.cards
+        n = self.n
+        names = g.card_names
+        v["hand"] = names(self.hands[me]) if me is not None else []
+        v["hand_sizes"] = self._hand_sizes(me)
+        v["trump"] = self.trump_suit
+        v["upcard"] = None
+        v["trick"] = [[(self.leader + i) % n, cards[c]] for i, c in enumerate(self.trick)]
+        last = self.last_trick
+        v["last_trick"] = (None if last is None else {
+            "cards": [[(last[0] + i) % n, cards[c]] for i, c in enumerate(last[1])],
+            "winner": last[2]})
+        v["tricks_won"] = list(self.ntricks)
+        v["pot"] = self._pot_now()
+        v["reserve"] = 0
+        v["declarer"] = self.declarer if self.declarer >= 0 else None
+        v["contract"] = self.contract_string()
+        v["tout"] = self.tout
+        v["called"] = cards[self.called] if self.called >= 0 else None
+        v["open_hand"] = names(self.hands[self.declarer]) if self._open_hand_shown() else None
+        d = self.declarer
+        if me is not None and me == d:
+            if self.picked:
+                v["tapp"] = names(self.picked)
+                if self.phase != Phase.DISCARD:
+                    v["discards"] = names(self.tapp)
+            if self.called >= 0:
+                v["rufer_holder"] = "tapp" if self.called_in_tapp else self.holder
+            if self.given >= 0:
+                v["given"] = cards[self.given]
+        elif me is not None and self.called >= 0 and me == self.holder:
+            v["rufer_holder"] = me
+            if self.given >= 0:
+                v["given"] = cards[self.given]
+
+    def __repr__(self) -> str:
+        return (f"<{type(self).__name__} {self.game.rules.id} phase={PHASE_NAMES[self.phase]} "
+                f"cur={self.cur} log={len(self.log)}>")
+
