@@ -80,8 +80,10 @@ class GuideError(LookupError):
         self.rule = rule
 
 
-def message(code: str, lang: Lang = "en", **values: object) -> str:
-    return MESSAGES[code][lang].format(**values)
+def message(code: str, language: Lang = "en", **values: object) -> str:
+    """The text of ``code`` in ``language``, filled with ``values`` (which may include a
+    ``lang`` to mention, e.g. the unknown one)."""
+    return MESSAGES[code][language].format(**values)
 
 
 @dataclass(frozen=True)
@@ -256,7 +258,8 @@ def to_html(markdown: str) -> str:
     """HTML for the web table. Raw HTML in the pages is not passed through (escaped)."""
     from markdown_it import MarkdownIt  # comes with rich
 
-    return MarkdownIt("commonmark", {"html": False}).enable("table").render(strip_markers(markdown))
+    html: str = MarkdownIt("commonmark", {"html": False}).enable("table").render(strip_markers(markdown))
+    return html
 
 
 def to_terminal(markdown: str) -> object:
