@@ -223,3 +223,37 @@ def test_relative_links_between_the_pages_point_to_files_that_exist():
     for page in pages:
         for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8")):
             assert (page.parent / target).exists(), f"{page}: link to {target}"
+
+
+def guide_client():
+    from fastapi import FastAPI
+    from fastapi.testclient import TestClient
+
+    from stammtisch.server.guide_routes import router
+
+    web = FastAPI()
+    web.include_router(router)
+    return TestClient(web)
+
+
+def test_web_guide_route_serves_a_rule_set_as_html_in_german_and_english():
+    client = guide_client()
+    r = client.get("/api/guide/tippen/katira-1983", params={"lang": "de"})
+    assert r.status_code == 200 and r.headers["content-type"].startswith("text/html")
+    assert "<h1>Tippen: so wird gespielt</h1>" in r.text
+    assert "<h2>Modernes Tippen nach Katira (1983)</h2>" in r.text
+    assert "Klopfen" in r.text  # its variants follow its section
+    r = client.get("/api/guide/tippen/katira-1983", params={"part": "section"})
+    assert r.text.startswith("<h2>Modern Tippen after Katira (1983)</h2>")
+    assert "how to play" not in r.text
+    r = client.get("/api/guide/glossary", params={"lang": "de"})
+    assert r.status_code == 200 and "Jungfer" in r.text
+
+
+def test_web_guide_route_refuses_unknown_ids_and_languages_with_a_code():
+    client = guide_client()
+    r = client.get("/api/guide/tapp/modren")
+    assert r.status_code == 404
+    assert r.json()["rule"] == "unknown-ruleset" and "tapp/modern" in r.json()["error"]
+    r = client.get("/api/guide/tapp/modern", params={"lang": "fr"})
+    assert r.status_code == 400 and r.json()["rule"] == "unknown-language"
