@@ -81,6 +81,8 @@ function panel() {
   let dlg = document.getElementById("rules-panel");
   if (!dlg) {
     dlg = node("dialog", { id: "rules-panel", "data-testid": "rules-panel", class: "rules-panel" });
+    // Its own few styles, so that the panel works before style.css knows about it.
+    dlg.style.cssText = "width:min(60rem,94vw);max-height:88vh;overflow:auto;padding:0 1rem 1rem;";
     document.body.append(dlg);
   }
   return dlg;
@@ -95,7 +97,10 @@ export async function openRulesPanel({ ruleset, lang = "en", options = null }) {
   close.addEventListener("click", () => dlg.close());
   const basics = node("button", { type: "button", "data-testid": "rules-basics", text: tr(lang, "basics") });
   const glossary = node("a", { href: "#", "data-testid": "rules-glossary", text: tr(lang, "glossary") });
-  dlg.replaceChildren(node("header", {}, node("h2", { text: tr(lang, "title") }), close), body);
+  const header = node("div", { class: "rules-head" }, node("h2", { text: tr(lang, "title") }), close);
+  header.style.cssText = "position:sticky;top:0;background:#fff;display:flex;justify-content:space-between;"
+    + "align-items:center;gap:1rem;border-bottom:1px solid #ccc;";
+  dlg.replaceChildren(header, body);
   if (typeof dlg.showModal === "function" && !dlg.open) dlg.showModal();
   else dlg.setAttribute("open", "");
   const path = "/api/guide/" + ruleset.split("/").map(encodeURIComponent).join("/");
@@ -110,10 +115,18 @@ export async function openRulesPanel({ ruleset, lang = "en", options = null }) {
   await show(path, "section");
   basics.addEventListener("click", () => { basics.remove(); show(path, "all"); });
   glossary.addEventListener("click", (ev) => { ev.preventDefault(); show("/api/guide/glossary", "all"); });
+  // Links between the pages (glossary.md, tippen.md …) are file links in docs/; here the
+  // glossary opens in the panel and the others stay put.
+  body.addEventListener("click", (ev) => {
+    const a = ev.target.closest && ev.target.closest("a[href$='.md']");
+    if (!a) return;
+    ev.preventDefault();
+    if (a.getAttribute("href").endsWith("glossary.md")) show("/api/guide/glossary", "all");
+  });
   const info = await rulesetInfo(ruleset);
   const extra = [basics, " ", glossary];
   if (info) extra.push(node("h3", { text: tr(lang, "options") }), optionsTable(info, options, lang));
-  dlg.append(node("footer", {}, ...extra));
+  dlg.append(node("div", { class: "rules-foot" }, ...extra));
 }
 
 // For the classic (non-module) app.js.
