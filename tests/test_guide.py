@@ -257,3 +257,26 @@ def test_web_guide_route_refuses_unknown_ids_and_languages_with_a_code():
     assert r.json()["rule"] == "unknown-ruleset" and "tapp/modern" in r.json()["error"]
     r = client.get("/api/guide/tapp/modern", params={"lang": "fr"})
     assert r.status_code == 400 and r.json()["rule"] == "unknown-language"
+
+
+def test_the_vierblatt_example_of_the_guide_is_what_the_engine_does():
+    # The guide's own example (not in RULES.md): four players, Anna deals and antes 4; Ben takes
+    # two tricks, Carl one, Dora one; Anna none and pays the stake, 4; then 8 in play, 2 a trick.
+    from test_tippen_support import balances, deal, game, make_deck, run
+
+    from stammtisch.games.base import TableState
+
+    section = guide.ruleset_section("tippen/vierblatt-1859", "en").markdown
+    assert "Anna takes none and pays the stake, 4" in section and "8 in play, a trick is worth 2" in section
+    anna, ben, carl, dora = range(4)
+    g = game("tippen/vierblatt-1859")
+    s = deal(g, dealer=anna, upcard="S9", hands={ben: "HA DA C7 HK", carl: "H7 D7 CA DT",
+                                                 dora: "H8 D8 C8 DK", anna: "H9 D9 C9 CT"})
+    assert s.view(ben)["compulsory"] is True
+    run(s, "play:HA play:H7 play:H8 play:H9 play:DA play:D7 play:D8 play:D9 "
+           "play:C7 play:CA play:C8 play:C9 play:DT play:DK play:CT play:HK")
+    assert s.tricks_won == [0, 2, 1, 1]
+    players, pot, _ = balances(s)
+    assert players == [-8, 2, 1, 1] and pot == 4
+    nxt = g.new_deal(TableState(dealer=ben, pot=4), make_deck(g, ben, {})).view(carl)
+    assert nxt["pot_in_play"] == 8 and nxt["trick_value"] == 2 and nxt["compulsory"] is False
