@@ -170,7 +170,11 @@ def rules_cmd(
     """How to play: the rule sets, the rules of one, its options, the glossary.
 
     Without an id: the rule sets on one screen. With an id: how that game is played — the
-    basics of Tippen or Tapp and what this rule set does differently, with a worked example.
+    basics of Tippen or Tapp and what this rule set does differently, with a worked example
+    and the period source behind each decision.
+
+    Examples: `stammtisch rules tippen/grupp-1975` · `stammtisch rules tapp/modern --german` ·
+    `stammtisch rules tippen/dreiblatt-1859 --options` · `stammtisch rules --glossary`
     """
     lang = _lang(german)
     try:
