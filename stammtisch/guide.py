@@ -6,7 +6,9 @@ before a heading and stay stable when the prose changes:
 - ``<!-- ruleset: tippen/grupp-1975 -->`` the section of one rule set;
 - ``<!-- section: variants -->`` a section shared by a family (here: the variants);
 - ``<!-- variant: robbing -->`` one variant inside the variants section;
-- ``<!-- term: bete -->`` one entry of the glossary.
+- ``<!-- term: bete -->`` one entry of the glossary;
+- ``<!-- variants: max-bete robbing … -->`` inside a rule set's section: the variants it
+  offers (RULES.md 2.2, last row), so that no code needs to know which rule set has which.
 
 Everything before the first marker of a family page is the family's introduction (what the
 game is, the deal, declarations, play, scoring). A block runs from its marker to the next
@@ -36,18 +38,6 @@ Lang = Literal["en", "de"]
 LANGUAGES: Final[tuple[Lang, ...]] = ("en", "de")
 FAMILY_PAGES: Final[tuple[str, ...]] = ("tippen", "tapp")
 GLOSSARY_PAGE: Final = "glossary"
-
-#: The variants each Tippen rule set offers (RULES.md 2.2, last row), in the order of the page.
-#: ``lone-tapper`` is a choice every Tippen rule set has.
-VARIANTS_OFFERED: Final[dict[str, tuple[str, ...]]] = {
-    "tippen/drei-karten-1821": ("lone-tapper",),
-    "tippen/loup-1821": ("lone-tapper",),
-    "tippen/dreiblatt-1859": ("max-bete", "robbing", "sniffing", "hupf-und-sprung", "schieben", "lone-tapper"),
-    "tippen/vierblatt-1859": ("max-bete", "robbing", "sniffing", "hupf-und-sprung", "schieben", "lone-tapper"),
-    "tippen/meyers-1905": ("lone-tapper",),
-    "tippen/grupp-1975": ("tipp-zwang", "schieben", "knocking", "sniffing", "lone-tapper"),
-    "tippen/katira-1983": ("tipp-zwang", "schieben", "knocking", "sniffing", "lone-tapper"),
-}
 
 # User-facing texts of this module, together so that the i18n catalogue can take them over.
 # Each refusal has a stable machine code (the key) beside its message.
@@ -117,6 +107,7 @@ class Page:
         return [s for s in self.sections if s.kind == kind]
 
 
+_VARIANTS = re.compile(r"^<!--\s*variants:\s*([^>]*?)\s*-->\s*$", re.MULTILINE)
 _MARKER = re.compile(r"^<!--\s*(ruleset|section|variant|term):\s*(\S+)\s*-->\s*$", re.MULTILINE)
 _HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$", re.MULTILINE)
 _COMMENT = re.compile(r"<!--.*?-->\n?", re.DOTALL)
@@ -212,16 +203,21 @@ def ruleset_section(ruleset_id: str, lang: Lang = "en") -> Section:
 
 def ruleset_summary(ruleset_id: str, lang: Lang = "en") -> str:
     """The rule set in one line: the first paragraph after its heading, as plain text."""
-    body = _HEADING.sub("", ruleset_section(ruleset_id, lang).markdown, count=1).strip()
+    body = _HEADING.sub("", strip_markers(ruleset_section(ruleset_id, lang).markdown), count=1).strip()
     first = body.split("\n\n", 1)[0]
     return re.sub(r"[*_`]", "", " ".join(first.split()))
 
 
+def variants_offered(ruleset_id: str, lang: Lang = "en") -> list[str]:
+    """The ids of the variants a rule set offers, as its section declares them."""
+    found = _VARIANTS.search(ruleset_section(ruleset_id, lang).markdown)
+    return found.group(1).split() if found else []
+
+
 def variants_for(ruleset_id: str, lang: Lang = "en") -> list[Section]:
-    """The variant sections a rule set offers (empty for Tapp)."""
-    page = load_page(family_of(ruleset_id), lang)
-    wanted = VARIANTS_OFFERED.get(check_ruleset(ruleset_id, lang), ())
-    return [s for s in page.of_kind("variant") if s.name in wanted]
+    """The variant sections a rule set offers, in the order of the page (none for Tapp)."""
+    wanted = set(variants_offered(ruleset_id, lang))
+    return [s for s in load_page(family_of(ruleset_id), lang).of_kind("variant") if s.name in wanted]
 
 
 def ruleset_explanation(ruleset_id: str, lang: Lang = "en") -> str:
