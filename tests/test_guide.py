@@ -122,6 +122,7 @@ def test_rules_id_prints_the_family_basics_and_that_rule_set_and_no_option_table
     code, out = run("rules", "tippen/grupp-1975")
     assert code == 0
     text = flat(out)
+    assert text.startswith("tippen/grupp-1975 · 3–5 players")
     assert "Tippen: how to play" in text
     assert guide.ruleset_section("tippen/grupp-1975", "en").title in text
     assert flat(guide.ruleset_summary("tippen/grupp-1975", "en")) in text

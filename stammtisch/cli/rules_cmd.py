@@ -41,6 +41,7 @@ TEXTS: Final[dict[str, dict[Lang, str]]] = {
         "de": "Optionen dieses Regelsatzes: [bold]stammtisch rules {id} --options --german[/bold]; die "
               "Wörter: [bold]stammtisch rules --glossary --german[/bold].",
     },
+    "explain-head": {"en": "[bold]{id}[/bold] · {players} players", "de": "[bold]{id}[/bold] · {players} Spieler"},
     "col-option": {"en": "option", "de": "Option"},
     "col-default": {"en": "default", "de": "Standard"},
     "col-values": {"en": "values", "de": "Werte"},
@@ -191,6 +192,8 @@ def rules_cmd(
         elif ruleset_id is None:
             _print_list(lang)
         else:
+            console.print(_text("explain-head", lang, id=ids[0], players=_players_text(players_allowed(ids[0]))),
+                          highlight=False)
             _print_markdown(guide.ruleset_explanation(ids[0], lang))
             console.print(_text("explain-footer", lang, id=ids[0]), highlight=False)
     except (GuideError, RuleError) as e:
