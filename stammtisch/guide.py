@@ -32,7 +32,7 @@ from functools import cache
 from pathlib import Path
 from typing import Final, Literal
 
-from .rules import PRESETS, family_of
+from .rules import PRESETS, RuleError, family_of, ruleset
 
 Lang = Literal["en", "de"]
 LANGUAGES: Final[tuple[Lang, ...]] = ("en", "de")
@@ -206,6 +206,25 @@ def ruleset_summary(ruleset_id: str, lang: Lang = "en") -> str:
     body = _HEADING.sub("", strip_markers(ruleset_section(ruleset_id, lang).markdown), count=1).strip()
     first = body.split("\n\n", 1)[0]
     return re.sub(r"[*_`]", "", " ".join(first.split()))
+
+
+def players_allowed(ruleset_id: str) -> list[int]:
+    """The numbers of players the rule set can be played with (asked of the rule set itself)."""
+    allowed = []
+    for n in range(2, 13):
+        try:
+            ruleset(check_ruleset(ruleset_id), {"players": n})
+        except RuleError:
+            continue
+        allowed.append(n)
+    return allowed
+
+
+def overview(lang: Lang = "en") -> list[dict[str, object]]:
+    """Every rule set in one line each: id, family, title (the guide's heading), summary and the
+    player counts it allows (for the lobby and ``stammtisch rules``)."""
+    return [{"id": rid, "family": family_of(rid), "title": ruleset_section(rid, lang).title,
+             "summary": ruleset_summary(rid, lang), "players": players_allowed(rid)} for rid in PRESETS]
 
 
 def variants_offered(ruleset_id: str, lang: Lang = "en") -> list[str]:

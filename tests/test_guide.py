@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 
 from stammtisch import guide
 from stammtisch.cli import app
-from stammtisch.cli.rules_cmd import players_allowed
+from stammtisch.guide import players_allowed
 from stammtisch.rules import PRESETS, RuleError, ruleset
 
 runner = CliRunner()
@@ -253,6 +253,18 @@ def test_web_guide_route_serves_a_rule_set_as_html_in_german_and_english():
     assert "how to play" not in r.text
     r = client.get("/api/guide/glossary", params={"lang": "de"})
     assert r.status_code == 200 and "Jungfer" in r.text
+
+
+def test_web_guide_overview_lists_every_rule_set_with_title_summary_and_players():
+    r = guide_client().get("/api/guide", params={"lang": "de"})
+    assert r.status_code == 200
+    data = r.json()
+    assert [d["id"] for d in data] == list(PRESETS)
+    modern = next(d for d in data if d["id"] == "tapp/modern")
+    assert modern["title"] == "Moderner Tapp" and modern["players"] == [3, 4]
+    assert modern["summary"] == guide.ruleset_summary("tapp/modern", "de")
+    dreiblatt = next(d for d in data if d["id"] == "tippen/dreiblatt-1859")
+    assert dreiblatt["players"] == list(range(3, 11))  # 7–10 with the 52-card pack
 
 
 def test_web_guide_route_refuses_unknown_ids_and_languages_with_a_code():

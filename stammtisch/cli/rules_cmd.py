@@ -17,7 +17,7 @@ import typer
 from rich.table import Table as RichTable
 
 from .. import guide
-from ..guide import GuideError, Lang
+from ..guide import GuideError, Lang, players_allowed
 from ..rules import PRESETS, RuleError, family_of, format_options, rules_class, ruleset
 from .common import CliError, app, console
 
@@ -71,18 +71,6 @@ def _check_id(ruleset_id: str, lang: Lang) -> str:
         return guide.check_ruleset(ruleset_id, lang)
     except GuideError as e:
         raise CliError(str(e)) from None
-
-
-def players_allowed(ruleset_id: str) -> list[int]:
-    """The numbers of players the rule set can be played with (asked of the rule set itself)."""
-    allowed = []
-    for n in range(2, 13):
-        try:
-            ruleset(ruleset_id, {"players": n})
-        except RuleError:
-            continue
-        allowed.append(n)
-    return allowed
 
 
 def _players_text(counts: list[int]) -> str:

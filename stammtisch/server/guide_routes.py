@@ -1,5 +1,7 @@
 """How-to-play pages for the web table's Rules panel, as HTML fragments.
 
+- ``GET /api/guide?lang=de`` – JSON: every rule set with its title and one-line summary in
+  that language and the player counts it allows (for the lobby).
 - ``GET /api/guide/glossary?lang=de`` – the glossary.
 - ``GET /api/guide/{ruleset_id}?lang=de&part=all|section`` – how to play a rule set: ``all``
   (default) is the family basics, the rule set's section and its variants (what
@@ -28,6 +30,14 @@ _CACHE = {"Cache-Control": "public, max-age=300"}
 
 def _refuse(status: int, rule: str, message: str) -> JSONResponse:
     return JSONResponse({"error": message, "rule": rule}, status_code=status)
+
+
+@router.get("/api/guide")
+def get_overview(lang: str = Query("en", max_length=5)) -> Response:
+    try:
+        return JSONResponse(guide.overview(guide.check_lang(lang)), headers=_CACHE)
+    except GuideError as e:
+        return _refuse(400 if e.rule == "unknown-language" else 404, e.rule, str(e))
 
 
 @router.get("/api/guide/glossary", response_class=HTMLResponse)
