@@ -264,6 +264,16 @@ def glossary_terms(lang: Lang = "en") -> dict[str, Section]:
     return {s.name: s for s in load_page(GLOSSARY_PAGE, lang).of_kind("term")}
 
 
+def term_text(term: str, lang: Lang = "en") -> tuple[str, str]:
+    """One glossary entry as plain text: ``(heading, explanation)``, e.g. for a tooltip or a
+    line under a result ("Bête: the forfeit of a player who … took no trick")."""
+    entry = glossary_terms(lang).get(term)
+    if entry is None:
+        raise GuideError("no-section", message("no-section", lang, key=f"term {term}", lang=lang))
+    body = _HEADING.sub("", strip_markers(entry.markdown), count=1)
+    return entry.title, re.sub(r"[*_`]", "", " ".join(body.split()))
+
+
 def strip_markers(markdown: str) -> str:
     """The Markdown without the marker comments (which are for code, not readers)."""
     return _COMMENT.sub("", markdown)

@@ -93,6 +93,13 @@ def test_every_glossary_term_of_the_issue_exists(lang):
         assert len(terms[term].markdown.splitlines()) >= 2, f"{term} has no explanation"
 
 
+def test_a_glossary_term_as_plain_text():
+    title, text = guide.term_text("jungfer", "de")
+    assert title == "Jungfer" and text.startswith("Beim Ramsch") and "*" not in text and "\n" not in text
+    with pytest.raises(guide.GuideError):
+        guide.term_text("no-such-term")
+
+
 @pytest.mark.parametrize("ruleset_id", list(PRESETS))
 def test_the_variants_a_rule_set_offers_are_the_same_in_both_languages_and_exist(ruleset_id):
     offered = guide.variants_offered(ruleset_id, "en")
