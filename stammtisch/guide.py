@@ -54,7 +54,7 @@ MESSAGES: Final[dict[str, dict[Lang, str]]] = {
         "en": "unknown rule set {ruleset_id!r}.{hint} `stammtisch rules` lists them all.",
         "de": "unbekannter Regelsatz {ruleset_id!r}.{hint} `stammtisch rules` zeigt alle.",
     },
-    "did-you-mean": {"en": " Did you mean {choices}?", "de": " Meinten Sie {choices}?"},
+    "did-you-mean": {"en": " Did you mean {choices}?", "de": " Meintest du {choices}?"},
     "no-section": {
         "en": "the guide has no section for {key} in {lang}",
         "de": "die Anleitung hat keinen Abschnitt für {key} auf {lang}",
