@@ -1,0 +1,133 @@
+// Rules panel: how to play the table's rule set, and the table's options beside their defaults.
+// An ES module with no build step. It creates its own <dialog> on first use, so the page needs
+// only a button that calls openRulesPanel (see the module's export and window.stammtischRules).
+//
+//   import { openRulesPanel } from "/static/rules.js";
+//   openRulesPanel({ ruleset: "tippen/grupp-1975", lang: "de", options: { robbing: true } });
+//
+// The text comes from GET /api/guide/{ruleset}?lang=… (HTML made by the server from our own
+// pages, raw HTML escaped there); the option table from GET /api/rulesets, built here with
+// textContent only.
+
+const TEXT = {
+  en: {
+    title: "How to play", close: "Close", options: "Options of this table", option: "option",
+    value: "this table", default: "default", meaning: "meaning", changed: "changed",
+    basics: "Show the basics of the game too", glossary: "Glossary", failed: "The rules could not be loaded:",
+  },
+  de: {
+    title: "So wird gespielt", close: "Schließen", options: "Optionen dieses Tisches", option: "Option",
+    value: "dieser Tisch", default: "Standard", meaning: "Bedeutung", changed: "geändert",
+    basics: "Auch die Grundregeln des Spiels zeigen", glossary: "Glossar", failed: "Die Regeln konnten nicht geladen werden:",
+  },
+};
+
+let rulesetsCache = null;
+
+function tr(lang, key) {
+  return (TEXT[lang] || TEXT.en)[key] || TEXT.en[key] || key;
+}
+
+function node(tag, attrs = {}, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "text") e.textContent = v;
+    else e.setAttribute(k, v);
+  }
+  e.append(...children);
+  return e;
+}
+
+async function fetchGuide(path, lang, part = "all") {
+  const r = await fetch(`${path}?lang=${encodeURIComponent(lang)}&part=${part}`);
+  if (!r.ok) {
+    const data = await r.json().catch(() => ({ error: r.statusText }));
+    throw new Error(data.error || r.statusText);
+  }
+  return r.text();
+}
+
+async function rulesetInfo(id) {
+  if (!rulesetsCache) {
+    const r = await fetch("/api/rulesets");
+    rulesetsCache = r.ok ? await r.json() : [];
+  }
+  return rulesetsCache.find((rs) => rs.id === id) || null;
+}
+
+function shown(v) {
+  return v === null || v === undefined ? "none" : String(v);
+}
+
+// The table's options beside the rule set's defaults; changed ones are marked.
+function optionsTable(info, options, lang) {
+  const table = node("table", { class: "score", "data-testid": "rules-options" });
+  table.append(node("tr", {}, ...["option", "value", "default", "meaning"].map((k) => node("th", { text: tr(lang, k) }))));
+  for (const o of info.options) {
+    const has = options && Object.prototype.hasOwnProperty.call(options, o.name);
+    const value = has ? options[o.name] : o.default;
+    const changed = has && shown(value) !== shown(o.default);
+    const row = node("tr", changed ? { class: "changed", title: tr(lang, "changed") } : {},
+      node("td", {}, node("code", { text: o.name })),
+      node("td", {}, changed ? node("b", { text: shown(value) }) : shown(value)),
+      node("td", { text: shown(o.default) }),
+      node("td", { text: o.help }));
+    table.append(row);
+  }
+  return table;
+}
+
+function panel() {
+  let dlg = document.getElementById("rules-panel");
+  if (!dlg) {
+    dlg = node("dialog", { id: "rules-panel", "data-testid": "rules-panel", class: "rules-panel" });
+    // Its own few styles, so that the panel works before style.css knows about it.
+    dlg.style.cssText = "width:min(60rem,94vw);max-height:88vh;overflow:auto;padding:0 1rem 1rem;";
+    document.body.append(dlg);
+  }
+  return dlg;
+}
+
+// Open the panel for a rule set. options: the table's options ({name: value}); omitted in the
+// lobby, where only the defaults are shown.
+export async function openRulesPanel({ ruleset, lang = "en", options = null }) {
+  const dlg = panel();
+  const body = node("div", { class: "rules-body", "data-testid": "rules-text" });
+  const close = node("button", { type: "button", "data-testid": "rules-close", text: tr(lang, "close") });
+  close.addEventListener("click", () => dlg.close());
+  const basics = node("button", { type: "button", "data-testid": "rules-basics", text: tr(lang, "basics") });
+  const glossary = node("a", { href: "#", "data-testid": "rules-glossary", text: tr(lang, "glossary") });
+  const header = node("div", { class: "rules-head" }, node("h2", { text: tr(lang, "title") }), close);
+  header.style.cssText = "position:sticky;top:0;background:#fff;display:flex;justify-content:space-between;"
+    + "align-items:center;gap:1rem;border-bottom:1px solid #ccc;";
+  dlg.replaceChildren(header, body);
+  if (typeof dlg.showModal === "function" && !dlg.open) dlg.showModal();
+  else dlg.setAttribute("open", "");
+  const path = "/api/guide/" + ruleset.split("/").map(encodeURIComponent).join("/");
+  const show = async (url, part) => {
+    try {
+      body.innerHTML = await fetchGuide(url, lang, part);  // server-made HTML of our own pages
+    } catch (e) {
+      body.replaceChildren(node("p", { class: "error", text: `${tr(lang, "failed")} ${e.message}` }));
+    }
+  };
+  // The rule set's own section first (short); the family basics and the glossary on request.
+  await show(path, "section");
+  basics.addEventListener("click", () => { basics.remove(); show(path, "all"); });
+  glossary.addEventListener("click", (ev) => { ev.preventDefault(); show("/api/guide/glossary", "all"); });
+  // Links between the pages (glossary.md, tippen.md …) are file links in docs/; here the
+  // glossary opens in the panel and the others stay put.
+  body.addEventListener("click", (ev) => {
+    const a = ev.target.closest && ev.target.closest("a[href$='.md']");
+    if (!a) return;
+    ev.preventDefault();
+    if (a.getAttribute("href").endsWith("glossary.md")) show("/api/guide/glossary", "all");
+  });
+  const info = await rulesetInfo(ruleset);
+  const extra = [basics, " ", glossary];
+  if (info) extra.push(node("h3", { text: tr(lang, "options") }), optionsTable(info, options, lang));
+  dlg.append(node("div", { class: "rules-foot" }, ...extra));
+}
+
+// For the classic (non-module) app.js.
+window.stammtischRules = { openRulesPanel };
