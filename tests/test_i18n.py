@@ -8,8 +8,7 @@ import pytest
 
 import stammtisch.i18n as i18n
 from stammtisch.i18n import LANGUAGES, catalogue, placeholders, t
-from stammtisch.i18n.words import (action_phrase, card_name, card_short, choice_text, contract_name,
-                                   rule_text, suit_name)
+from stammtisch.i18n.words import action_phrase, card_name, card_short, choice_text, contract_name, rule_text, suit_name
 
 CATALOGUE_DIR = Path(i18n.__file__).parent
 
