@@ -45,7 +45,7 @@ class CliError(Exception):
 
 def print_error(error: CliError) -> None:
     """``error: …`` on stderr; the message is text, whatever brackets or colons it holds."""
-    err_console.print(Text.assemble(("error:", "red"), " ", str(error)), highlight=False)
+    err_console.print(Text.assemble(("error:", "red"), " ", str(error)), highlight=False, soft_wrap=True)
 
 
 def _build_rules(ruleset_id: str, players: int | None, options: list[str]) -> Any:
