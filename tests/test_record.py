@@ -3,7 +3,8 @@
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from stammtisch.record import RecordError, load, replay
 from stammtisch.rules import PRESETS, ruleset
@@ -57,7 +58,7 @@ def test_replay_reproduces_every_simulated_record(rules, seed, bot):
     assert again["balances"] == summary.balances
     assert again["pot"] == summary.pot
     assert len(again["deals"]) == 6
-    for deal, log in zip(again["deals"], table.deals):
+    for deal, log in zip(again["deals"], table.deals, strict=True):
         assert deal["net"] == {table.players[p]: v for p, v in log.result.net(rules.players).items()}
         assert deal["dealer"] == table.players[log.result.dealer]
     assert sum(again["balances"].values()) + again["pot"] == 0

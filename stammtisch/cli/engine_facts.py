@@ -28,7 +28,7 @@ def contract_value_text(rules: Any, contract: str, lang: str) -> str | None:
 
         return t(key, lang) if has(key) else None
     try:
-        from ..games.tapp import modern_value  # type: ignore[attr-defined]
+        from ..games.tapp import modern_value
 
         value = modern_value(contract, getattr(rules, "frage_value", 5))
     except (ImportError, KeyError, IndexError, TypeError):

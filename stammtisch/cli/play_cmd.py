@@ -262,6 +262,8 @@ class Session:
         choice = CardSetChoice.from_legal(legal)
         hand = list(view.get("hand", []))
         if choice is not None:
+            if view.get("tapp"):
+                self.say(t("play.tapp_picked_up", lang, cards=cards_short(view["tapp"], lang)))
             self._show_card_choice(choice, hand)
         else:
             self._show_menu(view, legal)
