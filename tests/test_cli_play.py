@@ -132,6 +132,7 @@ def test_the_rufer_give_is_explained():
     proc = cli("play", "tapp/modern", "--deals", "1", "--seed", "1",
                answers=["play", "herzrufer", "1", "1"] + ["1"] * 40)
     assert proc.returncode == 0, proc.stderr
+    assert "Call a card you do not hold: whoever holds it hands it to you" in proc.stdout
     assert "You call Six of Hearts" in proc.stdout
     assert "Ben gave you ♥6. Give Ben a card back in return for ♥6." in proc.stdout
     assert "You give back" in proc.stdout
@@ -297,3 +298,12 @@ def test_play_with_a_markup_name_shows_it_as_text():
                answers=["1"] * 40)
     assert proc.returncode == 0, proc.stderr
     assert "[/]:sa:" in proc.stdout and "Balances: [/]:sa:" in proc.stdout
+
+
+def test_replay_in_german(tmp_path):
+    path = tmp_path / "r.json"
+    save(_record_with_player("Anna"), path)
+    proc = cli("replay", str(path), "--german")
+    assert proc.returncode == 0, proc.stderr
+    assert "2 Spiele, alle Züge geprüft." in proc.stdout and "Stand:" in proc.stdout and "Geber" in proc.stdout
+    assert "Balances" not in proc.stdout and "dealer" not in proc.stdout

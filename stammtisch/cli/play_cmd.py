@@ -315,6 +315,8 @@ class Session:
                 self.say(t("play.rufer_give", lang, holder=names[holder], called=called))
             else:
                 self.say(t("play.rufer_give_tapp", lang, called=called))
+        if any(a.startswith("call:") for a in legal):
+            self.say(t("play.rufer_call", lang))
         rules = self.table.rules
         for i, action in enumerate(legal, 1):
             head, _, rest = action.partition(":")
