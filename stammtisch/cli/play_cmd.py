@@ -315,8 +315,15 @@ class Session:
                 self.say(t("play.rufer_give", lang, holder=names[holder], called=called))
             else:
                 self.say(t("play.rufer_give_tapp", lang, called=called))
-        if any(a.startswith("call:") for a in legal):
+        if all(a.startswith("call:") for a in legal):
+            # up to 25 cards: a compact grid, chosen by number or name like any menu
             self.say(t("play.rufer_call", lang))
+            line = Text("  ")
+            for i, action in enumerate(legal, 1):
+                line.append(f"{i}:", style="cyan")
+                line.append(f"{card_short(action[5:], lang)}  ")
+            self.say(line)
+            return
         rules = self.table.rules
         for i, action in enumerate(legal, 1):
             head, _, rest = action.partition(":")
