@@ -94,3 +94,29 @@ def test_contract_choices_name_goal_and_value():
 def test_refusal_rules_have_words_in_both_languages():
     assert rule_text("follow suit (Farbzwang)", "de") == "Farbe bedienen (Farbzwang)"
     assert rule_text("a rule nobody wrote", "de") is None
+
+
+@pytest.mark.parametrize("lang", LANGUAGES)
+def test_no_text_is_empty(lang):
+    assert [k for k, v in catalogue(lang).items() if not v.strip()] == []
+
+
+def test_every_literal_key_the_code_asks_for_exists():
+    # t("key", …) / tx("key", …) with a literal key: a typo would silently print the key itself
+    root = CATALOGUE_DIR.parent
+    used = set()
+    for path in list((root / "cli").glob("*.py")) + list((root / "i18n").glob("*.py")):
+        used |= set(re.findall(r"\btx?\(\s*\"([a-z_]+\.[a-z_.-]+)\"", path.read_text(encoding="utf-8")))
+    assert len(used) > 40  # the scan finds the keys at all
+    assert sorted(used - set(catalogue("en"))) == []
+
+
+def test_every_action_word_has_its_phrases_and_menu_entry():
+    from stammtisch.i18n.words import ACTION_WORDS
+
+    english = catalogue("en")
+    for word in ACTION_WORDS:
+        assert {f"act.{word}", f"act.{word}.you", f"choice.{word}"} <= set(english), word
+    for key in english:
+        if key.startswith("contract."):
+            assert key.replace("contract.", "goal.", 1) in english or key in ("contract.solo", "contract.ramsch")

@@ -12,15 +12,10 @@ import re
 from dataclasses import dataclass, field
 
 from ..i18n import LANGUAGES, t
-from ..i18n.words import card_short, choice_text, contract_name, is_card
+from ..i18n.words import ACTION_WORDS, card_short, choice_text, contract_name, is_card
 
 #: Action kinds that take several cards, chosen from the hand instead of from a menu.
 CARD_SET_KINDS = ("discard", "exchange")
-#: Words the engines know (RULES.md section 0): typed as they are, they go to the engine.
-ACTION_WORDS = frozenset({
-    "tap", "pass", "shove", "deal", "sniff", "knock", "turn", "look", "drop", "stay", "rob",
-    "no-rob", "hold", "tout", "no-tout", "play", "weg",
-})
 QUIT_WORDS = frozenset({"q", "quit", "exit", "beenden", "ende"})
 HELP_WORDS = frozenset({"?", "help", "hilfe"})
 YES_WORDS = frozenset({"", "y", "yes", "j", "ja"})

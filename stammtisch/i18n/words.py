@@ -11,7 +11,8 @@ from . import DEFAULT_LANGUAGE, has, t
 
 SUIT_LETTERS = "HDCS"
 SUIT_SYMBOLS = {"H": "♥", "D": "♦", "C": "♣", "S": "♠"}
-_WORD_ACTIONS = frozenset({
+#: Actions that are one word (RULES.md section 0); each has ``act.*``, ``act.*.you``, ``choice.*`` texts.
+ACTION_WORDS = frozenset({
     "tap", "pass", "shove", "deal", "sniff", "knock", "turn", "look", "drop", "stay", "rob",
     "no-rob", "hold", "tout", "no-tout", "play", "weg",
 })
@@ -89,7 +90,7 @@ def action_phrase(action: str, lang: str = DEFAULT_LANGUAGE, who: str | None = N
                   suits: str = "french") -> str:
     """An action in words: ``Anna plays Ace of Hearts``, ``Du tappst``, ``Ben spielt Herz-Solo``."""
     head, _, rest = action.partition(":")
-    if action in _WORD_ACTIONS:
+    if action in ACTION_WORDS:
         key, params = _person(f"act.{action}", who)
         return t(key, lang, **params)
     cards = rest.split(",") if rest else []
@@ -139,7 +140,7 @@ def choice_text(action: str, lang: str = DEFAULT_LANGUAGE, suits: str = "french"
     """A menu entry for a legal action: ``tap (play for a share of the pot)``, ``♥A spielen``,
     ``Clubs Solo: without the tapp, win 61 …; 5 cents from each defender``."""
     head, _, rest = action.partition(":")
-    if action in _WORD_ACTIONS:
+    if action in ACTION_WORDS:
         return t(f"choice.{action}", lang)
     if head == "play" and is_card(rest):
         return t("choice.play_card", lang, card=card_name(rest, lang, suits))
