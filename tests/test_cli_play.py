@@ -307,3 +307,17 @@ def test_replay_in_german(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert "2 Spiele, alle Züge geprüft." in proc.stdout and "Stand:" in proc.stdout and "Geber" in proc.stdout
     assert "Balances" not in proc.stdout and "dealer" not in proc.stdout
+
+
+def test_refusal_names_people_and_says_you_for_the_player():
+    from stammtisch.cli.play_cmd import readable_refusal
+    from stammtisch.games.base import IllegalAction
+
+    names = ["You", "Anna", "Ben"]
+    turn = IllegalAction("not your turn", "it is seat 1's turn, not seat 0's")
+    assert readable_refusal(turn, names, 0, "en") == "it is Anna's turn, not yours (not your turn)"
+    held = IllegalAction("card not in hand", "SA is not in seat 0's hand")
+    assert readable_refusal(held, names, 0, "en") == "SA is not in your hand (card not in hand)"
+    others = IllegalAction("card not in hand", "SA is not in seat 2's hand")
+    assert readable_refusal(others, names, 0, "en") == "SA is not in Ben's hand (card not in hand)"
+    assert readable_refusal(held, names, 0, "de") == "diese Karte ist nicht in deiner Hand"
