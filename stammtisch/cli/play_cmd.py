@@ -93,6 +93,7 @@ def play_cmd(
     header = "play.header.you" if table.dealer == seat else "play.header"
     console.print(tx(header, lang, title=Text(rules.title, style="bold"),
                      names=", ".join(names), dealer=names[table.dealer]), highlight=False)
+    console.print(Text(t("play.hint", lang), style="dim"))
     played = 0
     try:
         while deals == 0 or played < deals:
