@@ -51,7 +51,7 @@ def play_cmd(
     bots: str = typer.Option("heuristic", "--bots", "-b", help="The other seats' bot: random|heuristic."),
     name: str | None = typer.Option(None, "--name", help="Your name at the table (default: You / Du)."),
     seat: int = typer.Option(0, "--seat", help="Your seat (0 = first)."),
-    deals: int = typer.Option(0, "--deals", help="Stop after this many deals (0: until you quit)."),
+    deals: int = typer.Option(0, "--deals", min=0, help="Stop after this many deals (0: until you quit)."),
     seed: int | None = typer.Option(None, "--seed", help="Random seed for shuffles and bots."),
     german: bool = typer.Option(False, "--german", help="Everything in German: texts, card names (Herz-Daus, "
                                 "Kreuz-Ober), contracts (Herz-Solo), actions in words (Anna passt)."),
