@@ -112,11 +112,18 @@ def load(source: str | Path | dict) -> dict:
 def replay(source: str | Path | dict, allow_incomplete: bool = False) -> Replay:
     """Re-apply every action of a record, verifying each. Raises RecordError."""
     data = load(source)
+    players = [str(p) for p in data["players"]]
+    options = dict(data.get("options", {}))
+    # The players list fixes the number of players when the options do not name it.
+    if "players" not in options:
+        options["players"] = len(players)
+    elif str(options["players"]).strip() != str(len(players)):
+        raise RecordError(f"the options say players={options['players']!r} but the record names "
+                          f"{len(players)} players")
     try:
-        rules = ruleset(data["ruleset"], data.get("options", {}))
+        rules = ruleset(data["ruleset"], options)
     except RuleError as e:
         raise RecordError(str(e)) from None
-    players = [str(p) for p in data["players"]]
     first = data.get("first_dealer", players[0] if players else None)
     if first not in players:
         raise RecordError(f"first_dealer {first!r} is not one of the players")

@@ -3,7 +3,8 @@
 import json
 
 import pytest
-from hypothesis import HealthCheck, given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from stammtisch.record import RecordError, load, replay, table_to_record
 from stammtisch.rules import PRESETS, ruleset
@@ -57,7 +58,7 @@ def test_replay_reproduces_every_simulated_record(rules, seed, bot):
     assert again["balances"] == summary.balances
     assert again["pot"] == summary.pot
     assert len(again["deals"]) == 6
-    for deal, log in zip(again["deals"], table.deals):
+    for deal, log in zip(again["deals"], table.deals, strict=True):
         assert deal["net"] == {table.players[p]: v for p, v in log.result.net(rules.players).items()}
         assert deal["dealer"] == table.players[log.result.dealer]
     assert sum(again["balances"].values()) + again["pot"] == 0
@@ -121,3 +122,39 @@ def test_not_json_is_a_record_error(tmp_path):
     p.write_text("{ nope")
     with pytest.raises(RecordError, match="not JSON"):
         load(p)
+
+
+def _record_of(ruleset_id, overrides, deals=2, seed=5):
+    rules = ruleset(ruleset_id, overrides)
+    _, table = simulate(rules, deals=deals, seed=seed, bots=["random"])
+    return json.loads(json.dumps(table.to_record()))
+
+
+def test_the_players_list_fixes_the_number_of_players_when_the_options_do_not():
+    rec = _record_of("tippen/dreiblatt-1859", ["players=3"])
+    assert ruleset("tippen/dreiblatt-1859").players != 3  # the preset's default differs
+    expected = replay(rec).summary()
+    del rec["options"]["players"]
+    again = replay(rec).summary()
+    assert again["balances"] == expected["balances"] and again["pot"] == expected["pot"]
+    assert len(again["players"]) == 3
+
+
+def test_players_option_and_players_list_that_disagree_are_one_clear_error():
+    rec = _record_of("tippen/dreiblatt-1859", ["players=3"])
+    rec["options"]["players"] = 5
+    with pytest.raises(RecordError, match=r"players=5 but the record names 3 players"):
+        replay(rec)
+
+
+def test_options_that_agree_with_the_players_list_replay():
+    rec = _record_of("tapp/modern", ["players=4"])
+    rec["options"]["players"] = "4"  # as text, as a hand-written record may have it
+    assert len(replay(rec).summary()["players"]) == 4
+
+
+def test_a_players_list_the_rule_set_cannot_seat_is_refused_by_the_rules():
+    rec = _record_of("tapp/classic-1879", [])
+    rec["players"].append("Extra")
+    with pytest.raises(RecordError, match="players"):
+        replay(rec)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 
 from . import play_cmd, replay_cmd, rules_cmd, serve_cmd, simulate_cmd  # noqa: F401  (register)
-from .common import CliError, app, err_console
+from .common import CliError, app, print_error
 
 __all__ = ["CliError", "app", "main"]
 
@@ -18,5 +18,5 @@ def main() -> None:
     try:
         app()
     except CliError as e:
-        err_console.print(f"[red]error:[/red] {e}", highlight=False)
+        print_error(e)
         sys.exit(2)

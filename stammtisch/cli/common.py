@@ -1,11 +1,24 @@
-"""What every command shares: the Typer app, the consoles, one-line user errors, rule building."""
+"""What every command shares: the Typer app, the consoles, one-line user errors, rule building.
+
+Everything a user or a record supplies (player names, action strings, paths, messages) is
+printed as plain text, never as Rich markup or emoji codes: build output with ``rich.text.Text``
+(``plain``/``styled`` below) or print with ``markup=False``. The consoles have emoji codes off,
+so ``play:SA:`` stays ``play:SA:``.
+"""
 
 from __future__ import annotations
 
+import os
+import string
+from pathlib import Path
+from typing import Any
+
 import typer
 from rich.console import Console
+from rich.text import Text
 
 from .. import __version__
+from ..i18n import t
 from ..rules import RuleError, ruleset
 
 app = typer.Typer(
@@ -22,15 +35,20 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
-console = Console()
-err_console = Console(stderr=True)
+console = Console(emoji=False)
+err_console = Console(stderr=True, emoji=False)
 
 
 class CliError(Exception):
     """A user error: printed as one line, exit status 2."""
 
 
-def _build_rules(ruleset_id: str, players: int | None, options: list[str]):
+def print_error(error: CliError) -> None:
+    """``error: …`` on stderr; the message is text, whatever brackets or colons it holds."""
+    err_console.print(Text.assemble(("error:", "red"), " ", str(error)), highlight=False, soft_wrap=True)
+
+
+def _build_rules(ruleset_id: str, players: int | None, options: list[str]) -> Any:
     overrides = list(options or [])
     if players is not None:
         overrides.append(f"players={players}")
@@ -40,12 +58,52 @@ def _build_rules(ruleset_id: str, players: int | None, options: list[str]):
         raise CliError(str(e)) from None
 
 
-def _check_seat(flag: str, seat: int | None, num_players: int) -> None:
+def _check_seat(flag: str, seat: int | None, num_players: int, lang: str = "en") -> None:
     if seat is not None and not 0 <= seat < num_players:
-        raise CliError(f"{flag} must be a seat from 0 to {num_players - 1}, not {seat}")
+        raise CliError(t("cli.seat_range", lang, flag=flag, last=num_players - 1, seat=seat))
 
 
-def _version(value: bool):
+def _nearest_existing(path: Path) -> Path:
+    path = path.absolute()
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    return path
+
+
+def check_output_file(flag: str, path: Path, lang: str = "en") -> None:
+    """Refuse, before any work, a file that could not be written: its folder missing, or a folder
+    given where a file is meant. (``play --record``)"""
+    if path.is_dir():
+        raise CliError(t("cli.is_a_folder", lang, path=path))
+    folder = path.absolute().parent
+    if not folder.is_dir():
+        raise CliError(t("cli.folder_missing", lang, flag=flag, path=path, folder=folder))
+    if not os.access(folder, os.W_OK):
+        raise CliError(t("cli.not_writable", lang, flag=flag, path=path, reason="no permission"))
+
+
+def check_output_folder(flag: str, path: Path, lang: str = "en") -> None:
+    """Refuse, before any work, a folder that cannot be made or written: a file given where a
+    folder is meant, or a path under a file. A missing folder under an existing one is fine
+    (the command creates it). (``simulate --records``)"""
+    if path.exists() and not path.is_dir():
+        raise CliError(t("cli.not_a_folder", lang, flag=flag, path=path))
+    existing = _nearest_existing(path)
+    if not existing.is_dir():
+        raise CliError(t("cli.not_a_folder", lang, flag=flag, path=existing))
+    if not os.access(existing, os.W_OK):
+        raise CliError(t("cli.not_writable", lang, flag=flag, path=path, reason="no permission"))
+
+
+def check_input_file(path: Path, lang: str = "en") -> None:
+    """A file to read: it exists and is not a folder. (``replay FILE``)"""
+    if path.is_dir():
+        raise CliError(t("cli.is_a_folder", lang, path=path))
+    if not path.exists():
+        raise CliError(t("cli.no_such_file", lang, path=path))
+
+
+def _version(value: bool) -> None:
     if value:
         console.print(f"stammtisch {__version__}")
         raise typer.Exit()
@@ -53,15 +111,48 @@ def _version(value: bool):
 
 @app.callback()
 def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Print the version and exit.")):
+                                       help="Print the version and exit.")) -> None:
     pass
 
 
+def signed_text(v: int) -> Text:
+    """An amount with its sign, green for a gain and red for a loss."""
+    if v > 0:
+        return Text(f"+{v}", style="green")
+    return Text(str(v), style="red" if v < 0 else "")
+
 
 def _signed(v: int) -> str:
+    """The same as markup, for tables of numbers (kept for ``simulate``)."""
     return f"[green]+{v}[/green]" if v > 0 else (f"[red]{v}[/red]" if v < 0 else "0")
 
 
-def _print_balances(balances: dict, pot: int) -> None:
-    parts = "  ".join(f"{n} {_signed(v)}" for n, v in balances.items())
-    console.print(f"Balances: {parts}   Pot: {pot}")
+def amounts_text(amounts: dict[str, int]) -> Text:
+    """``Anna +3  Ben -3``: names as text, amounts coloured."""
+    out = Text()
+    for i, (name, v) in enumerate(amounts.items()):
+        if i:
+            out.append("  ")
+        out.append(f"{name} ")
+        out.append_text(signed_text(v))
+    return out
+
+
+def tx(key: str, lang: str = "en", style: str = "", **params: object) -> Text:
+    """A catalogue text as a Rich ``Text``: parameters that are ``Text`` keep their styles,
+    every other parameter is inserted as plain text (never read as markup)."""
+    out = Text(style=style)
+    for literal, field, _, _ in string.Formatter().parse(t(key, lang)):
+        out.append(literal)
+        if field is None:
+            continue
+        value = params.get(field, "{" + field + "}")
+        if isinstance(value, Text):
+            out.append_text(value)
+        else:
+            out.append(str(value))
+    return out
+
+
+def _print_balances(balances: dict[str, int], pot: int, lang: str = "en") -> None:
+    console.print(tx("play.balances", lang, amounts=amounts_text(balances), pot=pot), highlight=False)

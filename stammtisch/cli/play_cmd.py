@@ -1,17 +1,45 @@
-"""``stammtisch play``: a game in the terminal against bots."""
+"""``stammtisch play``: a game in the terminal against bots.
+
+Every text comes from the catalogue (``stammtisch.i18n``); names and actions are printed as
+text, never as markup. The loop asks the state and the table; the prompt's reading of an
+answer lives in ``prompting``.
+"""
 
 from __future__ import annotations
 
 import random
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import typer
+from rich.text import Text
 
 from ..bots import BOT_NAMES, make_bot
-from ..cards import display, suit_label
 from ..games.base import IllegalAction
+from ..i18n import language, t
+from ..i18n.words import action_phrase, card_short, cards_short, choice_text, contract_name, rule_text, suit_name
 from ..record import save, table_to_record
-from .common import CliError, _build_rules, _check_seat, _print_balances, _signed, app, console
+from .common import (
+    CliError,
+    _build_rules,
+    _check_seat,
+    _print_balances,
+    amounts_text,
+    app,
+    check_output_file,
+    console,
+    tx,
+)
+from .engine_facts import contract_value_text, display_suits
+from .prompting import Answer, CardSetChoice, read_card_set_answer, read_menu_answer, yes_no
+
+OTHER_NAMES = ["Anna", "Ben", "Cora", "Dirk", "Emil", "Frieda", "Gustav", "Hanna", "Ida", "Jakob"]
+
+
+class QuitGame(Exception):
+    """The player typed q (or stdin ended): stop as after Ctrl-C."""
 
 
 @app.command("play")
@@ -20,143 +48,287 @@ def play_cmd(
     players: int | None = typer.Option(None, "--players", "-n", help="Number of players."),
     option: list[str] = typer.Option([], "--option", "-o", help="Rule option key=value (repeatable)."),
     bots: str = typer.Option("heuristic", "--bots", "-b", help="The other seats' bot: random|heuristic."),
-    name: str = typer.Option("You", "--name", help="Your name at the table."),
+    name: str | None = typer.Option(None, "--name", help="Your name at the table (default: You / Du)."),
     seat: int = typer.Option(0, "--seat", help="Your seat (0 = first)."),
-    deals: int = typer.Option(0, "--deals", help="Stop after this many deals (0: until you quit)."),
+    deals: int = typer.Option(0, "--deals", min=0, help="Stop after this many deals (0: until you quit)."),
     seed: int | None = typer.Option(None, "--seed", help="Random seed for shuffles and bots."),
-    german: bool = typer.Option(False, "--german", help="German suit names (Herz, Schellen, Eichel, Laub)."),
-    record: Path | None = typer.Option(None, "--record", help="Save the game record here when you stop."),
+    german: bool = typer.Option(False, "--german", help="Everything in German: texts, card names (Herz-Daus, "
+                                "Kreuz-Ober), contracts (Herz-Solo), actions in words (Anna passt)."),
+    record: Path | None = typer.Option(None, "--record", help="Save the game record here when you stop "
+                                       "(finished deals only)."),
     first_dealer: int | None = typer.Option(None, "--first-dealer",
                                                help="Seat of the first dealer (default: the first Ace dealt)."),
-):
+) -> None:
     """Play in the terminal: you in one seat, bots in the others.
 
-    At your turn type an action (e.g. tap, pass, play:HA, exchange:C7,D8) or its number from
-    the list. 'q' quits (the record is saved if --record was given), '?' shows help.
+    At your turn choose from the numbered list: type the number, the action (tap, pass, play:HA)
+    or just the card (HA, ♥A, ♥10). To lay away or exchange several cards, name them all at
+    once by number or name, e.g. `1 3 5` or `C7 D8`. When only one action is legal it is played
+    for you. 'q' or Ctrl-C stops (the unfinished deal is not saved), '?' shows help.
     """
     from ..table import Table, draw_first_dealer
 
+    lang = language(german)
+    if record is not None:
+        check_output_file("--record", record, lang)
     rules = _build_rules(ruleset_id, players, option)
     if bots not in BOT_NAMES:
-        raise CliError(f"unknown bot {bots!r}; bots are {', '.join(BOT_NAMES)}")
+        raise CliError(t("cli.unknown_bot", lang, bot=repr(bots), bots=", ".join(BOT_NAMES)))
     n = rules.players
-    _check_seat("--seat", seat, n)
-    _check_seat("--first-dealer", first_dealer, n)
+    _check_seat("--seat", seat, n, lang)
+    _check_seat("--first-dealer", first_dealer, n, lang)
     rng = random.Random(seed)
-    others = ["Anna", "Ben", "Cora", "Dirk", "Emil", "Frieda", "Gustav", "Hanna", "Ida", "Jakob"]
-    names = [o for o in others if o != name][: n - 1]
-    names.insert(seat, name)
-    german = german or getattr(rules, "suits", "french") == "german"
+    own_name = name if name is not None else t("word.you", lang)
+    names = [o for o in OTHER_NAMES if o != own_name][: n - 1]
+    names.insert(seat, own_name)
     if first_dealer is None:
         first_dealer = draw_first_dealer(rules, rng)
-    table = Table(rules, names, first_dealer)
+    try:
+        table = Table(rules, names, first_dealer)
+    except ValueError as e:
+        raise CliError(str(e)) from None
     seat_bots = {p: make_bot(bots, rules.family, random.Random(rng.random())) for p in range(n) if p != seat}
-    console.print(f"[bold]{rules.title}[/bold] — {', '.join(names)}. "
-                  f"{names[table.dealer]} deals first.")
+    session = Session(table, seat, seat_bots, rng, lang, display_suits(rules))
+    header = "play.header.you" if table.dealer == seat else "play.header"
+    console.print(tx(header, lang, title=Text(rules.title, style="bold"),
+                     names=", ".join(names), dealer=names[table.dealer]), highlight=False)
+    console.print(Text(t("play.hint", lang), style="dim"))
     played = 0
     try:
         while deals == 0 or played < deals:
-            _play_one_deal(table, seat, seat_bots, rng, german)
+            session.play_one_deal()
             played += 1
-            summary = _deal_summary(table)
-            _print_balances(summary["balances"], summary["pot"])
-            if deals == 0 and not _ask_continue():
+            _print_balances(table.balances(), table.ledger.pot + table.ledger.reserve, lang)
+            if deals == 0 and not _ask_continue(lang):
                 break
-    except (KeyboardInterrupt, EOFError):
-        console.print("\nStopped.")
+    except (KeyboardInterrupt, EOFError, QuitGame):
+        console.print()
+        console.print(Text(t("play.stopped", lang)))
+        if table.in_deal and record is not None:
+            console.print(Text(t("play.unfinished_not_recorded", lang)))
     if record is not None:
-        rec = table_to_record(table)
-        if table.in_deal:
-            rec["deals"] = rec["deals"][:-1]  # an unfinished deal is not part of the record
+        _save_record(table, record, lang)
+
+
+def _save_record(table: Any, record: Path, lang: str) -> None:
+    rec = table_to_record(table)
+    if table.in_deal:
+        rec["deals"] = rec["deals"][:-1]  # an unfinished deal is not part of the record
+    try:
         save(rec, record)
-        console.print(f"Record saved to {record}")
+    except OSError as e:
+        raise CliError(t("cli.not_writable", lang, flag="--record", path=record, reason=e.strerror or e)) from None
+    console.print(Text(t("play.record_saved", lang, path=record)))
 
 
-def _deal_summary(table) -> dict:
-    return {"balances": table.balances(), "pot": table.ledger.pot + table.ledger.reserve}
-
-
-def _ask_continue() -> bool:
-    answer = console.input("Next deal? [Y/n] ").strip().lower()
-    return answer in ("", "y", "yes", "j", "ja")
-
-
-def _fmt_cards(cards, german: bool) -> str:
-    return " ".join(display(c, german) for c in cards) or "—"
-
-
-def _fmt_action(text: str, german: bool) -> str:
-    if ":" in text:
-        head, _, tail = text.partition(":")
-        parts = tail.split(",")
-        if all(len(p) == 2 and p[0] in "HDCS" for p in parts):
-            return f"{head} {' '.join(display(p, german) for p in parts)}"
-    return text
-
-
-def _play_one_deal(table, seat, seat_bots, rng, german) -> None:
-    names = table.players
-    state = table.start_deal(table.shuffled_deck(rng))
-    console.rule(f"Deal {len(table.deals)} — dealer: {names[table.dealer]}")
-    shown = 0
-    last_trick = None
+def _ask_continue(lang: str) -> bool:
+    """Next deal? Enter or y/j continues, n stops; anything else asks again."""
     while True:
-        view = state.view(seat)
-        log = view.get("log", [])
-        for who, text in log[shown:]:
-            label = names[who] if who is not None else "table"
-            console.print(f"  {label}: {_fmt_action(text, german)}")
-        shown = len(log)
-        if view.get("last_trick") and view["last_trick"] != last_trick:
-            last_trick = view["last_trick"]
-            cards = " ".join(f"{names[s]} {display(c, german)}" for s, c in last_trick["cards"])
-            console.print(f"  [dim]Trick:[/dim] {cards} → [bold]{names[last_trick['winner']]}[/bold]")
-        if state.is_terminal():
-            break
-        player = state.current_player()
-        if player != seat:
-            table.apply_id(seat_bots[player].act(state, player))
-            continue
-        _show_table(view, names, german)
-        legal = view["legal_actions"]
-        for i, a in enumerate(legal, 1):
-            console.print(f"  [cyan]{i:>2}[/cyan] {_fmt_action(a, german)}  [dim]({a})[/dim]")
+        answer = yes_no(console.input(Text(t("play.next_deal", lang))))
+        if answer is not None:
+            return answer
+        console.print(Text(t("play.answer_yes_no", lang)))
+
+
+def readable_refusal(error: IllegalAction, names: list[str], seat: int, lang: str) -> str:
+    """A refusal for the player at ``seat``: names instead of seat numbers, "you" for him;
+    in German the rule in words (the engines' messages are English)."""
+    if lang != "en":
+        words = rule_text(error.rule, lang)
+        if words is not None:
+            return words
+
+    def name_of(match: re.Match[str], own: str) -> str:
+        s = int(match.group(1))
+        if s == seat:
+            return own
+        return f"{names[s]}'s" if match.group(0).endswith("'s") else names[s]
+
+    message = re.sub(r"not seat (\d+)'s", lambda m: "not yours" if int(m.group(1)) == seat
+                     else f"not {names[int(m.group(1))]}'s", error.message)
+    message = re.sub(r"seat (\d+)'s", lambda m: name_of(m, "your"), message)
+    message = re.sub(r"seat (\d+)", lambda m: name_of(m, "you"), message)
+    return t("refusal.rule", lang, message=message, rule=error.rule)
+
+
+@dataclass
+class Session:
+    """One player at the terminal: his seat, the bots, the language."""
+
+    table: Any
+    seat: int
+    bots: dict[int, Any]
+    rng: random.Random
+    lang: str
+    suits: str
+    shown: int = 0
+    last_trick: Any = None
+    forced_at: set[int] = field(default_factory=set)
+
+    @property
+    def names(self) -> list[str]:
+        return list(self.table.players)
+
+    def say(self, text: Text | str) -> None:
+        console.print(text if isinstance(text, Text) else Text(text), highlight=False)
+
+    def play_one_deal(self) -> None:
+        table, lang = self.table, self.lang
+        state = table.start_deal(table.shuffled_deck(self.rng))
+        console.rule(Text(t("play.deal", lang, number=len(table.deals), dealer=self.names[table.dealer])))
+        self.shown, self.last_trick, self.forced_at = 0, None, set()
         while True:
-            raw = console.input("[bold]Your action:[/bold] ").strip()
-            if raw in ("q", "quit", "exit"):
-                raise KeyboardInterrupt
-            if raw in ("?", "help"):
-                console.print("Type the number of an action or the action itself, e.g. play:HA. "
-                              "Cards: suit H D C S then rank A K Q J T 9 8 7 (6…2). 'q' quits.")
-                continue
-            text = legal[int(raw) - 1] if raw.isdigit() and 1 <= int(raw) <= len(legal) else raw
-            try:
-                table.apply(text, seat)
+            view = state.view(self.seat)
+            self._print_news(view)
+            if state.is_terminal():
                 break
+            player = state.current_player()
+            if player != self.seat:
+                table.apply_id(self.bots[player].act(state, player))
+                continue
+            legal = view["legal_actions"]
+            if len(legal) == 1:
+                self.forced_at.add(len(view.get("log", [])))
+                table.apply(legal[0], self.seat)
+                continue
+            self._show_table(view)
+            self._ask(view, legal)
+        self._print_settlement()
+
+    # ------------------------------------------------------------------ output
+    def _who(self, seat: int | None) -> str | None:
+        return None if seat == self.seat else self.names[seat] if seat is not None else t("word.table", self.lang)
+
+    def _print_news(self, view: dict[str, Any]) -> None:
+        lang = self.lang
+        log = view.get("log", [])
+        for index in range(self.shown, len(log)):
+            who, text = log[index]
+            line = action_phrase(text, lang, self._who(who), self.suits)
+            if index in self.forced_at:
+                line = t("play.forced", lang, action=line)
+            self.say("  " + line)
+            if text.startswith("call:") and view.get("rufer_holder") == self.seat and who != self.seat:
+                self.say("  " + t("play.rufer_holder", lang, called=card_short(text[5:], lang),
+                                  declarer=self.names[who]))
+        self.shown = len(log)
+        last = view.get("last_trick")
+        if last and last != self.last_trick:
+            self.last_trick = last
+            cards = "  ".join(f"{self.names[s]} {card_short(c, lang)}" for s, c in last["cards"])
+            self.say(Text("  ").append_text(tx("play.trick_taken", lang, style="dim", cards=cards,
+                                               winner=Text(self.names[last["winner"]], style="bold"))))
+
+    def _show_table(self, view: dict[str, Any]) -> None:
+        lang, names = self.lang, self.names
+        bits = []
+        if view.get("game") == "tippen" or view.get("pot"):
+            bits.append(t("play.pot", lang, pot=view.get("pot", 0)))
+        if view.get("reserve"):
+            bits.append(t("play.reserve", lang, reserve=view["reserve"]))
+        if view.get("trump"):
+            bits.append(t("play.trump", lang, suit=suit_name(view["trump"], lang, self.suits)))
+        if view.get("upcard"):
+            bits.append(t("play.upcard", lang, card=card_short(view["upcard"], lang)))
+        if view.get("contract"):
+            decl = view.get("declarer")
+            bits.append(t("play.contract", lang, contract=contract_name(view["contract"], lang, self.suits),
+                          declarer=names[decl] if isinstance(decl, int) else "—"))
+        if bits:
+            self.say(Text(" · ".join(bits), style="dim"))
+        if view.get("open_hand"):
+            self.say(t("play.open_hand", lang, cards=cards_short(view["open_hand"], lang)))
+        if view.get("trick"):
+            self.say(t("play.trick", lang, cards="  ".join(f"{names[s]} {card_short(c, lang)}"
+                                                            for s, c in view["trick"])))
+        self.say(tx("play.your_hand", lang, cards=Text(cards_short(view.get("hand", []), lang), style="bold")))
+
+    def _print_settlement(self) -> None:
+        table, lang = self.table, self.lang
+        result = table.deals[-1].result
+        net = result.net(table.num_players)
+        contract = result.summary.get("contract")
+        if contract:
+            outcome = contract_name(contract, lang, self.suits)
+        else:
+            code = result.summary.get("outcome") or ""
+            outcome = t(f"outcome.{code}", lang) if code else ""
+        amounts = amounts_text({self.names[p]: v for p, v in net.items()})
+        self.say(tx("play.settlement", lang, outcome=outcome, amounts=amounts))
+
+    # ------------------------------------------------------------------ input
+    def _ask(self, view: dict[str, Any], legal: list[str]) -> None:
+        lang = self.lang
+        choice = CardSetChoice.from_legal(legal)
+        hand = list(view.get("hand", []))
+        if choice is not None:
+            if view.get("tapp"):
+                self.say(t("play.tapp_picked_up", lang, cards=cards_short(view["tapp"], lang)))
+            self._show_card_choice(choice, hand)
+        else:
+            self._show_menu(view, legal)
+        while True:
+            raw = console.input(Text(t("play.your_cards" if choice else "play.your_action", lang), style="bold"))
+            answer: Answer
+            if choice is not None:
+                answer = read_card_set_answer(raw, hand, choice, lang)
+            else:
+                answer = read_menu_answer(raw, legal, lang, self.suits)
+            if answer.quit:
+                raise QuitGame
+            if answer.help:
+                self.say(t("play.help", lang))
+                continue
+            if answer.message is not None:
+                self.say(Text(answer.message, style="yellow"))
+                continue
+            assert answer.action is not None
+            try:
+                self.table.apply(answer.action, self.seat)
+                return
             except IllegalAction as e:
-                console.print(f"[red]Not allowed:[/red] {e.message} [dim]({e.rule})[/dim]")
-    result = table.deals[-1].result
-    net = result.net(table.num_players)
-    outcome = result.summary.get("contract") or result.summary.get("outcome")
-    console.print(f"[bold]Settlement[/bold] ({outcome}): " +
-                  "  ".join(f"{names[p]} {_signed(v)}" for p, v in net.items()))
+                message = readable_refusal(e, self.names, self.seat, lang)
+                self.say(Text.assemble((t("play.not_allowed", lang, message=""), "red"), message))
 
+    def _show_card_choice(self, choice: CardSetChoice, hand: list[str]) -> None:
+        lang = self.lang
+        example = " ".join(str(i) for i in range(1, min(max(choice.sizes), 3) + 1)) or "1"
+        if len(choice.sizes) == 1:
+            count = next(iter(choice.sizes))
+            key = "play.choose_one_card" if count == 1 else "play.choose_discard"
+            self.say(t(key, lang, count=count, example=example))
+        else:
+            self.say(t("play.choose_exchange", lang, most=max(choice.sizes), example=example))
+        line = Text("  ")
+        for i, card in enumerate(hand, 1):
+            line.append(f"{i}:", style="cyan")
+            line.append(f"{card_short(card, lang)}  ")
+        self.say(line)
 
-def _show_table(view: dict, names, german: bool) -> None:
-    bits = [f"Pot {view.get('pot', 0)}"] if view.get("game") == "tippen" or view.get("pot") else []
-    if view.get("reserve"):
-        bits.append(f"reserve {view['reserve']}")
-    if view.get("trump"):
-        bits.append(f"trump {suit_label(view['trump'], german)}")
-    if view.get("upcard"):
-        bits.append(f"upcard {display(view['upcard'], german)}")
-    if view.get("contract"):
-        decl = view.get("declarer")
-        bits.append(f"contract {view['contract']}" + (f" ({names[decl]})" if decl is not None else ""))
-    if bits:
-        console.print("[dim]" + " · ".join(bits) + "[/dim]")
-    if view.get("open_hand"):
-        console.print(f"Open hand: {_fmt_cards(view['open_hand'], german)}")
-    if view.get("trick"):
-        console.print("Trick: " + "  ".join(f"{names[s]} {display(c, german)}" for s, c in view["trick"]))
-    console.print(f"Your hand: [bold]{_fmt_cards(view.get('hand', []), german)}[/bold]")
+    def _show_menu(self, view: dict[str, Any], legal: list[str]) -> None:
+        lang, names = self.lang, self.names
+        gives = [a for a in legal if a.startswith("give:")]
+        if gives and view.get("called"):
+            holder = view.get("rufer_holder")
+            called = card_short(view["called"], lang)
+            if isinstance(holder, int):
+                self.say(t("play.rufer_give", lang, holder=names[holder], called=called))
+            else:
+                self.say(t("play.rufer_give_tapp", lang, called=called))
+        if all(a.startswith("call:") for a in legal):
+            # up to 25 cards: a compact grid, chosen by number or name like any menu
+            self.say(t("play.rufer_call", lang))
+            line = Text("  ")
+            for i, action in enumerate(legal, 1):
+                line.append(f"{i}:", style="cyan")
+                line.append(f"{card_short(action[5:], lang)}  ")
+            self.say(line)
+            return
+        rules = self.table.rules
+        for i, action in enumerate(legal, 1):
+            head, _, rest = action.partition(":")
+            value = contract_value_text(rules, rest, lang) if head in ("contract", "bid") and rest != "pass" else None
+            line = Text(f"  {i:>2} ", style="cyan")
+            line.append(choice_text(action, lang, self.suits, value))
+            line.append(f"  ({action})", style="dim")
+            self.say(line)

@@ -4,51 +4,73 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.table import Table as RichTable
+from rich.text import Text
 
+from ..i18n import language, t
+from ..i18n.words import contract_name
 from ..record import RecordError
 from ..record import replay as replay_record
-from .common import CliError, _print_balances, _signed, app, console
+from .common import CliError, _print_balances, app, check_input_file, console, signed_text, tx
 
 
 @app.command("replay")
 def replay_cmd(
     file: Path = typer.Argument(..., help="A game record (stammtisch-record/1 JSON)."),
     as_json: bool = typer.Option(False, "--json", help="Print balances, pot and deals as JSON."),
-):
+    german: bool = typer.Option(False, "--german", help="Texts, contracts and outcomes in German."),
+) -> None:
     """Replay a game record, verifying every action, and print the outcome.
 
     A record that does not replay (not JSON, unknown rule set, a deck that is not the pack,
     an illegal action) exits with status 2 and names the deal, the action and the rule.
     """
-    if not file.exists():
-        raise CliError(f"{file}: no such file")
+    lang = language(german)
+    check_input_file(file, lang)
     try:
         result = replay_record(file)
     except RecordError as e:
         raise CliError(f"{file}: {e}") from None
+    except UnicodeDecodeError:
+        raise CliError(f"{file}: not JSON (not a text file)") from None
+    except OSError as e:
+        raise CliError(f"{file}: {e.strerror or e}") from None
     summary = result.summary()
     if as_json:
         print(json.dumps(summary, ensure_ascii=False))
         return
-    console.print(f"[bold]{summary['ruleset']}[/bold]: {len(summary['deals'])} deals, all actions verified.")
-    _print_deals(summary)
-    _print_balances(summary["balances"], summary["pot"])
+    suits = "german" if getattr(result.table.rules, "suits", "french") == "german" else "french"
+    console.print(tx("replay.verified", lang, ruleset=Text(summary["ruleset"], style="bold"),
+                     count=len(summary["deals"])), highlight=False)
+    _print_deals(summary, lang, suits)
+    _print_balances(summary["balances"], summary["pot"], lang)
 
 
-def _print_deals(summary: dict) -> None:
-    t = RichTable(title="Deals", title_justify="left")
-    t.add_column("#", justify="right")
-    t.add_column("dealer")
-    t.add_column("outcome")
+def _outcome(deal: dict[str, Any], lang: str, suits: str) -> str:
+    if deal.get("contract"):
+        outcome = contract_name(deal["contract"], lang, suits)
+    elif deal.get("outcome"):
+        outcome = t(f"outcome.{deal['outcome']}", lang)
+    else:
+        outcome = ""
+    if deal.get("declarer"):
+        outcome = f"{deal['declarer']}: {outcome}"
+    return outcome
+
+
+def _print_deals(summary: dict[str, Any], lang: str, suits: str) -> None:
+    # Every cell is a Text: a player called "[/]" or an outcome with colons stays as written.
+    table = RichTable(title=Text(t("replay.deals", lang)), title_justify="left")
+    table.add_column("#", justify="right")
+    table.add_column(Text(t("word.dealer", lang)))
+    table.add_column(Text(t("word.outcome", lang)))
     for name in summary["players"]:
-        t.add_column(name, justify="right")
-    for i, d in enumerate(summary["deals"], 1):
-        outcome = d.get("contract") or d.get("outcome") or ""
-        if d.get("declarer"):
-            outcome = f"{d['declarer']}: {outcome}"
-        t.add_row(str(i), str(d.get("dealer")), outcome,
-                  *[_signed(d.get("net", {}).get(n, 0)) for n in summary["players"]])
-    console.print(t)
+        table.add_column(Text(name), justify="right")
+    for i, deal in enumerate(summary["deals"], 1):
+        net = deal.get("net", {})
+        table.add_row(Text(str(i)), Text(str(deal.get("dealer"))), Text(_outcome(deal, lang, suits)),
+                      *[signed_text(net.get(n, 0)) for n in summary["players"]])
+    console.print(table)

@@ -1,0 +1,166 @@
+"""Names composed from catalogue texts: cards, suits, contracts, actions in words.
+
+Action strings are the RULES.md section 0 notation (``play:HA``, ``contract:solo:C``,
+``discard:?``); this module only puts them into words and never decides a rule.
+``who=None`` means the reader himself ("You tap" / "Du tappst").
+"""
+
+from __future__ import annotations
+
+from . import DEFAULT_LANGUAGE, has, t
+
+SUIT_LETTERS = "HDCS"
+SUIT_SYMBOLS = {"H": "♥", "D": "♦", "C": "♣", "S": "♠"}
+#: Actions that are one word (RULES.md section 0); each has ``act.*``, ``act.*.you``, ``choice.*`` texts.
+ACTION_WORDS = frozenset({
+    "tap", "pass", "shove", "deal", "sniff", "knock", "turn", "look", "drop", "stay", "rob",
+    "no-rob", "hold", "tout", "no-tout", "play", "weg",
+})
+
+
+def is_card(text: str) -> bool:
+    return len(text) == 2 and text[0] in SUIT_LETTERS and text[1] in "AKQJT98765432"
+
+
+def suit_name(suit: str, lang: str = DEFAULT_LANGUAGE, suits: str = "french") -> str:
+    """``Hearts``/``Herz``; ``suits="german"`` gives Schellen, Eichel, Laub (Bells, Acorns, Leaves)."""
+    style = "german" if suits == "german" else "french"
+    return t(f"suit.{style}.{suit}", lang)
+
+
+def card_name(card: str, lang: str = DEFAULT_LANGUAGE, suits: str = "french") -> str:
+    """The full name: ``Ace of Hearts``, ``Herz-Daus``, ``Eichel-Ober``."""
+    if not is_card(card):
+        return card
+    return t("card.name", lang, suit=suit_name(card[0], lang, suits), rank=t(f"rank.{card[1]}", lang))
+
+
+def card_short(card: str, lang: str = DEFAULT_LANGUAGE) -> str:
+    """A compact label: ``♥A``, ``♥10``; in German ``♥D`` (Daus), ``♣O`` (Ober), ``♠U`` (Unter)."""
+    if not is_card(card):
+        return card
+    rank_key = f"rank_short.{card[1]}"
+    rank = t(rank_key, lang) if card[1] in "AKQJT" else card[1]
+    return t("card.short", lang, symbol=SUIT_SYMBOLS[card[0]], rank=rank)
+
+
+def cards_short(cards: list[str], lang: str = DEFAULT_LANGUAGE) -> str:
+    return " ".join(card_short(c, lang) for c in cards) or "—"
+
+
+def cards_named(cards: list[str], lang: str = DEFAULT_LANGUAGE, suits: str = "french") -> str:
+    return ", ".join(card_name(c, lang, suits) for c in cards) or t("cards.none", lang)
+
+
+def _contract_key(contract: str) -> tuple[str, str | None]:
+    """``solo:C`` -> (``solo_suit``, ``C``); ``herzsolo`` -> (``herzsolo``, None)."""
+    name, _, suit = contract.partition(":")
+    if suit:
+        return f"{name}_suit", suit
+    return name, None
+
+
+def contract_name(contract: str | None, lang: str = DEFAULT_LANGUAGE, suits: str = "french") -> str:
+    """``Clubs Solo`` / ``Kreuz-Solo``, ``Heart Rufer`` / ``Herz-Rufer``, ``Ramsch``."""
+    if not contract:
+        return ""
+    key, suit = _contract_key(contract)
+    if not _known(f"contract.{key}"):
+        return contract
+    return t(f"contract.{key}", lang, suit=suit_name(suit, lang, suits) if suit else "")
+
+
+def contract_goal(contract: str, lang: str = DEFAULT_LANGUAGE, suits: str = "french") -> str:
+    """What the declarer must do, e.g. "without the tapp, win 61 of the 120 card points"."""
+    key, suit = _contract_key(contract)
+    if not _known(f"goal.{key}"):
+        return ""
+    return t(f"goal.{key}", lang, suit=suit_name(suit, lang, suits) if suit else "")
+
+
+def _known(key: str) -> bool:
+    return has(key)
+
+
+def _person(key: str, who: str | None) -> tuple[str, dict[str, str]]:
+    return (f"{key}.you", {}) if who is None else (key, {"who": who})
+
+
+def action_phrase(action: str, lang: str = DEFAULT_LANGUAGE, who: str | None = None,
+                  suits: str = "french") -> str:
+    """An action in words: ``Anna plays Ace of Hearts``, ``Du tappst``, ``Ben spielt Herz-Solo``."""
+    head, _, rest = action.partition(":")
+    if action in ACTION_WORDS:
+        key, params = _person(f"act.{action}", who)
+        return t(key, lang, **params)
+    cards = rest.split(",") if rest else []
+    if head == "play" and is_card(rest):
+        key, params = _person("act.play_card", who)
+        return t(key, lang, card=card_name(rest, lang, suits), **params)
+    if head in ("call", "give") and is_card(rest):
+        key, params = _person(f"act.{head}", who)
+        return t(key, lang, card=card_name(rest, lang, suits), **params)
+    if head == "give" and rest == "?":
+        key, params = _person("act.give_hidden", who)
+        return t(key, lang, **params)
+    if head == "discard" and rest == "?":
+        key, params = _person("act.discard_hidden", who)
+        return t(key, lang, **params)
+    if head == "discard" and cards and all(is_card(c) for c in cards):
+        key, params = _person("act.discard", who)
+        return t(key, lang, cards=cards_named(cards, lang, suits), **params)
+    if head == "exchange":
+        if rest == "-":
+            key, params = _person("act.exchange_none", who)
+            return t(key, lang, **params)
+        if rest.isdigit():
+            key, params = _person("act.exchange_count" if rest != "0" else "act.exchange_none", who)
+            return t(key, lang, count=rest, **params)
+        if cards and all(is_card(c) for c in cards):
+            key, params = _person("act.exchange", who)
+            return t(key, lang, cards=cards_named(cards, lang, suits), **params)
+    if head == "bid" and rest:
+        key, params = _person("act.bid", who)
+        return t(key, lang, contract=contract_name(rest, lang, suits), **params)
+    if head == "trump" and rest in SUIT_LETTERS and rest:
+        key, params = _person("act.trump", who)
+        return t(key, lang, suit=suit_name(rest, lang, suits), **params)
+    if head == "contract" and rest:
+        if rest == "pass":
+            key, params = _person("act.pass", who)
+            return t(key, lang, **params)
+        key, params = _person("act.contract", who)
+        return t(key, lang, contract=contract_name(rest, lang, suits), **params)
+    key, params = _person("act.other", who)
+    return t(key, lang, action=action, **params)
+
+
+def choice_text(action: str, lang: str = DEFAULT_LANGUAGE, suits: str = "french",
+                value: str | None = None) -> str:
+    """A menu entry for a legal action: ``tap (play for a share of the pot)``, ``♥A spielen``,
+    ``Clubs Solo: without the tapp, win 61 …; 5 cents from each defender``."""
+    head, _, rest = action.partition(":")
+    if action in ACTION_WORDS:
+        return t(f"choice.{action}", lang)
+    if head == "play" and is_card(rest):
+        return t("choice.play_card", lang, card=card_name(rest, lang, suits))
+    if head in ("call", "give") and is_card(rest):
+        return t(f"choice.{head}", lang, card=card_name(rest, lang, suits))
+    if head == "trump" and rest and rest in SUIT_LETTERS:
+        return t("choice.trump", lang, suit=suit_name(rest, lang, suits))
+    if head in ("contract", "bid") and rest:
+        if rest == "pass":
+            return t("choice.pass", lang)
+        name = contract_name(rest, lang, suits)
+        goal = contract_goal(rest, lang, suits)
+        if head == "bid" and not goal:
+            return t("choice.bid", lang, contract=name)
+        if value:
+            return t("choice.contract", lang, contract=name, goal=goal, value=value)
+        return t("choice.contract_no_value", lang, contract=name, goal=goal)
+    return t("choice.other", lang, action=action)
+
+
+def rule_text(rule: str, lang: str = DEFAULT_LANGUAGE) -> str | None:
+    """A refusal's rule in words (``follow suit (Farbzwang)`` / ``Farbe bedienen``), if known."""
+    return t(f"rule.{rule}", lang) if _known(f"rule.{rule}") else None
