@@ -127,7 +127,7 @@ def test_not_json_is_a_record_error(tmp_path):
 def _record_of(ruleset_id, overrides, deals=2, seed=5):
     rules = ruleset(ruleset_id, overrides)
     _, table = simulate(rules, deals=deals, seed=seed, bots=["random"])
-    return json.loads(json.dumps(table.to_record()))
+    return json.loads(json.dumps(table_to_record(table)))
 
 
 def test_the_players_list_fixes_the_number_of_players_when_the_options_do_not():
