@@ -6,6 +6,8 @@ Accounts are player seats (ints) plus ``"pot"`` and ``"reserve"``. All start at 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from .games.base import POT, RESERVE, Account, Transfer
 
 
@@ -30,9 +32,10 @@ class Ledger:
         self.balances[transfer.source] -= transfer.amount
         self.balances[transfer.target] += transfer.amount
         self.entries.append(transfer)
-        assert sum(self.balances.values()) == 0, "ledger out of balance"
+        if sum(self.balances.values()) != 0:  # cannot happen by construction; checked anyway
+            raise LedgerError(f"ledger out of balance after {transfer}")
 
-    def apply_all(self, transfers) -> None:
+    def apply_all(self, transfers: Iterable[Transfer]) -> None:
         for t in transfers:
             self.apply(t)
 

@@ -1,4 +1,6 @@
-"""Shared fixtures: a throw-away PostgreSQL server for the storage tests.
+"""Shared fixtures: the conformance helpers (random valid rule sets, observing a state through
+its public API, the cards a view names), and a throw-away PostgreSQL server for the storage
+tests.
 
 Like the browser tests, these need a program from Debian (``postgresql``), which
 ``scripts/test`` installs; without it they fail rather than skip, so CI cannot pass by
@@ -9,13 +11,102 @@ from __future__ import annotations
 
 import glob
 import os
+import random
+import re
 import shutil
 import socket
 import subprocess
 import tempfile
 import uuid
+from typing import Any
 
 import pytest
+
+from stammtisch.rules import PRESETS, RuleError, option_specs, ruleset
+
+# ----------------------------------------------------------------------------- conformance
+CARD_RE = re.compile(r"\b[HDCS][AKQJT98765432]\b")
+
+
+def random_rules(ruleset_id: str, rng: random.Random, p: float = 0.4) -> Any:
+    """A valid rule set of ``ruleset_id`` with random values for some of its options (read
+    from its option specs, so a new option is covered without touching this file)."""
+    preset = PRESETS[ruleset_id]
+    specs = option_specs(ruleset_id)
+    for _ in range(200):
+        opts: dict[str, Any] = {}
+        for name, spec in specs.items():
+            if rng.random() >= p or name == "suits":
+                continue
+            if spec.kind == "bool":
+                opts[name] = rng.random() < 0.5
+            elif spec.kind == "choice":
+                opts[name] = rng.choice(spec.choices)
+            elif name == "players":
+                top = preset.max_players_whist52 or preset.max_players
+                opts[name] = rng.randint(preset.min_players, top)
+            else:
+                base = preset.defaults.get("tricks", 1) if name in ("stake", "max_bete") else 1
+                lo = spec.minimum or 1
+                hi = min(spec.maximum or 12, 12)
+                opts[name] = max(lo, min(hi, base * rng.randint(1, 4)))
+        try:
+            return ruleset(ruleset_id, opts)
+        except RuleError:
+            continue
+    return ruleset(ruleset_id)
+
+
+def observe(state: Any) -> tuple[Any, ...]:
+    """Everything the public API shows of a state: every seat's and the spectator's view,
+    the legal actions, whose turn, what each seat knows. Equal observations = same state
+    for every user of the engine."""
+    n = state.game.num_players
+    seats = [None, *range(n)]
+    return (tuple(repr(state.view(s)) for s in seats), tuple(state.legal_actions()),
+            state.current_player(), state.is_terminal(), tuple(state.known_mask(s) for s in seats))
+
+
+def cards_named(obj: Any, skip: tuple[str, ...] = ("ruleset", "game", "legal_actions", "options")) -> set[str]:
+    """The card strings a view names (legal action strings name cards to call: not a leak)."""
+    out: set[str] = set()
+
+    def walk(x: Any) -> None:
+        if isinstance(x, str):
+            out.update(CARD_RE.findall(x))
+        elif isinstance(x, dict):
+            for k, y in x.items():
+                if k not in skip:
+                    walk(y)
+        elif isinstance(x, (list, tuple)):
+            for y in x:
+                walk(y)
+
+    walk(obj)
+    return out
+
+
+def names_of(mask: int, cards: tuple[str, ...]) -> set[str]:
+    return {cards[c] for c in range(len(cards)) if mask >> c & 1}
+
+
+@pytest.fixture
+def conformance():
+    """The conformance helpers as one namespace: ``random_rules``, ``observe``,
+    ``cards_named``, ``names_of``."""
+
+    class Helpers:
+        pass
+
+    h = Helpers()
+    h.random_rules = random_rules
+    h.observe = observe
+    h.cards_named = cards_named
+    h.names_of = names_of
+    return h
+
+
+# ----------------------------------------------------------------------------- PostgreSQL
 
 
 def _pg_bin(name: str) -> str:

@@ -1,17 +1,15 @@
 """Hypothesis properties of the Tapp engine across all three rule sets and their options:
 cards conserved, 120 card points with the tapp counted once, transfers balance, every legal
-action applies and every other one is refused with the state unchanged, views never leak,
-clones are independent, deals terminate."""
+action applies and every other one is refused with the state unchanged, clones are
+independent, deals terminate. (Secrets: tests/test_conformance.py, through known_mask.)"""
 
 import copy
-import re
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from stammtisch.games import IllegalAction, TableState
-from stammtisch.games import POT, new_game
-from stammtisch.games.tapp import Phase, TappState
+from stammtisch.games import POT, IllegalAction, TableState, new_game
+from stammtisch.games.tapp import TappState
 from stammtisch.rules import ruleset
 
 CONFIGS = [
@@ -26,7 +24,6 @@ CONFIGS = [
     ("tapp/modern", {"rufer_in_tapp": "swap", "frage_value": 3}),
 ]
 GAMES = [new_game(ruleset(rid, ov)) for rid, ov in CONFIGS]
-CARD_RE = re.compile(r"\b[HDCS][AKQJT98765432]\b")
 
 
 def snapshot(s: TappState):
@@ -52,47 +49,6 @@ def check_conservation(s):
     assert acc == g.full
 
 
-def allowed_cards(s, seat, initial_hands, picked):
-    """What ``seat`` may see, computed from the log (independently of ``view``)."""
-    g = s.game
-    names = g.pack.cards
-    ok = {names[c] for c in g.mask_list(s.hands[seat])}
-    ok |= {names[c] for c in g.mask_list(initial_hands[seat])}
-    ok |= {names[c] for c in g.mask_list(card_mask_played(s))}
-    d = s.declarer
-    if s.called >= 0:
-        ok.add(names[s.called])
-    if seat == d:
-        ok |= {names[c] for c in g.mask_list(picked)}
-        if s.given >= 0:
-            ok.add(names[s.given])
-    if s.given >= 0 and seat == s.holder:
-        ok.add(names[s.given])
-    open_hand = s.view(None)["open_hand"]  # Bettel ouvert: public once play starts
-    if open_hand:
-        ok |= set(open_hand)
-    return ok
-
-
-def cards_in_view(v):
-    out = set()
-
-    def walk(x):
-        if isinstance(x, str):
-            out.update(CARD_RE.findall(x))
-        elif isinstance(x, dict):
-            for k, y in x.items():
-                # legal action strings name cards to play, call or give: judged elsewhere
-                if k not in ("ruleset", "game", "legal_actions"):
-                    walk(y)
-        elif isinstance(x, (list, tuple)):
-            for y in x:
-                walk(y)
-
-    walk(v)
-    return out
-
-
 @st.composite
 def deals(draw):
     gi = draw(st.integers(0, len(GAMES) - 1))
@@ -112,8 +68,6 @@ SETTINGS = settings(max_examples=120, deadline=None,
 def test_random_deals_invariants(deal, data):
     g, deck, dealer, pot = deal
     s = g.new_deal(TableState(dealer=dealer, pot=pot), deck)
-    initial = list(s.hands)
-    picked = 0
     steps = 0
     while not s.is_terminal():
         steps += 1
@@ -136,25 +90,15 @@ def test_random_deals_invariants(deal, data):
                 else:
                     raise AssertionError(f"illegal {a} accepted")
                 assert snapshot(s) == before
-        # views: own hand exact, nothing the seat may not see
-        if s.picked:
-            picked = s.picked
+        # views: own hand exact (what a seat may know at all: tests/test_conformance.py)
         for seat in range(g.num_players):
             v = s.view(seat)
             assert v["hand"] == [g.pack.cards[c] for c in g.mask_list(s.hands[seat])]
             assert v["legal_actions"] == ([s.action_to_string(a) for a in legal]
                                           if seat == s.current_player() else [])
-            extra = cards_in_view(v) - allowed_cards(s, seat, initial, picked)
-            assert not extra, (seat, extra, v)
-            if s.phase == Phase.GIVE and seat not in (s.declarer, s.holder):
+            if v["phase"] == "give" and seat not in (s.declarer, s.holder):
                 # hand sizes must not name the Rufer holder before the give
                 assert v["hand_sizes"] == [g.hand_size] * g.num_players, v["hand_sizes"]
-        spectator = cards_in_view(s.view(None))
-        public = {g.pack.cards[c] for c in g.mask_list(card_mask_played(s))}
-        public |= set(s.view(None)["open_hand"] or ())
-        if s.called >= 0:
-            public.add(g.pack.cards[s.called])
-        assert spectator <= public, spectator - public
         # clone independence
         a = data.draw(st.sampled_from(legal))
         c = s.clone()
