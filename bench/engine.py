@@ -41,7 +41,7 @@ def random_deals_per_second(rules, seconds: float, seed: int = 1) -> float:
         for t in result.transfers:
             pot += (t.target == "pot") * t.amount - (t.source == "pot") * t.amount
             reserve += (t.target == "reserve") * t.amount - (t.source == "reserve") * t.amount
-        table = TableState(result.next_dealer % n, pot, reserve, table.deal_number + 1)
+        table = TableState(result.next_dealer % n, pot, reserve)
         deals += 1
         if deals % 50 == 0 and time.perf_counter() >= deadline:
             break

@@ -59,7 +59,6 @@ class Table:
             dealer=self.dealer,
             pot=self.ledger.pot,
             reserve=self.ledger.reserve,
-            deal_number=len(self.deals) - (1 if self.in_deal else 0),
         )
 
     @property

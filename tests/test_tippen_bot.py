@@ -34,7 +34,7 @@ def test_bot_plays_whole_sessions_legally(rid):
     for i in range(40):
         deck = list(range(g.size))
         rng.shuffle(deck)
-        s = g.new_deal(TableState(dealer=dealer, pot=pot, reserve=reserve, deal_number=i), deck)
+        s = g.new_deal(TableState(dealer=dealer, pot=pot, reserve=reserve), deck)
         while not s.is_terminal():
             s.apply(s.string_to_action(bot_move(s, TippenHeuristic(random.Random(i)))))
         res = s.result()

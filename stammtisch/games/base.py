@@ -11,11 +11,11 @@ deal is a ``Transfer``; the table applies them to its ledger when the deal is ov
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Union
+from typing import Any, Protocol
 
-Account = Union[int, str]
+Account = int | str
 POT = "pot"
 RESERVE = "reserve"
 
@@ -41,7 +41,7 @@ class Transfer:
     amount: int
     reason: str
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {"from": self.source, "to": self.target, "amount": self.amount, "reason": self.reason}
 
 
@@ -51,13 +51,11 @@ class TableState:
 
     ``dealer``: the seat due to deal (before any shove or jump of this deal).
     ``pot`` and ``reserve``: the balances of those accounts now.
-    ``deal_number``: 0 for the first deal of the session.
     """
 
     dealer: int = 0
     pot: int = 0
     reserve: int = 0
-    deal_number: int = 0
 
 
 @dataclass
@@ -78,7 +76,7 @@ class DealResult:
         return dict(enumerate(net_change(self.transfers, num_players)))
 
 
-def net_change(transfers, num_players: int) -> list[int]:
+def net_change(transfers: Iterable[Transfer], num_players: int) -> list[int]:
     """The change of each seat's balance that a list of transfers makes."""
     out = [0] * num_players
     for t in transfers:
@@ -110,7 +108,7 @@ class State(Protocol):
     def string_to_action(self, text: str) -> int:
         """Parse an action in RULES.md notation; raise ``IllegalAction`` if malformed."""
 
-    def view(self, seat: int | None) -> dict:
+    def view(self, seat: int | None) -> dict[str, Any]:
         """What ``seat`` may know, as JSON-able data (``None``: a spectator)."""
 
     def clone(self) -> State: ...

@@ -191,7 +191,9 @@ class TippenGame(EngineGame):
             if sep and kind == "discard":
                 return self.size + self.pack.card(arg) if arg and "," not in arg else self._bad(text)
             if sep and kind == "exchange":
-                cards = self.pack.parse_cards(arg) if arg else self._bad(text)
+                if not arg:
+                    self._bad(text)
+                cards = self.pack.parse_cards(arg)
                 mask = 0
                 for c in cards:
                     if mask >> c & 1:
@@ -216,6 +218,44 @@ class TippenState(EngineState):
     game: TippenGame
     OVER = OVER
     PHASE_NAMES = PHASE_NAMES
+    deck: tuple[int, ...]
+    hands: list[int]  # per seat, a card mask
+    status: list[int]  # per seat: UNDECIDED, ACTIVE, PASSED, DROPPED
+    declared: list[str | None]  # per seat: tap, pass, drop, stay
+    talon: tuple[int, ...]
+    talon_pos: int
+    upcard: int
+    up_state: int
+    trump: int  # suit index, -1 before trumps are fixed
+    trump_mask: int
+    trump_card: int
+    taken: int  # TAKE_*: what the dealer did at his choice
+    discards: int
+    dead: int
+    played: int
+    trick: list[tuple[int, int]]  # (seat, card) in play order
+    led_suit: int
+    win_card: int
+    win_seat: int
+    last_trick: tuple[tuple[tuple[int, int], ...], int] | None
+    tricks_won: list[int]
+    tricks_done: int
+    pot: int
+    reserve: int
+    pot_in_play: int | None  # fixed once the cards are dealt
+    trick_value: int | None
+    bete: int | None
+    compulsory: bool | None
+    declaring: bool
+    anted: list[bool]
+    outcome: str | None
+    next_dealer: int
+    jump_cards: list[int] | None
+    order_pos: int
+    n_active: int
+    robbed: bool
+    looked: bool
+    folded: list[int]
 
     __slots__ = (
         "game", "table", "deck", "dealer", "phase", "cur", "hands", "status", "declared",
@@ -289,7 +329,7 @@ class TippenState(EngineState):
             self._after_shoving()
 
     # -- money --------------------------------------------------------------------------------
-    def _move(self, source, target, amount: int, reason: str) -> None:
+    def _move(self, source: Account, target: Account, amount: int, reason: str) -> None:
         if amount <= 0:
             return
         self.transfers.append(Transfer(source, target, amount, reason))
@@ -409,7 +449,7 @@ class TippenState(EngineState):
             return
         if len(active) == 1:
             self.outcome = "lone-tapper"
-            self._move(POT, active[0], self.pot_in_play, "lone tapper takes the pot")
+            self._move(POT, active[0], self.pot_in_play or 0, "lone tapper takes the pot")
             self.next_dealer = (d + 1) % n
             self._finish()
             return
@@ -468,7 +508,7 @@ class TippenState(EngineState):
         self.phase = OVER
         self.cur = -1
 
-    def _bete_account(self):
+    def _bete_account(self) -> Account:
         """Where bêtes and penalties go: the pot; under a maximum bête the reserve, which
         holds the accumulated bêtes (rules-research 2.2 item 16, E3: "the reserve becomes
         27"). The next deal moves min(carried, max_bete) of it back into play."""
@@ -478,21 +518,22 @@ class TippenState(EngineState):
         """Bêtes and sniff/knock penalties after the last trick (RULES.md 2.1, 2.3)."""
         d = self.dealer
         to = self._bete_account()
+        bete = self.bete or 0  # fixed when the cards were dealt
         for s in range(self.game.num_players):
             if self.status[s] != ACTIVE:
                 continue
             won = self.tricks_won[s]
             if s == d and self.taken == TAKE_SNIFF1859:
                 if won == 0:
-                    self._move(s, to, 2 * self.bete, "double bête (sniffed and took no trick)")
+                    self._move(s, to, 2 * bete, "double bête (sniffed and took no trick)")
             elif s == d and self.taken in (TAKE_SNIFF_MODERN, TAKE_KNOCK):
                 word = "sniffed" if self.taken == TAKE_SNIFF_MODERN else "knocked"
                 if won == 0:
-                    self._move(s, to, 2 * self.bete, f"double bête ({word}, no trick)")
+                    self._move(s, to, 2 * bete, f"double bête ({word}, no trick)")
                 elif won == 1:
-                    self._move(s, to, self.bete, f"bête ({word}, only one trick)")
+                    self._move(s, to, bete, f"bête ({word}, only one trick)")
             elif won == 0:
-                self._move(s, to, self.bete, "bête")
+                self._move(s, to, bete, "bête")
         self.outcome = "played"
         self.next_dealer = (d + 1) % self.game.num_players
         self._finish()
@@ -624,7 +665,7 @@ class TippenState(EngineState):
         self.led_suit = -1
         self.win_card = -1
         self.win_seat = -1
-        self._move(POT, winner, self.trick_value, f"trick {self.tricks_done}")
+        self._move(POT, winner, self.trick_value or 0, f"trick {self.tricks_done}")
         if self.tricks_done == g.rules.tricks:
             self._settle()
         else:

@@ -115,9 +115,14 @@ class Preset:
 class RuleSet(Protocol):
     """What every rules class offers (``TippenRules``, ``TappRules``)."""
 
-    id: str
-    players: int
-    pack: str
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def players(self) -> int: ...
+
+    @property
+    def pack(self) -> str: ...
 
     @property
     def family(self) -> Literal["tippen", "tapp"]: ...
@@ -148,7 +153,8 @@ def options_differing(rules: RuleSet) -> dict[str, OptionValue]:
     preset = rules.preset
     values = format_options(rules)
     try:
-        baseline = format_options(type(rules).build(rules.id, {**preset.defaults, "players": values["players"]}))  # type: ignore[attr-defined]
+        build = type(rules).build  # type: ignore[attr-defined]  # each rules class has one
+        baseline = format_options(build(rules.id, {**preset.defaults, "players": values["players"]}))
     except RuleError:
         baseline = {k: preset.defaults[k] for k in preset.options}
     baseline["players"] = preset.defaults.get("players")

@@ -28,8 +28,8 @@ class RoundsState(TappState):
         rank = MODERN_CONTRACTS[self.r2_best].rank if self.r2_best >= 0 else 0
         with_pass, without = self.game.contracts_above[rank]
         if self.r2_best < 0 and self.r2_pos == len(self.r1) - 1:
-            return without[:]  # type: ignore[no-any-return]
-        return with_pass[:]  # type: ignore[no-any-return]
+            return without[:]
+        return with_pass[:]
 
     def _legal_call(self) -> list[int]:
         g = self.game
