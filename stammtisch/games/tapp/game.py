@@ -94,7 +94,7 @@ class TappGame(EngineGame):
         self.points = pack.points
         #: suit mask of the suit of each card
         self.suitmask_of = tuple(pack.suit_masks[c // R] for c in range(N))
-        F = self._F = (1 << R) - 1
+        self._F = (1 << R) - 1
         #: per suit, per in-suit bit pattern: the card indices and the card points (shared)
         self.suit_lists, self.suit_points = _suit_tables(R, tuple(pack.points))
         # deal plan: for each deck position, the receiver (0..n-1 offset from forehand; n tapp)
