@@ -403,7 +403,7 @@ def test_modern_nobody_plays_ramsch_no_trumps():
     s = act(start(game, list(range(36))), "weg weg weg")
     v = s.view(1)
     assert v["phase"] == "play" and v["contract"] == "ramsch" and v["trump"] is None
-    assert s.trump == 0 and s.current_player() == 1
+    assert s.trump_mask == 0 and s.current_player() == 1
 
 
 # ------------------------------------------------------------------------- play rules

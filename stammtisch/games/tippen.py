@@ -226,7 +226,7 @@ class TippenState(EngineState):
     talon_pos: int
     upcard: int
     up_state: int
-    trump: int  # suit index, -1 before trumps are fixed
+    trump_index: int  # suit index, -1 before trumps are fixed
     trump_mask: int
     trump_card: int
     taken: int  # TAKE_*: what the dealer did at his choice
@@ -259,7 +259,7 @@ class TippenState(EngineState):
 
     __slots__ = (
         "game", "table", "deck", "dealer", "phase", "cur", "hands", "status", "declared",
-        "talon", "talon_pos", "upcard", "up_state", "trump", "trump_mask", "trump_card",
+        "talon", "talon_pos", "upcard", "up_state", "trump_index", "trump_mask", "trump_card",
         "taken", "discards", "dead", "played", "trick", "led_suit", "win_card", "win_seat",
         "last_trick", "tricks_won", "tricks_done", "transfers", "pot", "reserve",
         "pot_in_play", "trick_value", "bete", "compulsory", "declaring", "anted", "log",
@@ -283,7 +283,7 @@ class TippenState(EngineState):
         self.talon_pos = 0
         self.upcard = -1
         self.up_state = UP_NONE
-        self.trump = -1
+        self.trump_index = -1
         self.trump_mask = 0
         self.trump_card = -1
         self.taken = TAKE_NONE
@@ -391,7 +391,7 @@ class TippenState(EngineState):
             self._start_declare()
 
     def _set_trump(self, suit: int) -> None:
-        self.trump = suit
+        self.trump_index = suit
         self.trump_mask = self.game.suit_masks[suit]
 
     def _turn(self) -> None:
@@ -476,7 +476,7 @@ class TippenState(EngineState):
         and is not itself the trump 7)."""
         g = self.game
         return (g.rules.robbing and self.up_state == UP_FACE and not self.robbed
-                and self.upcard != g.seven_of[self.trump])
+                and self.upcard != g.seven_of[self.trump_index])
 
     def _start_rob(self) -> None:
         # Every active player is asked in turn from forehand, whether or not he holds the
@@ -549,7 +549,7 @@ class TippenState(EngineState):
                 if self.tricks_done == 0 and self.n_active >= 3 and hand & self.trump_mask:
                     return hand & self.trump_mask
                 if self.tricks_done == 1:
-                    ace = g.ace_of[self.trump]
+                    ace = g.ace_of[self.trump_index]
                     if hand >> ace & 1:
                         return 1 << ace
             return hand
@@ -613,7 +613,7 @@ class TippenState(EngineState):
     def _legal_rob(self) -> list[int]:
         g = self.game
         W = g.WORD_BASE
-        if self.hands[self.cur] >> g.seven_of[self.trump] & 1:
+        if self.hands[self.cur] >> g.seven_of[self.trump_index] & 1:
             return [W + W_ROB, W + W_NOROB]
         return [W + W_NOROB]
 
@@ -751,7 +751,7 @@ class TippenState(EngineState):
         g = self.game
         seat = self.cur
         if action - g.WORD_BASE == W_ROB:
-            seven = g.seven_of[self.trump]
+            seven = g.seven_of[self.trump_index]
             self.hands[seat] = (self.hands[seat] & ~(1 << seven)) | (1 << self.upcard)
             self.upcard = seven
             self.robbed = True
@@ -929,7 +929,7 @@ class TippenState(EngineState):
         def cards(mask: int) -> list[str]:  # ascending card order
             return [names[c] for c in cards_in(mask)]
 
-        trump_known = self.trump >= 0 and (self.taken != TAKE_NONE or self.up_state != UP_HIDDEN)
+        trump_known = self.trump_index >= 0 and (self.taken != TAKE_NONE or self.up_state != UP_HIDDEN)
         trump_card = None
         if self.trump_card >= 0 and (self._trump_card_public() or seat == d):
             trump_card = names[self.trump_card]
@@ -938,7 +938,7 @@ class TippenState(EngineState):
             # the cards this seat folded when it passed: he knows them, nobody else does
             "folded": cards(self.folded[seat]) if seat is not None else [],
             "hand_sizes": [h.bit_count() for h in self.hands],
-            "trump": SUITS[self.trump] if trump_known else None,
+            "trump": SUITS[self.trump_index] if trump_known else None,
             "upcard": names[self.upcard] if self.up_state == UP_FACE else None,
             "trump_card": trump_card,
             "trick": [[s, names[c]] for s, c in self.trick],

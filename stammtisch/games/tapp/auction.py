@@ -96,13 +96,13 @@ class AuctionState(TappState):
         self.level = self.a_level
         self.cur = d
         if rules.solo_names_trump and self.level == Level.SOLO:
-            self.trump = 0
+            self.trump_mask = 0
             self.trump_suit = None
             self.phase = Phase.TRUMP
             return
         # Frage and Herzsolo play hearts as trumps (always trumps in Württemberg Tarock)
         self.trump_suit = "H"
-        self.trump = self.game.hearts
+        self.trump_mask = self.game.hearts
         if self.level == Level.FRAGE:
             self._take_tapp()
         else:
@@ -117,7 +117,7 @@ class AuctionState(TappState):
                                     "a suit Solo names clubs, spades or diamonds; "
                                     "hearts is Herzsolo")
             self.trump_suit = suit
-            self.trump = g.trump_mask_of_suit[suit]
+            self.trump_mask = g.trump_mask_of_suit[suit]
             self.log.append((self.cur, a))
             self._before_play()
             return

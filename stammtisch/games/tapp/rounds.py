@@ -93,7 +93,7 @@ class RoundsState(TappState):
         self.contract = ci
         self.kind = c.kind
         self.trump_suit = c.trump
-        self.trump = g.trump_mask_of_suit[c.trump] if c.trump else 0
+        self.trump_mask = g.trump_mask_of_suit[c.trump] if c.trump else 0
         self.cur = seat
         if c.takes_tapp:
             self._take_tapp()

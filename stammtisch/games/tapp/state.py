@@ -51,7 +51,7 @@ class TappState(EngineState):
 
     __slots__ = (
         "game", "table", "n", "dealer", "fh", "hands", "tapp", "tapp0", "picked", "phase",
-        "cur", "declarer", "level", "contract", "kind", "trump", "trump_suit", "tout",
+        "cur", "declarer", "level", "contract", "kind", "trump_mask", "trump_suit", "tout",
         "leader", "trick", "points", "ntricks", "played", "last_trick", "log", "transfers",
         "a_level", "a_holder", "a_pos", "a_pending", "r1", "r2_pos", "r2_best", "r2_seat",
         "called", "holder", "called_in_tapp", "given", "_result", "ended_early", "_legal", "_net",
@@ -85,7 +85,7 @@ class TappState(EngineState):
         self.level = 0
         self.contract = -1
         self.kind = Kind.POINTS
-        self.trump = game.init_trump
+        self.trump_mask = game.init_trump
         self.trump_suit = game.init_trump_suit
         self.tout = False
         self.trick: list[int] = []
@@ -132,7 +132,7 @@ class TappState(EngineState):
         c.level = self.level
         c.contract = self.contract
         c.kind = self.kind
-        c.trump = self.trump
+        c.trump_mask = self.trump_mask
         c.trump_suit = self.trump_suit
         c.tout = self.tout
         c.leader = self.leader
@@ -184,7 +184,7 @@ class TappState(EngineState):
         lead = trick[0]
         # Farbzwang + Trumpfzwang, no Stichzwang (RULES.md 3.1). With must_trump="always"
         # and head=False the winning card does not matter; the lead is passed in its place.
-        return legal_follows(hand, self.game.suitmask_of[lead], self.trump, lead, 0, "always", False)
+        return legal_follows(hand, self.game.suitmask_of[lead], self.trump_mask, lead, 0, "always", False)
 
     def legal_actions(self) -> list[int]:
         if self.phase == PLAY:
@@ -199,7 +199,7 @@ class TappState(EngineState):
                 if f:
                     self._legal = f
                     return T[f >> sh][:]  # type: ignore[no-any-return]
-                trump = self.trump
+                trump = self.trump_mask
                 f = hand & trump
                 if f:
                     self._legal = f
@@ -266,7 +266,7 @@ class TappState(EngineState):
         g = self.game
         trick = self.trick
         n = self.n
-        beaters = g.beaters[self.trump]  # tricks.beats as a table
+        beaters = g.beaters[self.trump_mask]  # tricks.beats as a table
         P = g.points
         best = trick[0]
         c = trick[1]
@@ -356,7 +356,7 @@ class TappState(EngineState):
 
     def _start_ramsch(self) -> None:
         self.kind = Kind.RAMSCH
-        self.trump = 0
+        self.trump_mask = 0
         self.trump_suit = None
         self._start_play()
 
