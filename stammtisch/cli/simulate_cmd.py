@@ -25,8 +25,7 @@ TEXTS = {
     "title": "{ruleset}: {deals} deals in {sessions} sessions of up to {chunk} (seed {seed}); unit: {unit}",
     "ci_clustered": "95% intervals from the spread between the {n} sessions (deals within a session "
                     "are not independent: the pot carries over).",
-    "ci_per_deal": "95% intervals from single deals, taken as independent (fewer than 10 sessions; "
-                   "with a pot, neighbouring deals are not quite independent).",
+    "ci_per_deal": "95% intervals from single deals, taken as independent (fewer than 10 sessions).",
     "pot": "Left in the pots at the end of the sessions (with reserve): {pot}",
     "outcomes": "Outcomes: {items}",
     "contracts": "Contracts: {items}",
@@ -144,7 +143,7 @@ def simulate_cmd(
     data.update(seed=job_seed, chunk_deals=chunk_deals, complete=run.outcome.complete,
                 problems=run.outcome.problems())
     for line in run.outcome.problems():
-        err_console.print(f"[yellow]warning:[/yellow] {line}", highlight=False)
+        err_console.print(f"[yellow]warning:[/yellow] {line}", highlight=False, soft_wrap=True)
     if as_json:
         print(json.dumps(data, ensure_ascii=False))
     else:

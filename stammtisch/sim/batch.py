@@ -11,7 +11,9 @@ Backends:
   so that no half-initialised state of the parent is copied;
 - ``ray``: tasks on a Ray cluster (``pip install 'stammtisch[cluster]'``): ``auto`` joins the
   cluster this machine belongs to (``ray start``), ``HOST:PORT`` a given head node, ``local``
-  starts a private Ray instance on this machine with ``workers`` CPUs.
+  starts a private Ray instance on this machine with ``workers`` CPUs. (Ray's old single-process
+  "local mode" is gone from current Ray; tests use a private local instance.) When Ray is
+  already initialised in this process (``ray.init`` by the caller), that cluster is used.
 
 Failures are never a silent hole: a worker process that dies is retried in a fresh pool (Ray
 retries by itself) up to ``retries`` times and then reported with the chunks it took with it;
@@ -104,7 +106,6 @@ class Backend:
     kind: str  # "inline" | "processes" | "ray"
     workers: int
     ray_address: str | None = None  # "auto", "local" or "HOST:PORT" (kind "ray" only)
-    ray_local_mode: bool = False  # Ray's own single-process mode (tests)
     retries: int = DEFAULT_RETRIES
 
     def describe(self) -> str:
@@ -268,12 +269,12 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
     ``shutdown`` alone would wait for the running chunks; the executor has no public way to
     end its processes, hence its ``_processes`` table.
     """
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # shutdown forgets them
     pool.shutdown(wait=False, cancel_futures=True)
-    processes = getattr(pool, "_processes", None) or {}
-    for process in list(processes.values()):
+    for process in processes:
         if process.is_alive():
             process.terminate()
-    for process in list(processes.values()):
+    for process in processes:
         process.join(timeout=5)
 
 
@@ -367,7 +368,7 @@ def _ray_init(ray: Any, backend: Backend) -> None:
     try:
         if address == "local":
             ray.init(num_cpus=backend.workers, include_dashboard=False, log_to_driver=False,
-                     local_mode=backend.ray_local_mode, configure_logging=False,
+                     configure_logging=False,
                      runtime_env={"env_vars": _worker_env()})
         else:
             ray.init(address=address, log_to_driver=False, configure_logging=False)
