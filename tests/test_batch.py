@@ -241,7 +241,8 @@ def test_simulate_reports_means_with_intervals_rates_and_unit():
     mean = p1["mean_per_deal"]
     assert mean["estimate"] == pytest.approx(data["balances"]["P1"] / 200)
     assert mean["ci"][0] < mean["estimate"] < mean["ci"][1] and mean["method"] == "clustered-t" and mean["n"] == 10
-    assert p1["tap_rate"]["of"] > 0 and p1["tap_rate"]["rate"] == pytest.approx(p1["tap_rate"]["count"] / p1["tap_rate"]["of"])
+    taps = p1["tap_rate"]
+    assert taps["of"] > 0 and taps["rate"] == pytest.approx(taps["count"] / taps["of"])
     assert sum(p["bete_rate"]["count"] for p in data["per_player"].values()) == data["betes"]
     assert data["rates"]["tap_rate"]["count"] == data["taps"]
 
