@@ -15,6 +15,7 @@ Which variance is right depends on how the numbers were made:
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -107,6 +108,7 @@ def t_cdf(t: float, df: float) -> float:
     return 1.0 - tail if t >= 0 else tail
 
 
+@functools.lru_cache(maxsize=1024)  # intervals ask for the same few quantiles again and again
 def t_quantile(p: float, df: float) -> float:
     """The ``p`` quantile of Student's t (bisection on ``t_cdf``; df > 1e7 uses the normal)."""
     if not 0.0 < p < 1.0:
@@ -211,4 +213,7 @@ def wilson_interval(successes: int, trials: int, confidence: float = CONFIDENCE)
     denominator = 1.0 + z * z / trials
     centre = (p + z * z / (2 * trials)) / denominator
     half = z * math.sqrt(p * (1 - p) / trials + z * z / (4 * trials * trials)) / denominator
-    return Interval(p, max(0.0, centre - half), min(1.0, centre + half), trials, "wilson", confidence)
+    # at 0 or all successes the bound is exactly 0 or 1 (rounding would leave 1e-17)
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == trials else min(1.0, centre + half)
+    return Interval(p, low, high, trials, "wilson", confidence)
