@@ -11,7 +11,11 @@ deals, one table session per chunk) runs three times, measured in the same run:
 
 Speed-up = single time ÷ parallel time; efficiency = speed-up ÷ workers. The three summaries
 must be identical (same seed, same chunks); ``identical_summaries`` says whether they were.
-The load average before and after is printed because the machine may be shared.
+The load average before and after is printed because the machine may be shared; so is the
+workers' CPU time (measured inside each chunk), its deals per CPU-second (the workers' own
+speed) and ``cpu_share``: CPU time ÷ (wall time × workers), the share of the cores the run
+actually got. On a busy machine a low speed-up with a low cpu_share means the cores were taken
+by others, not lost to overhead.
 
     python bench/scale.py [--deals 100000] [--ruleset tippen/grupp-1975] [--workers N] [--no-ray]
 """
@@ -34,17 +38,23 @@ from stammtisch.sim.batch import Backend, available_cores  # noqa: E402
 from stammtisch.sim.simulate import SimulationJob, default_names, run_simulation  # noqa: E402
 
 
-def timed_run(job: SimulationJob, deals: int, seed: int, backend: Backend, chunk_deals: int) -> tuple[float, str]:
+def timed_run(job: SimulationJob, deals: int, seed: int, backend: Backend, chunk_deals: int,
+              cpu: dict[str, float]) -> tuple[float, str]:
     start = time.perf_counter()
     run = run_simulation(job, deals, seed, backend, chunk_deals)
     seconds = time.perf_counter() - start
+    cpu["seconds"] = run.worker_cpu_seconds
     if not run.outcome.complete:
         raise SystemExit(f"the {backend.describe()} run did not complete: {run.outcome.problems()}")
     return seconds, json.dumps(run.summary.to_json(job.rules.family), sort_keys=True)
 
 
-def figure(seconds: float, deals: int, single_seconds: float | None, workers: int) -> dict[str, Any]:
+def figure(seconds: float, deals: int, single_seconds: float | None, workers: int,
+           cpu: dict[str, float] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {"seconds": round(seconds, 2), "deals_per_s": round(deals / seconds, 1)}
+    if cpu is not None:  # deals per CPU-second of the workers: their speed, whatever the machine's load
+        out.update(worker_cpu_seconds=round(cpu["seconds"], 2), deals_per_worker_cpu_s=round(deals / cpu["seconds"], 1),
+                   cpu_share=round(cpu["seconds"] / (seconds * workers), 3))
     if single_seconds is not None:
         speedup = single_seconds / seconds
         out.update(speedup=round(speedup, 3), efficiency=round(speedup / workers, 3))
@@ -73,11 +83,13 @@ def main() -> None:
         "deals": args.deals, "chunk_deals": args.chunk_deals, "seed": args.seed, "workers": workers,
         "cores": os.cpu_count(), "load_before": [round(x, 2) for x in os.getloadavg()],
     }
-    single_s, single_summary = timed_run(job, args.deals, args.seed, Backend("inline", 1), args.chunk_deals)
-    result["single"] = figure(single_s, args.deals, None, 1)
+    cpu: dict[str, float] = {}
+    single_s, single_summary = timed_run(job, args.deals, args.seed, Backend("inline", 1), args.chunk_deals, cpu)
+    result["single"] = figure(single_s, args.deals, None, 1, cpu)
     summaries = [single_summary]
-    proc_s, proc_summary = timed_run(job, args.deals, args.seed, Backend("processes", workers), args.chunk_deals)
-    result["processes"] = figure(proc_s, args.deals, single_s, workers)
+    proc_s, proc_summary = timed_run(job, args.deals, args.seed, Backend("processes", workers), args.chunk_deals,
+                                     cpu)
+    result["processes"] = figure(proc_s, args.deals, single_s, workers, cpu)
     summaries.append(proc_summary)
     if not args.no_ray:
         try:
@@ -91,10 +103,10 @@ def main() -> None:
             startup = time.perf_counter() - start
             try:
                 ray_s, ray_summary = timed_run(job, args.deals, args.seed, Backend("ray", workers, "local"),
-                                               args.chunk_deals)
+                                               args.chunk_deals, cpu)
             finally:
                 ray.shutdown()
-            result["ray"] = figure(ray_s, args.deals, single_s, workers)
+            result["ray"] = figure(ray_s, args.deals, single_s, workers, cpu)
             result["ray"]["cluster_startup_seconds"] = round(startup, 2)
             summaries.append(ray_summary)
     result["identical_summaries"] = len(set(summaries)) == 1

@@ -289,9 +289,9 @@ def _run_processes(task: Callable[[Chunk], Any], chunks: list[Chunk], backend: B
         broken = False
         try:
             while queue or running:
-                # as many chunks in flight as workers: each one is really running, so a dying
-                # worker takes at most the chunks running beside it with it
-                while queue and len(running) < backend.workers and not broken:
+                # two chunks in flight per worker: a worker never waits for this process to
+                # hand it the next one; a dying worker takes at most these with it
+                while queue and len(running) < 2 * backend.workers and not broken:
                     chunk = queue.pop()
                     try:
                         running[pool.submit(task, chunk)] = chunk

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import random
 import secrets
+import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -276,13 +277,16 @@ class SimulationJob:
 class ChunkOutput:
     summary: SimulationSummary
     record: dict[str, Any] | None
+    cpu_seconds: float = 0.0  # the worker's CPU time for this chunk (bench/scale.py), not in the summary
 
 
 def simulate_chunk(job: SimulationJob, chunk: Chunk) -> ChunkOutput:
     """One chunk = one table session of ``chunk.size`` deals with the chunk's own seed."""
+    start = time.process_time()
     summary, table = play_session(job.rules, chunk.size, random.Random(chunk.seed), list(job.bots),
                                   list(job.players), job.first_dealer)
-    return ChunkOutput(summary, table.to_record() if job.keep_records else None)
+    record = table.to_record() if job.keep_records else None
+    return ChunkOutput(summary, record, time.process_time() - start)
 
 
 @dataclass
@@ -293,6 +297,11 @@ class SimulationRun:
     outcome: BatchOutcome[ChunkOutput]
     seed: int
     chunk_deals: int
+
+    @property
+    def worker_cpu_seconds(self) -> float:
+        """CPU time the workers spent playing the finished chunks (wherever they ran)."""
+        return sum(output.cpu_seconds for _, output in self.outcome.results)
 
 
 def new_seed() -> int:
