@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from ..bots import make_bot
 from ..cards import PACKS
@@ -170,12 +170,25 @@ def bots_per_seat(kinds: list[str], num_players: int) -> list[str]:
     return (list(kinds) + [kinds[-1]] * num_players)[:num_players]
 
 
-def play_deal(table: Table, bots: list[Any], rng: random.Random) -> Any:
+class DealWatcher(Protocol):
+    """Looks at a session as it is played (reports): each action before it is applied, each deal's end."""
+
+    def before_action(self, state: Any, seat: int, action: int) -> None: ...
+
+    def after_deal(self, table: Table, final_state: Any) -> None: ...
+
+
+def play_deal(table: Table, bots: list[Any], rng: random.Random, watcher: DealWatcher | None = None) -> Any:
     """Play one deal at ``table`` to its end with one bot per seat; returns the final state."""
     state = table.start_deal(table.shuffled_deck(rng))
     while not state.is_terminal():
         seat = state.current_player()
-        table.apply_id(bots[seat].act(state, seat))
+        action = bots[seat].act(state, seat)
+        if watcher is not None:
+            watcher.before_action(state, seat, action)
+        table.apply_id(action)
+    if watcher is not None:
+        watcher.after_deal(table, state)
     return state
 
 
@@ -237,7 +250,8 @@ def simulate(rules: Any, deals: int, seed: int | None = None, bots: list[str] | 
 
 def play_session(rules: Any, deals: int, rng: random.Random, bots: list[str] | None = None,
                  players: list[str] | None = None, first_dealer: int | None = None,
-                 progress: Callable[[int], None] | None = None) -> tuple[SimulationSummary, Table]:
+                 progress: Callable[[int], None] | None = None,
+                 watcher: DealWatcher | None = None) -> tuple[SimulationSummary, Table]:
     n = rules.players
     names = players or default_names(n)
     kinds = bots_per_seat(bots or ["heuristic"], n)
@@ -247,7 +261,7 @@ def play_session(rules: Any, deals: int, rng: random.Random, bots: list[str] | N
     table = Table(rules, names, first_dealer)
     summary = SimulationSummary(players=list(names))
     for i in range(deals):
-        final_state = play_deal(table, seat_bots, rng)
+        final_state = play_deal(table, seat_bots, rng, watcher)
         account_deal(summary, table, final_state)
         if progress:
             progress(i + 1)
