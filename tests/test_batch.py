@@ -274,3 +274,18 @@ def test_simulate_refuses_bad_input_in_one_line(tmp_path):
     assert code == 2 and "--workers" in out
     code, out = cli("merge", str(tmp_path / "nothing"))
     assert code == 2 and "no such file or folder" in out
+
+
+def test_every_text_has_a_german_twin_with_the_same_placeholders():
+    import string
+
+    from stammtisch.cli import report_cmd, simulate_cmd
+    from stammtisch.sim import batch, report_render
+
+    def fields(text: str) -> set[str]:
+        return {name for _, name, _, _ in string.Formatter().parse(text) if name}
+
+    for module in (batch, simulate_cmd, report_cmd, report_render):
+        assert module.TEXTS.keys() == module.TEXTS_DE.keys(), module.__name__
+        for key, text in module.TEXTS.items():
+            assert fields(text) == fields(module.TEXTS_DE[key]), (module.__name__, key)

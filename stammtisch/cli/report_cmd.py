@@ -14,7 +14,12 @@ TEXTS = {
     "written": "Report written to {path} ({files})",
     "unknown_bot": "unknown bot {bot!r}; bots are {bots}",
     "out_is_file": "--out {path} is a file; give a folder",
-    "mixed_players": "--players applies to every rule set; {ruleset} cannot be played by {players}",
+}
+
+TEXTS_DE = {
+    "written": "Bericht in {path} geschrieben ({files})",
+    "unknown_bot": "unbekannter Bot {bot!r}; Bots sind {bots}",
+    "out_is_file": "--out {path} ist eine Datei; bitte einen Ordner angeben",
 }
 
 

@@ -37,6 +37,27 @@ TEXTS = {
     "records_written": "{count} records written to {path} (one per session; `stammtisch merge {path}` adds them up)",
     "merged": "{count} records merged",
 }
+TEXTS_DE = {
+    "players_conflict": "--players {flag} und -o players={option} widersprechen sich; "
+                        "die Zahl der Spieler bitte nur einmal angeben",
+    "unknown_bot": "unbekannter Bot {bot!r}; Bots sind {bots}",
+    "records_not_dir": "--records {path} ist eine Datei; bitte einen Ordner angeben (je Stück ein Protokoll)",
+    "title": "{ruleset}: {deals} Spiele in {sessions} Runden zu höchstens {chunk} (Seed {seed}); Einheit: {unit}",
+    "ci_clustered": "95-%-Intervalle aus der Streuung zwischen den {n} Runden (Spiele einer Runde sind "
+                    "nicht unabhängig: der Stamm wird übertragen).",
+    "ci_per_deal": "95-%-Intervalle aus einzelnen Spielen, als unabhängig genommen (weniger als 10 Runden).",
+    "pot": "Am Ende der Runden im Stamm (mit Rücklage): {pot}",
+    "outcomes": "Ausgänge: {items}",
+    "contracts": "Spiele: {items}",
+    "no_contracts": "keine",
+    "rates_tippen": "Getippt: {taps} von {decisions} Entscheidungen ({tap_rate})   "
+                    "Bête: {betes} von {hands} gespielten Händen ({bete_rate})",
+    "rates_tapp": "Spieler gewann: {wins} von {declared} Spielen mit Spieler ({rate})",
+    "repeat": "Wiederholen mit: --seed {seed} --chunk-deals {chunk}",
+    "records_written": "{count} Protokolle in {path} geschrieben (je Runde eines; `stammtisch merge {path}` "
+                       "zählt sie zusammen)",
+    "merged": "{count} Protokolle zusammengezählt",
+}
 CODES = {  # refusal → stable machine code
     "players_conflict": "players-conflict",
     "unknown_bot": "unknown-bot",

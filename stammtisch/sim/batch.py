@@ -45,10 +45,21 @@ TEXTS = {
     "bad_workers": "--workers must be at least 1, not {workers}",
     "worker_died": "a worker process died while running this chunk ({attempts} attempts)",
     "task_failed": "the chunk failed: {error}",
-    "not_run": "not run: the job stopped before this chunk started",
     "interrupted": "interrupted: {done} of {chunks} chunks finished ({units} of {total} {unit}); "
                    "the summary covers the finished chunks only",
     "failed": "{failed} of {chunks} chunks failed ({units} {unit} missing): {reasons}",
+}
+
+
+TEXTS_DE = {
+    "no_ray": "das Ray-Backend braucht Ray: pip install 'stammtisch[cluster]' (oder pip install ray)",
+    "ray_connect": "keine Verbindung zum Ray-Cluster unter {address}: {error}",
+    "bad_workers": "--workers muss mindestens 1 sein, nicht {workers}",
+    "worker_died": "ein Arbeitsprozess ist bei diesem Stück gestorben ({attempts} Versuche)",
+    "task_failed": "das Stück ist fehlgeschlagen: {error}",
+    "interrupted": "unterbrochen: {done} von {chunks} Stücken fertig ({units} von {total} {unit}); "
+                   "die Zusammenfassung umfasst nur die fertigen Stücke",
+    "failed": "{failed} von {chunks} Stücken fehlgeschlagen ({units} {unit} fehlen): {reasons}",
 }
 
 

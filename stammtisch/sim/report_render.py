@@ -41,6 +41,28 @@ TEXTS = {
                "rates use Wilson's interval. See docs/cluster.md for what each figure means.",
 }
 
+TEXTS_DE = {
+    "no_matplotlib": "report braucht matplotlib für die Grafiken: pip install 'stammtisch[report]'",
+    "title": "stammtisch-Bericht",
+    "made_by": "Erzeugt mit: {command}",
+    "job": "{ruleset}: {deals} Spiele in {sessions} Runden zu höchstens {chunk} (Seed {seed}), Bots {bots}; "
+           "Einheit: {unit}",
+    "mean_net": "Mittlerer Gewinn je Spiel nach Platz, mit 95-%-Konfidenzintervallen",
+    "net_distribution": "Verteilung des Gewinns eines Spiels (alle Plätze)",
+    "tap_by_class": "Tippen: Tipp-Quote nach Handklasse (bei der Entscheidung tippen/passen), 95 % nach Wilson",
+    "trick_by_class": "Tippen: Chance auf mindestens einen Stich beim Tippen, nach Handklasse",
+    "tap_net_by_class": "Tippen: mittlerer Gewinn beim Tippen nach Handklasse",
+    "pot": "Tippen: mittlerer Stamm (mit Rücklage) nach jedem Spiel einer Runde",
+    "contracts": "Tapp: Häufigkeit der Spiele",
+    "contract_wins": "Tapp: Gewinnquote des Spielers je Spiel, 95 % nach Wilson",
+    "contract_value": "Tapp: mittlerer Gewinn des Spielers je Spiel, 95-%-Intervalle",
+    "declarer_points": "Tapp: Augen des Spielers",
+    "ramsch": "Tapp: Ramsch — Augen des Verlierers",
+    "incomplete": "Unvollständig: {problems}",
+    "explain": "Intervalle: Mittelwerte aus der Streuung zwischen Runden (ab 10 Runden) oder einzelnen "
+               "Spielen; Quoten nach Wilson. Was jede Grafik bedeutet: docs/cluster.md.",
+}
+
 
 class ReportError(Exception):
     def __init__(self, rule: str, message: str):
