@@ -64,7 +64,7 @@ def test_tippen_comparison_report(tmp_path):
         assert len(run["pot_by_deal"]) == 30
         assert sum(sum(d.values()) for d in run["net_distribution"].values()) == 120 * len(run["players"])
     csv_lines = (out / "per_player.csv").read_text().splitlines()
-    assert csv_lines[0].startswith("ruleset,player,balance") and len(csv_lines) == 1 + 4 + 4
+    assert csv_lines[0].startswith("ruleset,player,bot,balance") and len(csv_lines) == 1 + 4 + 4
     page = (out / "report.html").read_text()
     assert "seed 1" in page and "tippen/dreiblatt-1859" in page
     images = re.findall(r"src='data:image/png;base64,([^']+)'", page)

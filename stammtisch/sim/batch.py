@@ -294,10 +294,16 @@ def _run_processes(task: Callable[[Chunk], Any], chunks: list[Chunk], backend: B
     queue = list(reversed(chunks))  # pop() takes the lowest chunk first
     attempts: dict[int, int] = {}
     context = _process_context()
+    fruitless_pools = 0  # pools that broke before running anything (workers cannot start at all)
     while queue:
+        if fruitless_pools > backend.retries:
+            for chunk in reversed(queue):
+                collector.fail(chunk, TEXTS["worker_died"].format(attempts=fruitless_pools))
+            return
         pool = ProcessPoolExecutor(max_workers=backend.workers, mp_context=context, initializer=_ignore_sigint)
         running: dict[Future[Any], Chunk] = {}
         broken = False
+        settled_before = len(collector.by_index) + sum(attempts.values())
         try:
             while queue or running:
                 # two chunks in flight per worker: a worker never waits for this process to
@@ -332,6 +338,8 @@ def _run_processes(task: Callable[[Chunk], Any], chunks: list[Chunk], backend: B
         pool.shutdown(wait=True)
         if broken:
             queue.sort(key=lambda c: -c.index)
+            settled = len(collector.by_index) + sum(attempts.values())
+            fruitless_pools = fruitless_pools + 1 if settled == settled_before else 0
 
 
 def _run_ray(task: Callable[[Chunk], Any], chunks: list[Chunk], backend: Backend, collector: _Collector) -> None:

@@ -150,10 +150,11 @@ def write_tables(numbers: list[dict[str, Any]], out: Path) -> list[Path]:
     players, classes, contracts = [], [], []
     for data in numbers:
         rid = data["ruleset"]
-        for name, entry in data["per_player"].items():
+        for seat, (name, entry) in enumerate(data["per_player"].items()):
             mean = entry["mean_per_deal"] or {}
-            players.append({"ruleset": rid, "player": name, "balance": data["balances"][name],
-                            "deals": data["deals"], "unit": data["unit"], "mean_per_deal": mean.get("estimate"),
+            players.append({"ruleset": rid, "player": name, "bot": data["bots"][seat],
+                            "balance": data["balances"][name], "deals": data["deals"], "unit": data["unit"],
+                            "mean_per_deal": mean.get("estimate"),
                             "ci_low": (mean.get("ci") or [None, None])[0],
                             "ci_high": (mean.get("ci") or [None, None])[1], "ci_method": mean.get("method")})
         classes += [{"ruleset": rid, **row} for row in data.get("hand_classes", [])]
@@ -326,12 +327,13 @@ def render_html(numbers: list[dict[str, Any]], plots: list[tuple[str, bytes]], c
     parts.append(f"<p>{html.escape(TEXTS['explain'])}</p>")
     rows = []
     for d in numbers:
-        for name, entry in d["per_player"].items():
+        for seat, (name, entry) in enumerate(d["per_player"].items()):
             mean = entry["mean_per_deal"] or {}
-            rows.append([d["ruleset"], name, d["balances"][name], mean.get("estimate"), mean.get("ci"),
-                         mean.get("method")])
+            rows.append([d["ruleset"], name, d["bots"][seat], d["balances"][name], mean.get("estimate"),
+                         mean.get("ci"), mean.get("method")])
     parts.append(f"<h2>{html.escape(TEXTS['mean_net'])}</h2>")
-    parts.append(_table(["rule set", "player", "balance", "mean per deal", "95% interval", "interval from"], rows))
+    parts.append(_table(["rule set", "player", "bot", "balance", "mean per deal", "95% interval", "interval from"],
+                        rows))
     for d in numbers:
         if "hand_classes" in d:
             parts.append(f"<h2>{html.escape(d['ruleset'])}: hand classes</h2>")
