@@ -27,6 +27,7 @@ import hashlib
 import multiprocessing
 import os
 import signal
+import socket
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -382,8 +383,21 @@ def _run_ray(task: Callable[[Chunk], Any], chunks: list[Chunk], backend: Backend
             ray.shutdown()
 
 
+def _check_reachable(address: str) -> None:
+    """A HOST:PORT that does not answer is one clear error now (Ray itself retries for minutes)."""
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return  # not HOST:PORT; let Ray judge it
+    try:
+        socket.create_connection((host, int(port)), timeout=5).close()
+    except OSError as e:
+        raise BatchError("ray-connect", TEXTS["ray_connect"].format(address=address, error=e)) from None
+
+
 def _ray_init(ray: Any, backend: Backend) -> None:
     address = backend.ray_address
+    if address not in (None, "auto", "local"):
+        _check_reachable(address)
     try:
         if address == "local":
             ray.init(num_cpus=backend.workers, include_dashboard=False, log_to_driver=False,
