@@ -186,7 +186,7 @@ def _errors(estimates: list[float], lows: list[float | None], highs: list[float 
 def _grouped_bars(plt: Any, title: str, labels: list[str], series: dict[str, list[tuple[float, Any, Any]]],
                   ylabel: str) -> bytes:
     """One group of bars per label, one bar per series (rule set), with error bars."""
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.9 * len(labels) * max(1, len(series))), 3.6))
+    fig, ax = plt.subplots(figsize=(min(16.0, max(6.0, 0.9 * len(labels) * max(1, len(series)))), 3.6))
     width = 0.8 / max(1, len(series))
     for k, (name, values) in enumerate(series.items()):
         xs = [i + k * width for i in range(len(labels))]
