@@ -136,6 +136,13 @@ def test_ray_missing_is_one_clear_error(monkeypatch):
     with pytest.raises(BatchError) as e:
         run_batch(square_units, plan_chunks(10, 10, seed=1), Backend("ray", 2, "auto"))
     assert e.value.rule == "no-ray" and "stammtisch[cluster]" in str(e.value)
+    # and as the user sees it (Rich markup must not eat "[cluster]")
+    script = ("import sys; sys.modules['ray'] = None; from stammtisch.cli import main; "
+              "sys.argv = ['stammtisch', 'simulate', 'tippen/grupp-1975', '--deals', '5', '--ray', 'auto']; main()")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONPATH": str(ROOT)}, timeout=120)
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "error: the Ray backend needs Ray: pip install 'stammtisch[cluster]'" in proc.stderr
 
 
 def test_an_unreachable_ray_head_is_one_clear_error():

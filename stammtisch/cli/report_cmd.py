@@ -6,6 +6,7 @@ import shlex
 from pathlib import Path
 
 import typer
+from rich.markup import escape
 
 from ..bots import BOT_NAMES
 from .common import CliError, _build_rules, app, console, err_console
@@ -47,13 +48,13 @@ def report_cmd(
     Ramsch. Several RULESETs (or --compare) put the same figures side by side.
 
     The page is self-contained (plots embedded) and says which command, deals and seed made it.
-    Needs pip install 'stammtisch[report]' (matplotlib).
+    Needs pip install 'stammtisch\\[report]' (matplotlib).
     """
     from ..sim.batch import BatchError, choose_backend, progress_bar
     from ..sim.report import run_report
     from ..sim.report_render import ReportError, write_report
     from ..sim.simulate import SimulationJob, bots_per_seat, default_names
-    from .simulate_cmd import _check_players
+    from .simulate_cmd import _check_players, shown_error
 
     del compare  # several rule sets are a comparison; the flag is there for the spelling in the docs
     _check_players(players, option)
@@ -74,14 +75,15 @@ def report_cmd(
             with progress_bar(job.rules.id, deals, disable=not err_console.is_terminal) as tick:
                 run = run_report(job, deals, seed, backend, chunk_deals, tick)
             for line in run.outcome.problems():
-                err_console.print(f"[yellow]warning:[/yellow] {job.rules.id}: {line}", highlight=False, soft_wrap=True)
+                err_console.print(f"[yellow]warning:[/yellow] {job.rules.id}: {escape(line)}", highlight=False,
+                                  soft_wrap=True)
             runs.append(run)
             if run.outcome.interrupted:
                 break
         command = _repeat_command(rulesets, deals, seed, players, bots, option, chunk_deals, out)
         paths = write_report(runs, out, command)
     except (BatchError, ReportError) as e:
-        raise CliError(str(e)) from None
+        raise shown_error(e) from None
     console.print(TEXTS["written"].format(path=out, files=", ".join(p.name for p in paths)))
     if any(run.outcome.interrupted for run in runs):
         raise typer.Exit(130)

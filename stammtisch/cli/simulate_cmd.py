@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table as RichTable
 
 from ..bots import BOT_NAMES
@@ -67,6 +68,14 @@ EXIT_FAILED_CHUNKS = 1
 EXIT_INTERRUPTED = 130
 
 
+def shown_error(error: Exception) -> CliError:
+    """A library error as a CLI error; escaped because the CLI prints errors as Rich markup,
+    which would swallow e.g. the "[cluster]" of "pip install 'stammtisch[cluster]'"."""
+    shown = CliError(escape(str(error)))
+    shown.rule = getattr(error, "rule", None)  # type: ignore[attr-defined]
+    return shown
+
+
 def refuse(key: str, **values: Any) -> CliError:
     error = CliError(TEXTS[key].format(**values))
     error.rule = CODES[key]  # type: ignore[attr-defined]
@@ -113,7 +122,7 @@ def simulate_cmd(
     ray: str | None = typer.Option(None, "--ray",
                                    help="Run on a Ray cluster: auto (the cluster this machine joined with "
                                         "`ray start`), HOST:PORT of a head node, or local (a private Ray on "
-                                        "this machine). Needs pip install 'stammtisch[cluster]'."),
+                                        "this machine). Needs pip install 'stammtisch\\[cluster]'."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
 ) -> None:
     """Simulate many deals between bots and summarise them: per player the mean per deal with a 95%
@@ -139,7 +148,7 @@ def simulate_cmd(
     try:
         backend = choose_backend(workers, ray)
     except BatchError as e:
-        raise CliError(str(e)) from None
+        raise shown_error(e) from None
     bot_list = bots_per_seat(bots, rules.players)
     job_seed = seed if seed is not None else new_seed()
     job = SimulationJob(rules, tuple(default_names(rules.players)), tuple(bot_list), first_dealer,
@@ -158,13 +167,13 @@ def simulate_cmd(
         with progress_bar(ruleset_id, deals, disable=as_json and not err_console.is_terminal) as tick:
             run = run_simulation(job, deals, job_seed, backend, chunk_deals, tick, write_record)
     except BatchError as e:
-        raise CliError(str(e)) from None
+        raise shown_error(e) from None
     summary = run.summary
     data = summary_json(summary, rules, ruleset_id)
     data.update(seed=job_seed, chunk_deals=chunk_deals, complete=run.outcome.complete,
                 problems=run.outcome.problems())
     for line in run.outcome.problems():
-        err_console.print(f"[yellow]warning:[/yellow] {line}", highlight=False, soft_wrap=True)
+        err_console.print(f"[yellow]warning:[/yellow] {escape(line)}", highlight=False, soft_wrap=True)
     if as_json:
         print(json.dumps(data, ensure_ascii=False))
     else:
@@ -272,7 +281,7 @@ def merge_cmd(
     try:
         rules, summary, count = merge_records(sources)
     except RecordError as e:
-        raise CliError(str(e)) from None
+        raise shown_error(e) from None
     data = summary_json(summary, rules, rules.id)
     data["records"] = count
     if as_json:
