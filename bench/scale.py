@@ -14,8 +14,11 @@ must be identical (same seed, same chunks); ``identical_summaries`` says whether
 The load average before and after is printed because the machine may be shared; so is the
 workers' CPU time (measured inside each chunk), its deals per CPU-second (the workers' own
 speed) and ``cpu_share``: CPU time ÷ (wall time × workers), the share of the cores the run
-actually got. On a busy machine a low speed-up with a low cpu_share means the cores were taken
-by others, not lost to overhead.
+actually got, and ``cores_used`` (CPU time ÷ wall time). On a busy machine a low speed-up with a
+low cpu_share means the cores were taken by others, not lost to overhead. With Linux's
+autogroup on (``sched_autogroup``) the CPU is shared between sessions: local worker processes
+(one session) then get about what one process gets, while Ray's workers run in sessions of their
+own; on a machine of one's own both scale with the cores.
 
     python bench/scale.py [--deals 100000] [--ruleset tippen/grupp-1975] [--workers N] [--no-ray]
 """
@@ -54,11 +57,21 @@ def figure(seconds: float, deals: int, single_seconds: float | None, workers: in
     out: dict[str, Any] = {"seconds": round(seconds, 2), "deals_per_s": round(deals / seconds, 1)}
     if cpu is not None:  # deals per CPU-second of the workers: their speed, whatever the machine's load
         out.update(worker_cpu_seconds=round(cpu["seconds"], 2), deals_per_worker_cpu_s=round(deals / cpu["seconds"], 1),
+                   cores_used=round(cpu["seconds"] / seconds, 3),
                    cpu_share=round(cpu["seconds"] / (seconds * workers), 3))
     if single_seconds is not None:
         speedup = single_seconds / seconds
         out.update(speedup=round(speedup, 3), efficiency=round(speedup / workers, 3))
     return out
+
+
+def _autogroup() -> bool | None:
+    """Linux's autogroup shares the CPU fairly between sessions, not processes: on a busy machine
+    worker processes of one session then get no more CPU together than one process alone."""
+    try:
+        return Path("/proc/sys/kernel/sched_autogroup_enabled").read_text().strip() == "1"
+    except OSError:
+        return None
 
 
 def main() -> None:
@@ -82,6 +95,7 @@ def main() -> None:
         "figure": "simulate_scaling", "ruleset": args.ruleset, "players": rules.players, "bots": "heuristic",
         "deals": args.deals, "chunk_deals": args.chunk_deals, "seed": args.seed, "workers": workers,
         "cores": os.cpu_count(), "load_before": [round(x, 2) for x in os.getloadavg()],
+        "sched_autogroup": _autogroup(),
     }
     cpu: dict[str, float] = {}
     single_s, single_summary = timed_run(job, args.deals, args.seed, Backend("inline", 1), args.chunk_deals, cpu)
