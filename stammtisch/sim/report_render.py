@@ -221,16 +221,18 @@ def _distribution(plt: Any, title: str, series: dict[str, dict[str, int]], xlabe
 def make_plots(numbers: list[dict[str, Any]]) -> list[tuple[str, bytes]]:
     plt = _pyplot()
     plots: list[tuple[str, bytes]] = []
-    players = numbers[0]["players"]
+    players = max((d["players"] for d in numbers), key=len)  # rule sets may seat different numbers
+    units = " / ".join(dict.fromkeys(d["unit"] for d in numbers))
     mean_series: dict[str, list[tuple[Any, Any, Any]]] = {}
     for d in numbers:
-        values = []
-        for entry in d["per_player"].values():
-            mean = entry["mean_per_deal"] or {"estimate": 0.0, "ci": [None, None]}
+        values: list[tuple[Any, Any, Any]] = []
+        for name in players:
+            entry = d["per_player"].get(name)
+            mean = (entry or {}).get("mean_per_deal") or {"estimate": None, "ci": [None, None]}
             values.append((mean["estimate"], mean["ci"][0], mean["ci"][1]))
         mean_series[d["ruleset"]] = values
     plots.append((TEXTS["mean_net"], _grouped_bars(plt, TEXTS["mean_net"], players, mean_series,
-                                                    f"net per deal ({numbers[0]['unit']})")))
+                                                    f"net per deal ({units})")))
     merged: dict[str, dict[str, int]] = {}
     for d in numbers:
         counts: Counter[int] = Counter()
@@ -238,7 +240,7 @@ def make_plots(numbers: list[dict[str, Any]]) -> list[tuple[str, bytes]]:
             counts.update({int(k): v for k, v in per_seat.items()})
         merged[d["ruleset"]] = {str(k): v for k, v in counts.items()}
     plots.append((TEXTS["net_distribution"], _distribution(plt, TEXTS["net_distribution"], merged,
-                                                           f"net of one deal ({numbers[0]['unit']})")))
+                                                           f"net of one deal ({units})")))
     tippen = [d for d in numbers if "hand_classes" in d]
     if tippen:
         labels = sorted({row["hand_class"] for d in tippen for row in d["hand_classes"]})
