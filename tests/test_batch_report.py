@@ -66,13 +66,14 @@ def test_tippen_comparison_report(tmp_path):
         assert all(c["with_a_trick"] <= c["played"] <= c["taps"] for c in classes)
         assert sum(c["played"] - c["with_a_trick"] for c in classes) <= run["betes"]
         assert len(run["pot_by_deal"]) == 30
+        assert run["dealer_net"]["n"] == 120  # one dealer per deal
         assert sum(sum(d.values()) for d in run["net_distribution"].values()) == 120 * len(run["players"])
     csv_lines = (out / "per_player.csv").read_text().splitlines()
     assert csv_lines[0].startswith("ruleset,player,bot,balance") and len(csv_lines) == 1 + 4 + 4
     page = (out / "report.html").read_text()
     assert "seed 1" in page and "tippen/dreiblatt-1859" in page
     images = re.findall(r"src='data:image/png;base64,([^']+)'", page)
-    assert len(images) == 6
+    assert len(images) == 7
     assert all(base64.b64decode(image).startswith(b"\x89PNG\r\n\x1a\n") for image in images)
     assert "<script" not in page and "http" not in page  # self-contained
 

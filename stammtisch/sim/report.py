@@ -1,6 +1,7 @@
 """The numbers behind ``stammtisch report``: a simulation with more eyes, in chunks like simulate.
 
 Besides the simulate summary, each chunk (table session) collects:
+- every game: the dealer's net per deal (what dealing, with its ante, costs);
 - Tippen: per *hand class* (trumps in hand, holding the trump Ace or King) at the moment a player
   decides to tap or pass: how often he taps, how often a played hand takes no trick (bête), and
   his net in the deals he tapped; the pot after each deal of a session; how often the pot is
@@ -89,8 +90,10 @@ class ReportStats:
     declarer_points: Counter[int] = field(default_factory=Counter)
     ramsch_loser_points: Counter[int] = field(default_factory=Counter)
     ramsch_jungfer: int = 0  # Ramsch deals in which someone took no trick
+    dealer: Tally = field(default_factory=Tally)  # the dealer's net per deal (what dealing costs); successes: gained
 
     def merge(self, other: ReportStats) -> None:
+        self.dealer.merge(other.dealer)
         for label, stats in other.hand_classes.items():
             self.hand_classes.setdefault(label, HandClassStats()).merge(stats)
         for i, pot in enumerate(other.pot_after_deal):
@@ -133,6 +136,7 @@ class ReportWatcher:
         assert result is not None
         net = result.net(table.num_players)
         summary = result.summary
+        self.stats.dealer.add(net[result.dealer], net[result.dealer] > 0)
         if self.stats.family == "tippen":
             self._tippen_deal(table, summary, net)
         else:

@@ -27,6 +27,7 @@ TEXTS = {
     "job": "{ruleset}: {deals} deals in {sessions} sessions of up to {chunk} (seed {seed}), bots {bots}; unit: {unit}",
     "mean_net": "Mean net per deal by seat, with 95% confidence intervals",
     "net_distribution": "Distribution of one deal's net (all seats)",
+    "dealer": "What dealing costs: the dealer's mean net per deal (ante included), 95% intervals",
     "tap_by_class": "Tippen: tap rate by hand class (at the tap-or-pass decision), 95% Wilson intervals",
     "trick_by_class": "Tippen: chance of at least one trick when tapping, by hand class",
     "tap_net_by_class": "Tippen: mean net of tapping by hand class",
@@ -49,6 +50,7 @@ TEXTS_DE = {
            "Einheit: {unit}",
     "mean_net": "Mittlerer Gewinn je Spiel nach Platz, mit 95-%-Konfidenzintervallen",
     "net_distribution": "Verteilung des Gewinns eines Spiels (alle Plätze)",
+    "dealer": "Was das Geben kostet: mittlerer Gewinn des Gebers je Spiel (mit Einsatz), 95-%-Intervalle",
     "tap_by_class": "Tippen: Tipp-Quote nach Handklasse (bei der Entscheidung tippen/passen), 95 % nach Wilson",
     "trick_by_class": "Tippen: Chance auf mindestens einen Stich beim Tippen, nach Handklasse",
     "tap_net_by_class": "Tippen: mittlerer Gewinn beim Tippen nach Handklasse",
@@ -99,6 +101,8 @@ def run_numbers(run: ReportRun) -> dict[str, Any]:
     data["net_distribution"] = {name: {str(k): v for k, v in sorted(summary.seats[i].net_counts.items())}
                                 for i, name in enumerate(summary.players)}
     stats = run.stats
+    dealer = stats.dealer.mean()
+    data["dealer_net"] = dealer.to_json(4) if dealer else None
     if rules.family == "tippen":
         classes = []
         for label in sorted(stats.hand_classes):
@@ -241,6 +245,10 @@ def make_plots(numbers: list[dict[str, Any]]) -> list[tuple[str, bytes]]:
         merged[d["ruleset"]] = {str(k): v for k, v in counts.items()}
     plots.append((TEXTS["net_distribution"], _distribution(plt, TEXTS["net_distribution"], merged,
                                                            f"net of one deal ({units})")))
+    dealer = {d["ruleset"]: [(d["dealer_net"]["estimate"], *d["dealer_net"]["ci"]) if d["dealer_net"]
+                             else (None, None, None)] for d in numbers}
+    plots.append((TEXTS["dealer"], _grouped_bars(plt, TEXTS["dealer"], ["dealer"], dealer,
+                                                 f"dealer's net per deal ({units})")))
     tippen = [d for d in numbers if "hand_classes" in d]
     if tippen:
         labels = sorted({row["hand_class"] for d in tippen for row in d["hand_classes"]})
@@ -336,6 +344,10 @@ def render_html(numbers: list[dict[str, Any]], plots: list[tuple[str, bytes]], c
     parts.append(f"<h2>{html.escape(TEXTS['mean_net'])}</h2>")
     parts.append(_table(["rule set", "player", "bot", "balance", "mean per deal", "95% interval", "interval from"],
                         rows))
+    parts.append(f"<h2>{html.escape(TEXTS['dealer'])}</h2>")
+    parts.append(_table(["rule set", "dealer's mean net per deal", "95% interval"],
+                        [[d["ruleset"], (d["dealer_net"] or {}).get("estimate"), (d["dealer_net"] or {}).get("ci")]
+                         for d in numbers]))
     for d in numbers:
         if "hand_classes" in d:
             parts.append(f"<h2>{html.escape(d['ruleset'])}: hand classes</h2>")
