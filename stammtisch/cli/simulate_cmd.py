@@ -1,78 +1,291 @@
-"""``stammtisch simulate``: many deals between bots, summarised."""
+"""``stammtisch simulate``: many deals between bots on every core, summarised with intervals.
+
+Also ``stammtisch merge``: the per-chunk records of a simulation added up to the same summary.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import typer
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.markup import escape
 from rich.table import Table as RichTable
 
 from ..bots import BOT_NAMES
-from ..record import save, table_to_record
+from ..record import RecordError, save
+from ..rules.base import RuleError, parse_override
 from .common import CliError, _build_rules, _check_seat, _signed, app, console, err_console
+
+# User-facing texts, together until the i18n catalogue takes them; refusals carry a stable code.
+TEXTS = {
+    "players_conflict": "--players {flag} and -o players={option} disagree; give the number of players once",
+    "unknown_bot": "unknown bot {bot!r}; bots are {bots}",
+    "records_not_dir": "--records {path} is a file; give a folder (one record per chunk is written into it)",
+    "title": "{ruleset}: {deals} deals in {sessions} sessions of up to {chunk} (seed {seed}); unit: {unit}",
+    "ci_clustered": "95% intervals from the spread between the {n} sessions (deals within a session "
+                    "are not independent: the pot carries over).",
+    "ci_per_deal": "95% intervals from single deals, taken as independent (fewer than 10 sessions).",
+    "pot": "Left in the pots at the end of the sessions (with reserve): {pot}",
+    "outcomes": "Outcomes: {items}",
+    "contracts": "Contracts: {items}",
+    "no_contracts": "none",
+    "rates_tippen": "Taps: {taps} of {decisions} tap-or-pass decisions ({tap_rate})   "
+                    "Bêtes: {betes} of {hands} hands played ({bete_rate})",
+    "rates_tapp": "Declarer won: {wins} of {declared} deals with a declarer ({rate})",
+    "repeat": "Repeat with: --seed {seed} --chunk-deals {chunk}",
+    "records_written": "{count} records written to {path} (one per session; `stammtisch merge {path}` adds them up)",
+    "merged": "{count} records merged",
+}
+TEXTS_DE = {
+    "players_conflict": "--players {flag} und -o players={option} widersprechen sich; "
+                        "die Zahl der Spieler bitte nur einmal angeben",
+    "unknown_bot": "unbekannter Bot {bot!r}; Bots sind {bots}",
+    "records_not_dir": "--records {path} ist eine Datei; bitte einen Ordner angeben (je Stück ein Protokoll)",
+    "title": "{ruleset}: {deals} Spiele in {sessions} Runden zu höchstens {chunk} (Seed {seed}); Einheit: {unit}",
+    "ci_clustered": "95-%-Intervalle aus der Streuung zwischen den {n} Runden (Spiele einer Runde sind "
+                    "nicht unabhängig: der Stamm wird übertragen).",
+    "ci_per_deal": "95-%-Intervalle aus einzelnen Spielen, als unabhängig genommen (weniger als 10 Runden).",
+    "pot": "Am Ende der Runden im Stamm (mit Rücklage): {pot}",
+    "outcomes": "Ausgänge: {items}",
+    "contracts": "Spiele: {items}",
+    "no_contracts": "keine",
+    "rates_tippen": "Getippt: {taps} von {decisions} Entscheidungen ({tap_rate})   "
+                    "Bête: {betes} von {hands} gespielten Händen ({bete_rate})",
+    "rates_tapp": "Spieler gewann: {wins} von {declared} Spielen mit Spieler ({rate})",
+    "repeat": "Wiederholen mit: --seed {seed} --chunk-deals {chunk}",
+    "records_written": "{count} Protokolle in {path} geschrieben (je Runde eines; `stammtisch merge {path}` "
+                       "zählt sie zusammen)",
+    "merged": "{count} Protokolle zusammengezählt",
+}
+CODES = {  # refusal → stable machine code
+    "players_conflict": "players-conflict",
+    "unknown_bot": "unknown-bot",
+    "records_not_dir": "records-not-a-folder",
+}
+EXIT_FAILED_CHUNKS = 1
+EXIT_INTERRUPTED = 130
+
+
+def shown_error(error: Exception) -> CliError:
+    """A library error as a CLI error; escaped because the CLI prints errors as Rich markup,
+    which would swallow e.g. the "[cluster]" of "pip install 'stammtisch[cluster]'"."""
+    shown = CliError(escape(str(error)))
+    shown.rule = getattr(error, "rule", None)  # type: ignore[attr-defined]
+    return shown
+
+
+def refuse(key: str, **values: Any) -> CliError:
+    error = CliError(TEXTS[key].format(**values))
+    error.rule = CODES[key]  # type: ignore[attr-defined]
+    return error
+
+
+def _check_players(players: int | None, options: list[str]) -> None:
+    if players is None:
+        return
+    for text in options:
+        try:
+            key, value = parse_override(text)
+        except RuleError:
+            continue  # _build_rules reports a malformed option
+        if key == "players" and str(value).strip() != str(players):
+            raise refuse("players_conflict", flag=players, option=value)
 
 
 @app.command("simulate")
 def simulate_cmd(
     ruleset_id: str = typer.Argument(..., metavar="RULESET", help="e.g. tippen/dreiblatt-1859 or tapp/modern"),
     players: int | None = typer.Option(None, "--players", "-n", help="Number of players."),
-    deals: int = typer.Option(1000, "--deals", "-k", min=1, help="How many deals to play."),
-    seed: int | None = typer.Option(None, "--seed", help="Random seed (same seed, same games)."),
+    deals: int = typer.Option(1000, "--deals", "-k", min=1, help="How many deals to play in all."),
+    seed: int | None = typer.Option(None, "--seed",
+                                    help="Random seed: the same seed (and --chunk-deals) gives the same games "
+                                         "on any number of workers. Without it a seed is drawn and printed."),
     bots: list[str] = typer.Option(["heuristic"], "--bots", "-b",
                                    help="Bot per seat (random|heuristic); repeat for several seats, "
                                         "the last one fills the rest."),
     option: list[str] = typer.Option([], "--option", "-o", help="Rule option key=value (repeatable)."),
-    records: Path | None = typer.Option(None, "--records", help="Write the game record into this folder."),
+    records: Path | None = typer.Option(None, "--records",
+                                        help="Write the game records into this folder: one record per session "
+                                             "(chunk); `stammtisch merge FOLDER` adds them up again."),
     first_dealer: int | None = typer.Option(None, "--first-dealer",
-                                               help="Seat of the first dealer (default: the first Ace dealt)."),
+                                            help="Seat of the first dealer of every session "
+                                                 "(default: the first Ace dealt, drawn per session)."),
+    chunk_deals: int = typer.Option(100, "--chunk-deals", min=1,
+                                    help="Deals per chunk. Each chunk is one table session: a fresh table "
+                                         "with its own seed, on which the deal rotates and the pot (Stamm) "
+                                         "carries from deal to deal; what is left in the pot at the end "
+                                         "of a session stays there. Chunks are what the workers share out."),
+    workers: int | None = typer.Option(None, "--workers", "-w", min=1,
+                                       help="Worker processes (default: all cores; 1 runs in this process)."),
+    ray: str | None = typer.Option(None, "--ray",
+                                   help="Run on a Ray cluster: auto (the cluster this machine joined with "
+                                        "`ray start`), HOST:PORT of a head node, or local (a private Ray on "
+                                        "this machine). Needs pip install 'stammtisch\\[cluster]'."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
-):
-    """Simulate many deals between bots and summarise balances, pot, taps and bêtes."""
-    from ..sim import simulate
-    from ..sim.simulate import bots_per_seat
+) -> None:
+    """Simulate many deals between bots and summarise them: per player the mean per deal with a 95%
+    confidence interval, tap and bête rates (Tippen) or declarer rates (Tapp) with their
+    denominators, the pot where the game has one.
 
+    The deals are played in chunks (sessions, see --chunk-deals) spread over all cores, or a Ray
+    cluster: the summary is the same for any --workers and --ray. Ctrl-C stops and summarises
+    the sessions that finished.
+    """
+    from ..sim.batch import BatchError, choose_backend, progress_bar
+    from ..sim.records import chunk_record_name
+    from ..sim.simulate import SimulationJob, bots_per_seat, default_names, new_seed, run_simulation
+
+    _check_players(players, option)
     rules = _build_rules(ruleset_id, players, option)
     _check_seat("--first-dealer", first_dealer, rules.players)
     for b in bots:
         if b not in BOT_NAMES:
-            raise CliError(f"unknown bot {b!r}; bots are {', '.join(BOT_NAMES)}")
+            raise refuse("unknown_bot", bot=b, bots=", ".join(BOT_NAMES))
+    if records is not None and records.exists() and not records.is_dir():
+        raise refuse("records_not_dir", path=records)
+    try:
+        backend = choose_backend(workers, ray)
+    except BatchError as e:
+        raise shown_error(e) from None
     bot_list = bots_per_seat(bots, rules.players)
-    with Progress(TextColumn("[bold]{task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeRemainingColumn(), console=err_console, transient=True,
-                  disable=as_json and not err_console.is_terminal) as progress:
-        task = progress.add_task(f"{ruleset_id}", total=deals)
-        step = max(1, deals // 200)
+    job_seed = seed if seed is not None else new_seed()
+    job = SimulationJob(rules, tuple(default_names(rules.players)), tuple(bot_list), first_dealer,
+                        keep_records=records is not None)
+    written: list[Path] = []
 
-        def tick(done: int) -> None:
-            if done % step == 0 or done == deals:
-                progress.update(task, completed=done)
+    def write_record(chunk: Any, record: dict[str, Any]) -> None:
+        assert records is not None
+        path = records / chunk_record_name(ruleset_id, job_seed, chunk.index)
+        save(record, path)
+        written.append(path)
 
-        summary, table = simulate(rules, deals, seed=seed, bots=bot_list,
-                                  first_dealer=first_dealer, progress=tick)
     if records is not None:
         records.mkdir(parents=True, exist_ok=True)
-        path = records / f"{ruleset_id.replace('/', '_')}-seed{seed if seed is not None else 'x'}-{deals}.json"
-        save(table_to_record(table), path)
-    data = summary.to_json(rules.family)
-    data["ruleset"] = ruleset_id
+    try:
+        with progress_bar(ruleset_id, deals, disable=as_json and not err_console.is_terminal) as tick:
+            run = run_simulation(job, deals, job_seed, backend, chunk_deals, tick, write_record)
+    except BatchError as e:
+        raise shown_error(e) from None
+    summary = run.summary
+    data = summary_json(summary, rules, ruleset_id)
+    data.update(seed=job_seed, chunk_deals=chunk_deals, complete=run.outcome.complete,
+                problems=run.outcome.problems())
+    for line in run.outcome.problems():
+        err_console.print(f"[yellow]warning:[/yellow] {escape(line)}", highlight=False, soft_wrap=True)
+    if as_json:
+        print(json.dumps(data, ensure_ascii=False))
+    else:
+        print_summary(summary, rules, ruleset_id, bot_list, chunk_deals, job_seed)
+        if records is not None:
+            console.print(TEXTS["records_written"].format(count=len(written), path=records))
+    if run.outcome.interrupted:
+        raise typer.Exit(EXIT_INTERRUPTED)
+    if run.outcome.failures:
+        raise typer.Exit(EXIT_FAILED_CHUNKS)
+
+
+def summary_json(summary: Any, rules: Any, ruleset_id: str) -> dict[str, Any]:
+    from ..sim.simulate import has_pot, unit_of
+
+    data: dict[str, Any] = summary.to_json(rules.family)
+    data.update(ruleset=ruleset_id, unit=unit_of(rules), has_pot=has_pot(rules))
+    return data
+
+
+def _rate(count: int, of: int) -> str:
+    return f"{count}/{of} = {count / of:.1%}" if of else f"{count}/0"
+
+
+def _interval_text(interval: Any) -> str:
+    if interval.n < 2:
+        return "–"
+    return f"{interval.low:+.3f} … {interval.high:+.3f}"
+
+
+def print_summary(summary: Any, rules: Any, ruleset_id: str, bot_list: list[str] | None,
+                  chunk_deals: int | None, seed: int | None) -> None:
+    """The summary as tables and lines, for people."""
+    from ..sim.simulate import MIN_SESSIONS_FOR_CLUSTERED_CI, has_pot, unit_of
+
+    tippen = rules.family == "tippen"
+    title = TEXTS["title"].format(ruleset=ruleset_id, deals=summary.deals, sessions=len(summary.sessions),
+                                  chunk=chunk_deals or "?", seed=seed if seed is not None else "?",
+                                  unit=unit_of(rules))
+    t = RichTable(title=title, title_justify="left")
+    t.add_column("player")
+    if bot_list:
+        t.add_column("bot")
+    t.add_column("balance", justify="right")
+    t.add_column("mean per deal", justify="right")
+    t.add_column("95% interval", justify="right")
+    if tippen:
+        t.add_column("taps / decisions", justify="right")
+        t.add_column("bêtes / hands played", justify="right")
+    else:
+        t.add_column("declarer / deals", justify="right")
+        t.add_column("won / as declarer", justify="right")
+    for seat, name in enumerate(summary.players):
+        stats = summary.seats[seat]
+        interval = summary.mean_interval(seat) if summary.deals else None
+        row = [name] + ([bot_list[seat]] if bot_list else [])
+        row += [_signed(summary.balances[name]),
+                f"{interval.estimate:+.3f}" if interval else "–",
+                _interval_text(interval) if interval else "–"]
+        if tippen:
+            row += [_rate(stats.taps, stats.declarations), _rate(stats.betes, stats.active)]
+        else:
+            row += [_rate(stats.declarer, summary.deals), _rate(stats.declarer_wins, stats.declarer)]
+        t.add_row(*row)
+    console.print(t)
+    if summary.deals:
+        clustered = len(summary.sessions) >= MIN_SESSIONS_FOR_CLUSTERED_CI
+        console.print(TEXTS["ci_clustered"].format(n=len(summary.sessions)) if clustered else TEXTS["ci_per_deal"])
+    if has_pot(rules):
+        console.print(TEXTS["pot"].format(pot=summary.pot))
+    console.print(TEXTS["outcomes"].format(items=", ".join(f"{k} {v}" for k, v in sorted(summary.outcomes.items()))))
+    seats = summary.seats
+    if tippen:
+        console.print(TEXTS["rates_tippen"].format(
+            taps=summary.taps, decisions=sum(s.declarations for s in seats),
+            tap_rate=_rate(summary.taps, sum(s.declarations for s in seats)).split(" = ")[-1],
+            betes=summary.betes, hands=sum(s.active for s in seats),
+            bete_rate=_rate(summary.betes, sum(s.active for s in seats)).split(" = ")[-1]))
+    else:
+        items = ", ".join(f"{k} {v}" for k, v in summary.contracts.most_common()) or TEXTS["no_contracts"]
+        console.print(TEXTS["contracts"].format(items=items))
+        declared = sum(s.declarer for s in seats)
+        console.print(TEXTS["rates_tapp"].format(wins=summary.declarer_wins, declared=declared,
+                                                 rate=_rate(summary.declarer_wins, declared).split(" = ")[-1]))
+    if seed is not None and chunk_deals is not None:
+        console.print(TEXTS["repeat"].format(seed=seed, chunk=chunk_deals), style="dim")
+
+
+@app.command("merge")
+def merge_cmd(
+    sources: list[Path] = typer.Argument(..., metavar="RECORDS...",
+                                         help="Record files or folders of them (as written by simulate --records)."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
+) -> None:
+    """Add up the per-session records of `simulate --records` into one summary.
+
+    Every record is replayed through the engine (so it is verified) and the sessions are added
+    in chunk order: the summary is the one simulate printed for the same job.
+    """
+    from ..sim.records import merge_records
+
+    for source in sources:
+        if not source.exists():
+            raise CliError(f"{source}: no such file or folder")
+    try:
+        rules, summary, count = merge_records(sources)
+    except RecordError as e:
+        raise shown_error(e) from None
+    data = summary_json(summary, rules, rules.id)
+    data["records"] = count
     if as_json:
         print(json.dumps(data, ensure_ascii=False))
         return
-    t = RichTable(title=f"{ruleset_id}: {deals} deals", title_justify="left")
-    t.add_column("player")
-    t.add_column("bot")
-    t.add_column("balance", justify="right")
-    for name, kind in zip(summary.players, bot_list):
-        t.add_row(name, kind, _signed(summary.balances[name]))
-    console.print(t)
-    console.print(f"Pot (with reserve): {summary.pot}")
-    console.print("Outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(summary.outcomes.items())))
-    if rules.family == "tippen":
-        console.print(f"Taps: {summary.taps}   Bêtes: {summary.betes}")
-    else:
-        console.print("Contracts: " + (", ".join(f"{k} {v}" for k, v in summary.contracts.most_common()) or "none"))
-        console.print(f"Declarer won: {summary.declarer_wins}")
-    if records is not None:
-        console.print(f"Record written to {path}")
+    print_summary(summary, rules, rules.id, None, None, None)
+    console.print(TEXTS["merged"].format(count=count))
