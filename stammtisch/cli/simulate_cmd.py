@@ -69,9 +69,8 @@ EXIT_INTERRUPTED = 130
 
 
 def shown_error(error: Exception) -> CliError:
-    """A library error as a CLI error; escaped because the CLI prints errors as Rich markup,
-    which would swallow e.g. the "[cluster]" of "pip install 'stammtisch[cluster]'"."""
-    shown = CliError(escape(str(error)))
+    """A library error as a CLI error (printed as text by ``main``, brackets and all)."""
+    shown = CliError(str(error))
     shown.rule = getattr(error, "rule", None)  # type: ignore[attr-defined]
     return shown
 

@@ -47,6 +47,7 @@ class EngineGame:
         self.options: dict[str, OptionValue] = format_options(rules)  # public: in every view
         self.num_players: int = rules.players
         self.pack: Pack = pack_named(rules.pack)
+        self._all_cards = list(range(self.pack.size))
         #: memo of views' log texts: (actor, action, viewer, viewer is the partner) -> text
         self.log_texts: dict[tuple[int, int, int | None, bool], str] = {}
         #: action ids from here on are not memoised in ``log_texts`` (too many card sets)
@@ -96,6 +97,11 @@ class EngineGame:
                 f"exactly once ({'; '.join(parts)})")
 
     def check_deck(self, deck: Sequence[Any]) -> None:
+        try:  # the common case in one C-level sort; the careful path says what is wrong
+            if len(deck) == self.pack.size and sorted(deck) == self._all_cards:
+                return
+        except TypeError:
+            pass
         problem = self.deck_problem(deck)
         if problem is not None:
             raise ValueError(problem)
@@ -163,7 +169,7 @@ class EngineState:
             raise IllegalAction("not your turn", f"it is seat {self.cur}'s turn, not seat {seat}'s")
         if type(action) is not int or action < 0:
             raise IllegalAction("notation", f"{action!r} is not an action id")
-        if self.phase == self.OVER:
+        if self.cur < 0:  # the deal is over (cur is -1 exactly then)
             raise IllegalAction("deal is over", "the deal is over; no more actions")
         self._apply(action)
 

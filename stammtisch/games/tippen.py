@@ -633,11 +633,17 @@ class TippenState(EngineState):
 
     # -- apply, one method per phase ----------------------------------------------------------
     def _apply(self, action: int) -> None:
-        if not self._is_legal(action):
-            rule, message = self._refusal(action)
-            raise IllegalAction(rule, message)
-        self.log.append((self.cur, action))
-        self.APPLY[self.phase](self, action)
+        if self.phase == PLAY:  # the hot path: no dispatch
+            if action < self.game.size and self._play_mask() >> action & 1:
+                self.log.append((self.cur, action))
+                self._play(action)
+                return
+        elif self._is_legal(action):
+            self.log.append((self.cur, action))
+            self.APPLY[self.phase](self, action)
+            return
+        rule, message = self._refusal(action)
+        raise IllegalAction(rule, message)
 
     def _play(self, card: int) -> None:
         g = self.game

@@ -224,16 +224,17 @@ class TappState(EngineState):
         return out
 
     # ------------------------------------------------------------------ apply
-    def _apply(self, action: int) -> None:
-        if self.phase == PLAY:
-            s = self.cur
-            hands = self.hands
+    def apply(self, action: int, seat: int | None = None) -> None:
+        # The hot path: a legal card in the play phase goes straight in; everything else
+        # (every refusal included) takes the shared preamble and the per-phase dispatch.
+        if seat is None and self.phase == PLAY and type(action) is int and action >= 0:
             legal = self._legal
             if legal < 0:
                 legal = self._play_mask()
-            if (legal >> action) & 1:
+            if (legal >> action) & 1:  # _play_card, inlined on the hot path
+                s = self.cur
                 self._legal = -1
-                hands[s] ^= 1 << action
+                self.hands[s] ^= 1 << action
                 trick = self.trick
                 trick.append(action)
                 self.log.append((s, action))
@@ -242,6 +243,31 @@ class TappState(EngineState):
                 else:
                     s += 1
                     self.cur = s if s < self.n else 0
+                return
+        EngineState.apply(self, action, seat)
+
+    def _play_card(self, action: int) -> None:
+        s = self.cur
+        self._legal = -1
+        self.hands[s] ^= 1 << action
+        trick = self.trick
+        trick.append(action)
+        self.log.append((s, action))
+        if len(trick) == self.n:
+            self._finish_trick()
+        else:
+            s += 1
+            self.cur = s if s < self.n else 0
+
+    def _apply(self, action: int) -> None:
+        if self.phase == PLAY:
+            s = self.cur
+            hands = self.hands
+            legal = self._legal
+            if legal < 0:
+                legal = self._play_mask()
+            if (legal >> action) & 1:
+                self._play_card(action)
                 return
             if action < self.game.N:
                 self._refuse_play(action, hands[s])
