@@ -1,6 +1,6 @@
 import pytest
 
-from stammtisch.cards import PACKS, PIQUET32, TAPP36, CardError, cards_in, display, highest
+from stammtisch.cards import PACKS, PIQUET32, TAPP36, CardError, cards_in, highest
 
 
 def test_pack_sizes_and_orders():
@@ -32,9 +32,3 @@ def test_parse_and_format():
     assert cards_in(PIQUET32.mask_of(cards)) == sorted(cards)
     with pytest.raises(CardError, match="not a card of the piquet32 pack"):
         PIQUET32.card("H6")
-
-
-def test_display_names():
-    assert display("HT") == "♥10"
-    assert display("CA", german=True) == "Eichel Daus"
-    assert display("SQ", german=True) == "Laub Ober"
