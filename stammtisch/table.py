@@ -13,8 +13,9 @@ from typing import Any
 
 from .cards import Pack, pack_named
 from .games import DealResult, IllegalAction, TableState, new_game
-from .games.base import State
+from .games.engine import EngineState
 from .ledger import Ledger
+from .rules import Rules
 from .rules.base import RuleSet
 
 
@@ -28,7 +29,7 @@ class DealLog:
 
 
 class Table:
-    def __init__(self, rules, players: list[str], first_dealer: int = 0):
+    def __init__(self, rules: Rules, players: list[str], first_dealer: int = 0):
         if len(players) != rules.players:
             raise ValueError(
                 f"{rules.id} is set for {rules.players} players but {len(players)} names were given"
@@ -44,7 +45,7 @@ class Table:
         self.dealer = first_dealer
         self.ledger = Ledger(len(players))
         self.deals: list[DealLog] = []
-        self.state: State | None = None
+        self.state: EngineState | None = None
 
     @property
     def pack(self) -> Pack:
@@ -71,7 +72,7 @@ class Table:
         rng.shuffle(deck)
         return deck
 
-    def start_deal(self, deck: list[int]) -> State:
+    def start_deal(self, deck: list[int]) -> EngineState:
         """Start the next deal from an explicit deck order (top card first)."""
         if self.in_deal:
             raise RuntimeError("the current deal is not finished")
@@ -106,14 +107,20 @@ class Table:
 
     def apply_id(self, action: int) -> None:
         """Apply an action id (bots and simulations); recorded as its string."""
-        state = self.state
+        state = self.current_state()
         text = state.action_to_string(action)
         state.apply(action)
         self.deals[-1].actions.append(text)
         self._finish_if_over()
 
+    def current_state(self) -> EngineState:
+        """The deal in progress, or the last one when it is over (``IllegalAction`` before the first)."""
+        if self.state is None:
+            raise IllegalAction("deal over", "no deal is in progress")
+        return self.state
+
     def _finish_if_over(self) -> None:
-        state = self.state
+        state = self.current_state()
         if state.is_terminal() and self.deals[-1].result is None:
             result = state.result()
             self.ledger.apply_all(result.transfers)

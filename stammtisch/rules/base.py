@@ -113,17 +113,28 @@ class Preset:
 
 
 class RuleSet(Protocol):
-    """What every rules class offers (``TippenRules``, ``TappRules``)."""
+    """What every rules class offers (``TippenRules``, ``TappRules``): read-only, as the
+    rules classes are frozen dataclasses."""
 
-    id: str
-    players: int
-    pack: str
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def players(self) -> int: ...
+
+    @property
+    def pack(self) -> str: ...
 
     @property
     def family(self) -> Literal["tippen", "tapp"]: ...
 
     @property
     def preset(self) -> Preset: ...
+
+    @classmethod
+    def build(cls, ruleset_id: str, values: dict[str, Any]) -> RuleSet:
+        """A validated rule set of this class from every field's value."""
+        ...
 
 
 def parse_override(text: str) -> tuple[str, str]:
@@ -148,7 +159,7 @@ def options_differing(rules: RuleSet) -> dict[str, OptionValue]:
     preset = rules.preset
     values = format_options(rules)
     try:
-        baseline = format_options(type(rules).build(rules.id, {**preset.defaults, "players": values["players"]}))  # type: ignore[attr-defined]
+        baseline = format_options(type(rules).build(rules.id, {**preset.defaults, "players": values["players"]}))
     except RuleError:
         baseline = {k: preset.defaults[k] for k in preset.options}
     baseline["players"] = preset.defaults.get("players")

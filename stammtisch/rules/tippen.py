@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-
 from typing import Any, Literal
 
 from ..cards import PACKS
