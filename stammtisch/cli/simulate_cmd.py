@@ -28,7 +28,7 @@ def simulate_cmd(
     first_dealer: int | None = typer.Option(None, "--first-dealer",
                                                help="Seat of the first dealer (default: the first Ace dealt)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
-):
+) -> None:
     """Simulate many deals between bots and summarise balances, pot, taps and bêtes."""
     from ..sim import simulate
     from ..sim.simulate import bots_per_seat
@@ -64,7 +64,7 @@ def simulate_cmd(
     t.add_column("player")
     t.add_column("bot")
     t.add_column("balance", justify="right")
-    for name, kind in zip(summary.players, bot_list):
+    for name, kind in zip(summary.players, bot_list, strict=True):
         t.add_row(name, kind, _signed(summary.balances[name]))
     console.print(t)
     console.print(f"Pot (with reserve): {summary.pot}")
