@@ -7,12 +7,12 @@ import random
 
 import pytest
 from fastapi.testclient import TestClient
+from server_helpers import WsClient, create_table, play_until_terminal, sync
+from starlette.websockets import WebSocketDisconnect
 
 from stammtisch.cards import PACKS
 from stammtisch.record import replay
 from stammtisch.server.app import MAX_MESSAGE, create_app
-
-from server_helpers import WsClient, create_table, play_until_terminal, sync
 
 
 @pytest.fixture()
@@ -130,7 +130,7 @@ def test_wrong_or_unknown_token_is_refused(http):
         with http.websocket_connect(url) as ws:
             m = ws.receive_json()
             assert m["type"] == "error" and m["rule"] in ("token", "unknown table")
-            with pytest.raises(Exception):
+            with pytest.raises(WebSocketDisconnect):
                 ws.receive_json()
 
 
@@ -237,7 +237,7 @@ def test_message_size_and_rate_limits(http):
         c0 = WsClient(w0)
         w0.send_text("x" * (MAX_MESSAGE + 1))
         assert c0.next_error()["rule"] == "size"
-        with pytest.raises(Exception):
+        with pytest.raises(WebSocketDisconnect):
             for _ in range(10):
                 c0.recv()
 

@@ -5,8 +5,7 @@ import random
 import pytest
 
 from stammtisch.bots.tapp import TappHeuristic, strength
-from stammtisch.games import TableState
-from stammtisch.games import new_game
+from stammtisch.games import TableState, new_game
 from stammtisch.rules import ruleset
 
 CONFIGS = [("tapp/wuerttemberg-tarock", {}), ("tapp/classic-1879", {"pot": True}),

@@ -2,7 +2,8 @@
 
 import pytest
 
-from stammtisch.cards import PIQUET32 as P, TAPP36 as T
+from stammtisch.cards import PIQUET32 as P
+from stammtisch.cards import TAPP36 as T
 from stammtisch.games.tricks import legal_follows, trick_winner_index
 
 
