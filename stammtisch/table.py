@@ -24,7 +24,7 @@ class DealLog:
     """One deal as a record holds it: the deck, the actions, and (when over) the result."""
 
     deck: list[str]
-    actions: list[Any] = field(default_factory=list)  # str or {"player": name, "action": str}
+    actions: list[str | dict[str, str]] = field(default_factory=list)  # str or {"player": name, "action": str}
     result: DealResult | None = None
 
 
