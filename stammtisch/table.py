@@ -130,10 +130,6 @@ class Table:
     def balances(self) -> dict[str, int]:
         return {name: self.ledger.balances[i] for i, name in enumerate(self.players)}
 
-    def deal_summaries(self) -> list[dict[str, Any]]:
-        """One summary per finished deal (``summarise_deal``), in order."""
-        return [summarise_deal(d.result, self.num_players) for d in self.deals if d.result is not None]
-
 
 def summarise_deal(result: DealResult, num_players: int) -> dict[str, Any]:
     """What a reader of a finished deal wants, by seat: the one place this is built (records,
