@@ -11,7 +11,7 @@ from rich.table import Table as RichTable
 
 from ..bots import BOT_NAMES
 from ..record import save, table_to_record
-from .common import CliError, _build_rules, _check_seat, _signed, app, console, err_console
+from .common import CliError, _build_rules, _check_seat, _signed, app, check_output_folder, console, err_console
 
 
 @app.command("simulate")
@@ -35,6 +35,8 @@ def simulate_cmd(
 
     rules = _build_rules(ruleset_id, players, option)
     _check_seat("--first-dealer", first_dealer, rules.players)
+    if records is not None:
+        check_output_folder("--records", records)
     for b in bots:
         if b not in BOT_NAMES:
             raise CliError(f"unknown bot {b!r}; bots are {', '.join(BOT_NAMES)}")
