@@ -111,8 +111,3 @@ def cards_in(mask: int) -> list[int]:
         out.append(low.bit_length() - 1)
         mask ^= low
     return out
-
-
-def highest(mask: int) -> int:
-    """The highest card index in a non-empty mask (-1 when empty)."""
-    return mask.bit_length() - 1

@@ -63,21 +63,6 @@ def _p(card: str) -> int:
     return POINTS.get(card[1], 0)
 
 
-def strength(hand: list[str], trump: str | None) -> float:
-    """A rough count of the tricks and points a hand brings with ``trump`` as trumps."""
-    score = 0.0
-    for c in hand:
-        suit, rank = c[0], c[1]
-        if suit == trump:
-            score += 2.0 + STRENGTH[rank] / 4.0
-        elif rank == "A":
-            score += 2.5
-        elif rank == "T":
-            same = [x for x in hand if x[0] == suit]
-            score += 1.5 if any(x[1] == "A" for x in same) else 0.5
-    return score
-
-
 def features(hand: list[str], trump: str | None) -> list[float]:
     """Hand features for the point model (``trump`` is the suit that would be trumps)."""
     nt = ta = tt = tk = side_a = t_guard = t_bare = side_k = voids = single = pts = 0
