@@ -302,11 +302,15 @@ class Session:
             self.say(t(key, lang, count=count, example=example))
         else:
             self.say(t("play.choose_exchange", lang, most=max(choice.sizes), example=example))
+        self.say(self._numbered_cards(hand))
+
+    def _numbered_cards(self, cards: list[str]) -> Text:
+        """Cards on one line, numbered from 1 as the prompt reads them: ``1:♥A  2:♠10``."""
         line = Text("  ")
-        for i, card in enumerate(hand, 1):
+        for i, card in enumerate(cards, 1):
             line.append(f"{i}:", style="cyan")
-            line.append(f"{card_short(card, lang)}  ")
-        self.say(line)
+            line.append(f"{card_short(card, self.lang)}  ")
+        return line
 
     def _show_menu(self, view: dict[str, Any], legal: list[str]) -> None:
         lang, names = self.lang, self.names
@@ -321,11 +325,7 @@ class Session:
         if all(a.startswith("call:") for a in legal):
             # up to 25 cards: a compact grid, chosen by number or name like any menu
             self.say(t("play.rufer_call", lang))
-            line = Text("  ")
-            for i, action in enumerate(legal, 1):
-                line.append(f"{i}:", style="cyan")
-                line.append(f"{card_short(action[5:], lang)}  ")
-            self.say(line)
+            self.say(self._numbered_cards([action[5:] for action in legal]))
             return
         rules = self.table.rules
         for i, action in enumerate(legal, 1):
