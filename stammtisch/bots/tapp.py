@@ -115,6 +115,15 @@ def beats(card: str, best: str, trump: str | None) -> bool:
     return card[0] == trump
 
 
+def winning(trick: list[list[Any]], trump: str | None) -> tuple[int, str]:
+    """(seat, card) winning a non-empty trick so far; ``trick`` is the view's [[seat, card], …]."""
+    best_seat, best = trick[0]
+    for seat, c in trick[1:]:
+        if beats(c, best, trump):
+            best_seat, best = seat, c
+    return best_seat, best
+
+
 class TappHeuristic:
     """``choose(view, legal) -> action string``; uses nothing but the view."""
 
@@ -289,10 +298,7 @@ class TappHeuristic:
         played = {a[5:] for _, a in view.get("log", []) if a.startswith("play:")}
         if not trick:
             return "play:" + self._lead(cards, hand, trump, me == declarer, played)
-        best_seat, best = trick[0]
-        for seat, c in trick[1:]:
-            if beats(c, best, trump):
-                best_seat, best = seat, c
+        best_seat, best = winning(trick, trump)
         n = view.get("players", 3)
         last = len(trick) == n - 1
         on_table = sum(_p(c) for _, c in trick)
@@ -367,10 +373,7 @@ class TappHeuristic:
 
     def _play_low(self, cards: list[str], trick: list[list[Any]], trump: str | None) -> str:
         if trick:
-            best = trick[0][1]
-            for _, c in trick[1:]:
-                if beats(c, best, trump):
-                    best = c
+            _, best = winning(trick, trump)
             losers = [c for c in cards if not beats(c, best, trump)]
             if losers:
                 # duck with the highest card that still loses (gets rid of danger cards)
