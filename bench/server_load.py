@@ -173,7 +173,7 @@ class Client:
         action = self.rng.choice(legal)
         self.pending = (m["event"], time.perf_counter())
         self.stats.actions += 1
-        await ws.send('{"type":"action","action":"%s"}' % action)
+        await ws.send(json.dumps({"type": "action", "action": action}, separators=(",", ":")))
 
 
 async def drive(base: str, ws_base: str, tables: list[dict], seconds: float, think: float,
@@ -253,7 +253,8 @@ def main(argv=None) -> None:
     ap.add_argument("--tables", type=int, default=200)
     ap.add_argument("--seconds", type=float, default=30.0)
     ap.add_argument("--think-ms", type=float, default=250.0,
-                    help="mean pause of a client before it acts, uniform in 0.5–1.5 × this (0: act at once, which saturates the server)")
+                    help="mean pause of a client before it acts, uniform in 0.5–1.5 × this "
+                         "(0: act at once, which saturates the server)")
     ap.add_argument("--deal-pause", type=float, default=0.2,
                     help="the server's pause between deals")
     ap.add_argument("--ruleset", default="tippen/grupp-1975")

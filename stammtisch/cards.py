@@ -5,25 +5,16 @@ indices (as python-chess does with bitboards). Each pack lays its cards out suit
 and inside a suit from the weakest to the strongest card in that pack's trick order, so
 "highest card of a suit in a set" is ``(mask & suit_mask).bit_length() - 1``.
 
-Notation: two characters, suit then rank, e.g. ``HA`` (heart Ace), ``ST`` (spade ten).
+Notation: two characters, suit then rank, e.g. ``HA`` (heart Ace), ``ST`` (spade ten). Names
+for people (``♥10``, ``Herz-Daus``) come from the catalogue, ``stammtisch.i18n.words``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 SUITS = "HDCS"
-SUIT_NAMES = {"H": "hearts", "D": "diamonds", "C": "clubs", "S": "spades"}
-#: German-suited display names (display only; the notation never changes).
-GERMAN_SUIT_NAMES = {"H": "Herz", "D": "Schellen", "C": "Eichel", "S": "Laub"}
-FRENCH_GERMAN_NAMES = {"H": "Herz", "D": "Karo", "C": "Kreuz", "S": "Pik"}
-RANK_NAMES = {
-    "A": "Ace", "K": "King", "Q": "Queen", "J": "Jack", "T": "ten",
-    "9": "nine", "8": "eight", "7": "seven", "6": "six", "5": "five",
-    "4": "four", "3": "three", "2": "two",
-}
-GERMAN_RANK_NAMES = {"A": "Daus", "K": "König", "Q": "Ober", "J": "Unter", "T": "Zehn"}
-SUIT_SYMBOLS = {"H": "♥", "D": "♦", "C": "♣", "S": "♠"}
 
 #: Tapp card points (RULES.md section 0): 120 in a full suit set of four suits.
 TAPP_POINTS = {"A": 11, "T": 10, "K": 4, "Q": 3, "J": 2}
@@ -80,14 +71,7 @@ class Pack:
     def suit_letter(self, card: int) -> str:
         return SUITS[card // len(self.ranks)]
 
-    def rank_letter(self, card: int) -> str:
-        return self.cards[card][1]
-
-    def strength(self, card: int) -> int:
-        """Rank strength inside the suit: 0 is the weakest card."""
-        return card % len(self.ranks)
-
-    def mask_of(self, cards) -> int:
+    def mask_of(self, cards: Iterable[int]) -> int:
         m = 0
         for c in cards:
             m |= 1 << c
@@ -100,7 +84,7 @@ class Pack:
             return []
         return [self.card(t) for t in text.replace(",", " ").split()]
 
-    def format_cards(self, cards) -> str:
+    def format_cards(self, cards: Iterable[int]) -> str:
         return ",".join(self.cards[c] for c in cards) or "-"
 
 
@@ -127,26 +111,3 @@ def cards_in(mask: int) -> list[int]:
         out.append(low.bit_length() - 1)
         mask ^= low
     return out
-
-
-def popcount(mask: int) -> int:
-    return mask.bit_count()
-
-
-def highest(mask: int) -> int:
-    """The highest card index in a non-empty mask (-1 when empty)."""
-    return mask.bit_length() - 1
-
-
-def display(card: str, german: bool = False, symbols: bool = True) -> str:
-    """A human label for a card, e.g. ``♥A`` or ``Herz Daus``."""
-    suit, rank = card[0], card[1]
-    if german:
-        return f"{GERMAN_SUIT_NAMES[suit]} {GERMAN_RANK_NAMES.get(rank, rank)}"
-    r = "10" if rank == "T" else rank
-    return f"{SUIT_SYMBOLS[suit]}{r}" if symbols else card
-
-
-def suit_label(suit: str, german: bool = False) -> str:
-    """A suit letter for people: ``♥ hearts`` or ``Herz``."""
-    return GERMAN_SUIT_NAMES[suit] if german else f"{SUIT_SYMBOLS[suit]} {SUIT_NAMES[suit]}"

@@ -18,6 +18,8 @@ from .rules import RuleError, options_differing, ruleset
 from .table import Table, summarise_deal
 
 FORMAT = "stammtisch-record/1"
+#: A record as JSON data (the format above).
+Record = dict[str, Any]
 
 
 class RecordError(ValueError):
@@ -35,7 +37,7 @@ class RecordError(ValueError):
         super().__init__(f"{prefix}: {message}" if prefix else message)
 
 
-def table_to_record(table: Table) -> dict:
+def table_to_record(table: Table) -> Record:
     rules = table.rules
     return {
         "format": FORMAT,
@@ -51,11 +53,11 @@ def table_to_record(table: Table) -> dict:
 class Replay:
     table: Table
 
-    def summary(self) -> dict:
+    def summary(self) -> dict[str, Any]:
         """The ``replay --json`` object: balances, pot (pot + reserve), deals."""
         t = self.table
         names = t.players
-        deals = []
+        deals: list[dict[str, Any]] = []
         for d in t.deals:
             r = d.result
             if r is None:
@@ -87,7 +89,7 @@ class Replay:
         }
 
 
-def load(source: str | Path | dict) -> dict:
+def load(source: str | Path | Record) -> Record:
     """Read a record (a path, a JSON string, or a parsed dict) and check its shape."""
     if isinstance(source, dict):
         data = source
@@ -109,7 +111,7 @@ def load(source: str | Path | dict) -> dict:
     return data
 
 
-def replay(source: str | Path | dict, allow_incomplete: bool = False) -> Replay:
+def replay(source: str | Path | Record, allow_incomplete: bool = False) -> Replay:
     """Re-apply every action of a record, verifying each. Raises RecordError."""
     data = load(source)
     players = [str(p) for p in data["players"]]
@@ -159,11 +161,11 @@ def replay(source: str | Path | dict, allow_incomplete: bool = False) -> Replay:
                 raise RecordError(f"{text}: {e.message}", deal=i, action=j, rule=e.rule) from None
         if table.in_deal and not (allow_incomplete and i == len(deals) - 1):
             raise RecordError(
-                f"the actions end before the deal is over ({players[table.state.current_player()]} "
+                f"the actions end before the deal is over ({players[table.current_state().current_player()]} "
                 "is to act)", deal=i
             )
     return Replay(table)
 
 
-def save(record: dict, path: str | Path) -> None:
+def save(record: Record, path: str | Path) -> None:
     Path(path).write_text(json.dumps(record, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")

@@ -13,8 +13,9 @@ from typing import Any
 
 from .cards import Pack, pack_named
 from .games import DealResult, IllegalAction, TableState, new_game
-from .games.base import State
+from .games.engine import EngineState
 from .ledger import Ledger
+from .rules import Rules
 from .rules.base import RuleSet
 
 
@@ -23,12 +24,12 @@ class DealLog:
     """One deal as a record holds it: the deck, the actions, and (when over) the result."""
 
     deck: list[str]
-    actions: list[Any] = field(default_factory=list)  # str or {"player": name, "action": str}
+    actions: list[str | dict[str, str]] = field(default_factory=list)  # str or {"player": name, "action": str}
     result: DealResult | None = None
 
 
 class Table:
-    def __init__(self, rules, players: list[str], first_dealer: int = 0):
+    def __init__(self, rules: Rules, players: list[str], first_dealer: int = 0):
         if len(players) != rules.players:
             raise ValueError(
                 f"{rules.id} is set for {rules.players} players but {len(players)} names were given"
@@ -44,7 +45,7 @@ class Table:
         self.dealer = first_dealer
         self.ledger = Ledger(len(players))
         self.deals: list[DealLog] = []
-        self.state: State | None = None
+        self.state: EngineState | None = None
 
     @property
     def pack(self) -> Pack:
@@ -70,7 +71,7 @@ class Table:
         rng.shuffle(deck)
         return deck
 
-    def start_deal(self, deck: list[int]) -> State:
+    def start_deal(self, deck: list[int]) -> EngineState:
         """Start the next deal from an explicit deck order (top card first)."""
         if self.in_deal:
             raise RuntimeError("the current deal is not finished")
@@ -105,14 +106,20 @@ class Table:
 
     def apply_id(self, action: int) -> None:
         """Apply an action id (bots and simulations); recorded as its string."""
-        state = self.state
+        state = self.current_state()
         text = state.action_to_string(action)
         state.apply(action)
         self.deals[-1].actions.append(text)
         self._finish_if_over()
 
+    def current_state(self) -> EngineState:
+        """The deal in progress, or the last one when it is over (``IllegalAction`` before the first)."""
+        if self.state is None:
+            raise IllegalAction("deal over", "no deal is in progress")
+        return self.state
+
     def _finish_if_over(self) -> None:
-        state = self.state
+        state = self.current_state()
         if state.is_terminal() and self.deals[-1].result is None:
             result = state.result()
             self.ledger.apply_all(result.transfers)
@@ -121,10 +128,6 @@ class Table:
 
     def balances(self) -> dict[str, int]:
         return {name: self.ledger.balances[i] for i, name in enumerate(self.players)}
-
-    def deal_summaries(self) -> list[dict[str, Any]]:
-        """One summary per finished deal (``summarise_deal``), in order."""
-        return [summarise_deal(d.result, self.num_players) for d in self.deals if d.result is not None]
 
 
 def summarise_deal(result: DealResult, num_players: int) -> dict[str, Any]:

@@ -10,8 +10,6 @@ import sys
 import time
 import urllib.request
 
-HUMAN = None
-
 
 def create_table(client, ruleset="tippen/grupp-1975", seats=None, options=None):
     seats = seats or [{"name": "Anna"}, {"name": "Bernd"}, {"name": "Carla", "bot": "random"}]

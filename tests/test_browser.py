@@ -66,7 +66,7 @@ def create_via_lobby(page, base, ruleset, names, bots):
         page.get_by_test_id("remove-seat").click()
     while seats.locator(".seat-row").count() < len(names):
         page.get_by_test_id("add-seat").click()
-    for i, (name, bot) in enumerate(zip(names, bots)):
+    for i, (name, bot) in enumerate(zip(names, bots, strict=True)):
         page.get_by_test_id(f"seat-name-{i}").fill(name)
         page.get_by_test_id(f"seat-bot-{i}").select_option(bot or "")
     page.get_by_test_id("create-table").click()
@@ -126,7 +126,7 @@ def play_deal(pages: dict[int, object], rng: random.Random, prefer: list[str], l
         if all(p.get_by_test_id("deal-result").is_visible() for p in pages.values()):
             return
         acted = False
-        for seat, page in pages.items():
+        for page in pages.values():
             if page.get_by_test_id("turn").get_attribute("data-mine") != "true":
                 continue
             legal = json.loads(page.get_by_test_id("legal-actions").text_content())

@@ -30,6 +30,15 @@ def test_rules_json_lists_every_rule_set_with_defaults():
     assert katira["options"]["trump_card"]["default"] == "katira"
 
 
+def test_simulate_refuses_a_file_as_records_folder_before_any_deal(tmp_path):
+    a_file = tmp_path / "taken"
+    a_file.write_text("not a folder")
+    code, out = run("simulate", "tippen/grupp-1975", "--deals", "2", "--records", str(a_file))
+    assert code == 2
+    assert "--records" in out and "is a file; give a folder" in out
+    assert a_file.read_text() == "not a folder"
+
+
 def test_simulate_json_and_records_replay(tmp_path):
     code, out = run("simulate", "tippen/dreiblatt-1859", "--players", "4", "--deals", "30",
                     "--seed", "3", "--bots", "random", "--records", str(tmp_path), "--json")

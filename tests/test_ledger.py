@@ -1,5 +1,6 @@
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from stammtisch.games.base import Transfer
 from stammtisch.ledger import Ledger, LedgerError

@@ -7,12 +7,12 @@ import random
 
 import pytest
 from fastapi.testclient import TestClient
+from server_helpers import WsClient, create_table, play_until_terminal, sync
+from starlette.websockets import WebSocketDisconnect
 
 from stammtisch.cards import PACKS
 from stammtisch.record import replay
 from stammtisch.server.app import MAX_MESSAGE, create_app
-
-from server_helpers import WsClient, create_table, play_until_terminal, sync
 
 
 @pytest.fixture()
@@ -31,27 +31,6 @@ def started_table(http, **kw):
 
 def connect(http, t, token):
     return http.websocket_connect(f"/ws/{t['id']}?token={token}")
-
-
-def cards_of(view) -> set[str]:
-    """Every card string that appears anywhere in a view."""
-    out = set()
-    pack = set(PACKS["piquet32"].cards) | set(PACKS["tapp36"].cards) | set(PACKS["whist52"].cards)
-
-    def walk(x):
-        if isinstance(x, str):
-            for token in x.replace(":", ",").split(","):
-                if token in pack:
-                    out.add(token)
-        elif isinstance(x, dict):
-            for v in x.values():
-                walk(v)
-        elif isinstance(x, (list, tuple)):
-            for v in x:
-                walk(v)
-
-    walk(view)
-    return out
 
 
 # --- REST ----------------------------------------------------------------------------
@@ -130,11 +109,14 @@ def test_wrong_or_unknown_token_is_refused(http):
         with http.websocket_connect(url) as ws:
             m = ws.receive_json()
             assert m["type"] == "error" and m["rule"] in ("token", "unknown table")
-            with pytest.raises(Exception):
+            with pytest.raises(WebSocketDisconnect):
                 ws.receive_json()
 
 
-def test_seat_view_and_spectator_view_hide_cards(http):
+def test_seat_view_and_spectator_view_hide_cards(http, conformance):
+    def cards_of(message):  # every card named anywhere, legal actions included
+        return conformance.cards_named(message, skip=())
+
     t = started_table(http)
     with connect(http, t, t["seats"][0]["token"]) as w0, \
             connect(http, t, t["seats"][1]["token"]) as w1, \
@@ -237,7 +219,7 @@ def test_message_size_and_rate_limits(http):
         c0 = WsClient(w0)
         w0.send_text("x" * (MAX_MESSAGE + 1))
         assert c0.next_error()["rule"] == "size"
-        with pytest.raises(Exception):
+        with pytest.raises(WebSocketDisconnect):
             for _ in range(10):
                 c0.recv()
 

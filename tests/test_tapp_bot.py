@@ -4,9 +4,8 @@ import random
 
 import pytest
 
-from stammtisch.bots.tapp import TappHeuristic, strength
-from stammtisch.games import TableState
-from stammtisch.games import new_game
+from stammtisch.bots.tapp import TappHeuristic, predict
+from stammtisch.games import TableState, new_game
 from stammtisch.rules import ruleset
 
 CONFIGS = [("tapp/wuerttemberg-tarock", {}), ("tapp/classic-1879", {"pot": True}),
@@ -62,7 +61,7 @@ def test_bid_from_strength():
     bot = TappHeuristic(0)
     strong = ["HA", "HT", "HK", "HQ", "HJ", "H9", "SA", "CA", "DA", "ST", "S9"]
     weak = ["H6", "D7", "D8", "C6", "C7", "C9", "S6", "S7", "S8", "DJ", "CQ"]
-    assert strength(strong, "H") > strength(weak, "H")
+    assert predict(strong, "H", "frage", 3)[0] > predict(weak, "H", "frage", 3)[0]
     view = {"phase": "auction", "hand": strong, "ruleset": "tapp/wuerttemberg-tarock", "log": []}
     assert bot.choose(view, ["pass", "bid:frage", "bid:solo"]) in ("bid:frage", "bid:solo")
     view["hand"] = weak

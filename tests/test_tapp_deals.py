@@ -3,8 +3,7 @@ rules-research section 5 (Tapp). Expected money comes from RULES.md section 3.""
 
 import pytest
 
-from stammtisch.games import IllegalAction, TableState
-from stammtisch.games import POT, new_game
+from stammtisch.games import POT, IllegalAction, TableState, new_game
 from stammtisch.games.tapp import DEAL_PATTERNS
 from stammtisch.rules import ruleset
 
@@ -83,47 +82,95 @@ def pot_delta(result):
 # every expected amount below comes from RULES.md, not from the engine.
 FIXTURES = {
     "wt_frage_52": dict(rid="tapp/wuerttemberg-tarock", ov={'pot': True}, dealer=2, pot=4,
-        deck="H9 H6 CJ D6 CK C7 D8 HQ CT CQ D9 SK C9 S7 HJ H7 DK HK HA S6 SA H8 HT DJ C8 D7 DA S8 DT S9 SJ DQ SQ ST C6 CA",
-        actions="bid:frage pass pass discard:H9,C7,CJ no-tout play:DA play:D9 play:DJ play:H6 play:HA play:HJ play:S6 play:SK play:S8 play:C6 play:CK play:CQ play:D6 play:DQ play:H8 play:C9 play:C8 play:CT play:DT play:HT play:DK play:SQ play:H7 play:S9 play:D7 play:HQ play:CA play:SA play:S7 play:HK play:D8 play:SJ play:ST"),
+        deck=("H9 H6 CJ D6 CK C7 D8 HQ CT CQ D9 SK C9 S7 HJ H7 DK HK HA S6 SA H8 HT DJ C8 D7 DA S8 DT S9 SJ DQ SQ "
+            "ST C6 CA"),
+        actions=("bid:frage pass pass discard:H9,C7,CJ no-tout play:DA play:D9 play:DJ play:H6 play:HA play:HJ play:S6 "
+            "play:SK play:S8 play:C6 play:CK play:CQ play:D6 play:DQ play:H8 play:C9 play:C8 play:CT play:DT "
+            "play:HT play:DK play:SQ play:H7 play:S9 play:D7 play:HQ play:CA play:SA play:S7 play:HK play:D8 "
+            "play:SJ play:ST")),
     "wt_solo_80": dict(rid="tapp/wuerttemberg-tarock", ov={'pot': True}, dealer=2, pot=4,
-        deck="S9 DQ CA C7 S8 SK HA CK HK H9 HQ ST C8 H6 SJ S7 D6 D8 SQ CT DA C6 H7 DT CJ S6 SA H8 D9 DK HT DJ CQ C9 D7 HJ",
-        actions="pass bid:solo pass no-tout play:CJ play:CK play:C6 play:DK play:D7 play:D8 play:SQ play:ST play:SK play:SJ play:S8 play:HQ play:CT play:CQ play:C7 play:HK play:H7 play:H8 play:HT play:HJ play:HA play:SA play:H9 play:H6 play:DA play:DT play:D6 play:DJ play:C9 play:S7 play:D9 play:C8 play:S6"),
+        deck=("S9 DQ CA C7 S8 SK HA CK HK H9 HQ ST C8 H6 SJ S7 D6 D8 SQ CT DA C6 H7 DT CJ S6 SA H8 D9 DK HT DJ CQ "
+            "C9 D7 HJ"),
+        actions=("pass bid:solo pass no-tout play:CJ play:CK play:C6 play:DK play:D7 play:D8 play:SQ play:ST play:SK "
+            "play:SJ play:S8 play:HQ play:CT play:CQ play:C7 play:HK play:H7 play:H8 play:HT play:HJ play:HA "
+            "play:SA play:H9 play:H6 play:DA play:DT play:D6 play:DJ play:C9 play:S7 play:D9 play:C8 play:S6")),
     "wt_frage_60": dict(rid="tapp/wuerttemberg-tarock", ov={}, dealer=0, pot=0,
-        deck="HT D6 CK H8 DJ HQ H9 C7 HJ ST C8 H7 H6 C9 HK S7 S9 D8 C6 SK DT CT CJ CQ SJ S8 D9 S6 HA DA CA DQ SA D7 SQ DK",
-        actions="pass pass bid:frage discard:HK,C9,CT no-tout play:SJ play:SK play:SQ play:C8 play:CJ play:H9 play:H8 play:HJ play:H6 play:DQ play:D6 play:DJ play:C6 play:CQ play:HQ play:S7 play:ST play:SA play:H7 play:S8 play:HA play:C7 play:CK play:S9 play:HT play:S6 play:DA play:D7 play:D9 play:DT play:CA play:DK play:D8"),
+        deck=("HT D6 CK H8 DJ HQ H9 C7 HJ ST C8 H7 H6 C9 HK S7 S9 D8 C6 SK DT CT CJ CQ SJ S8 D9 S6 HA DA CA DQ SA "
+            "D7 SQ DK"),
+        actions=("pass pass bid:frage discard:HK,C9,CT no-tout play:SJ play:SK play:SQ play:C8 play:CJ play:H9 play:H8 "
+            "play:HJ play:H6 play:DQ play:D6 play:DJ play:C6 play:CQ play:HQ play:S7 play:ST play:SA play:H7 "
+            "play:S8 play:HA play:C7 play:CK play:S9 play:HT play:S6 play:DA play:D7 play:D9 play:DT play:CA "
+            "play:DK play:D8")),
     "classic_frage_65": dict(rid="tapp/classic-1879", ov={}, dealer=0, pot=0,
-        deck="SA C7 SQ CK D8 HQ DK D7 C8 DJ H8 CJ S6 S7 HA DQ ST H9 D9 SJ CA SK HK HJ C6 H7 C9 S8 DT H6 CQ CT HT D6 DA S9",
-        actions="bid:frage pass pass discard:HQ,DQ,SQ no-tout play:H9 play:H6 play:HA play:S9 play:ST play:SJ play:C9 play:C8 play:CJ play:HT play:H7 play:H8 play:HJ play:C7 play:CQ play:D6 play:DK play:D7 play:D8 play:DJ play:DA play:HK play:S8 play:CT play:SK play:SA play:CA play:CK play:DT play:S7 play:C6 play:D9 play:S6"),
+        deck=("SA C7 SQ CK D8 HQ DK D7 C8 DJ H8 CJ S6 S7 HA DQ ST H9 D9 SJ CA SK HK HJ C6 H7 C9 S8 DT H6 CQ CT HT "
+            "D6 DA S9"),
+        actions=("bid:frage pass pass discard:HQ,DQ,SQ no-tout play:H9 play:H6 play:HA play:S9 play:ST play:SJ play:C9 "
+            "play:C8 play:CJ play:HT play:H7 play:H8 play:HJ play:C7 play:CQ play:D6 play:DK play:D7 play:D8 "
+            "play:DJ play:DA play:HK play:S8 play:CT play:SK play:SA play:CA play:CK play:DT play:S7 play:C6 "
+            "play:D9 play:S6")),
     "classic_solo_63": dict(rid="tapp/classic-1879", ov={}, dealer=0, pot=0,
-        deck="DJ CA HT D8 SQ D6 S8 CK D9 H8 CJ SJ H7 H9 SK HQ S9 HA DT HJ ST C6 DQ HK SA C7 CQ S6 S7 CT D7 C9 C8 DK H6 DA",
-        actions="pass bid:solo pass trump:C no-tout play:S9 play:S7 play:SK play:DK play:D8 play:DT play:HJ play:H9 play:HQ play:CQ play:C9 play:C6 play:SA play:ST play:SJ play:C7 play:CT play:C8 play:D9 play:DA play:D6 play:H7 play:HA play:H8 play:S6 play:CK play:DQ play:CJ play:HK play:SQ play:D7 play:H6 play:S8"),
+        deck=("DJ CA HT D8 SQ D6 S8 CK D9 H8 CJ SJ H7 H9 SK HQ S9 HA DT HJ ST C6 DQ HK SA C7 CQ S6 S7 CT D7 C9 C8 "
+            "DK H6 DA"),
+        actions=("pass bid:solo pass trump:C no-tout play:S9 play:S7 play:SK play:DK play:D8 play:DT play:HJ play:H9 "
+            "play:HQ play:CQ play:C9 play:C6 play:SA play:ST play:SJ play:C7 play:CT play:C8 play:D9 play:DA "
+            "play:D6 play:H7 play:HA play:H8 play:S6 play:CK play:DQ play:CJ play:HK play:SQ play:D7 play:H6 "
+            "play:S8")),
     "classic_herzsolo_75": dict(rid="tapp/classic-1879", ov={'pot': True}, dealer=1, pot=0,
-        deck="HJ CQ C9 SQ CJ S7 CK C8 HQ DT D7 CA HT H7 S8 DA HK DK H6 H9 C6 S6 ST C7 S9 HA CT D6 D8 SJ DQ SK H8 SA DJ D9",
-        actions="pass pass bid:herzsolo no-tout play:DA play:D8 play:D9 play:HA play:H6 play:H7 play:S9 play:SJ play:S8 play:D7 play:DJ play:D6 play:C7 play:CK play:C6 play:CT play:C8 play:CA play:SA play:SQ play:SK play:S6 play:S7 play:H9 play:DQ play:H8 play:DK play:ST play:HK play:HQ play:CJ play:DT play:HT"),
+        deck=("HJ CQ C9 SQ CJ S7 CK C8 HQ DT D7 CA HT H7 S8 DA HK DK H6 H9 C6 S6 ST C7 S9 HA CT D6 D8 SJ DQ SK H8 "
+            "SA DJ D9"),
+        actions=("pass pass bid:herzsolo no-tout play:DA play:D8 play:D9 play:HA play:H6 play:H7 play:S9 play:SJ "
+            "play:S8 play:D7 play:DJ play:D6 play:C7 play:CK play:C6 play:CT play:C8 play:CA play:SA play:SQ "
+            "play:SK play:S6 play:S7 play:H9 play:DQ play:H8 play:DK play:ST play:HK play:HQ play:CJ play:DT "
+            "play:HT")),
     "classic_frage_50": dict(rid="tapp/classic-1879", ov={}, dealer=0, pot=0,
-        deck="D9 DT CJ H8 C7 H6 S6 S7 CQ DQ ST CA D7 S9 HT C8 HJ DA SA HK H9 SK DK DJ H7 CK S8 HA C9 HQ CT D8 C6 SQ SJ D6",
-        actions="bid:frage pass pass discard:H6,HJ,D9 no-tout play:CK play:CT play:CA play:S9 play:S8 play:ST play:CQ play:C6 play:C7 play:C9 play:HT play:C8 play:SQ play:S6 play:SA play:H9 play:D7 play:H7 play:D8 play:D6 play:DT play:DA play:DQ play:DK play:CJ play:HK play:DJ play:S7 play:SK play:H8 play:HA play:HQ play:SJ"),
+        deck=("D9 DT CJ H8 C7 H6 S6 S7 CQ DQ ST CA D7 S9 HT C8 HJ DA SA HK H9 SK DK DJ H7 CK S8 HA C9 HQ CT D8 C6 "
+            "SQ SJ D6"),
+        actions=("bid:frage pass pass discard:H6,HJ,D9 no-tout play:CK play:CT play:CA play:S9 play:S8 play:ST play:CQ "
+            "play:C6 play:C7 play:C9 play:HT play:C8 play:SQ play:S6 play:SA play:H9 play:D7 play:H7 play:D8 "
+            "play:D6 play:DT play:DA play:DQ play:DK play:CJ play:HK play:DJ play:S7 play:SK play:H8 play:HA "
+            "play:HQ play:SJ")),
     "modern_herzsolo_72": dict(rid="tapp/modern", ov={}, dealer=0, pot=0,
-        deck="SA SJ H6 C8 H9 C9 D6 DA HJ CK S7 SK H7 DJ DT H8 D9 C6 CJ DK ST C7 HK HT HA CA S9 DQ CQ SQ S6 S8 CT D7 D8 HQ",
-        actions="play weg weg contract:herzsolo play:HA play:H9 play:HQ play:SJ play:S6 play:SK play:HJ play:H6 play:H8 play:S7 play:S9 play:S8 play:H7 play:C9 play:CJ play:C8 play:CQ play:CT play:D8 play:DT play:DA play:SQ play:ST play:SA play:CA play:C6 play:CK play:DQ play:D9 play:D7 play:DJ play:D6 play:DK"),
+        deck=("SA SJ H6 C8 H9 C9 D6 DA HJ CK S7 SK H7 DJ DT H8 D9 C6 CJ DK ST C7 HK HT HA CA S9 DQ CQ SQ S6 S8 CT "
+            "D7 D8 HQ"),
+        actions=("play weg weg contract:herzsolo play:HA play:H9 play:HQ play:SJ play:S6 play:SK play:HJ play:H6 "
+            "play:H8 play:S7 play:S9 play:S8 play:H7 play:C9 play:CJ play:C8 play:CQ play:CT play:D8 play:DT "
+            "play:DA play:SQ play:ST play:SA play:CA play:C6 play:CK play:DQ play:D9 play:D7 play:DJ play:D6 "
+            "play:DK")),
     "modern_herzsolo_60": dict(rid="tapp/modern", ov={}, dealer=0, pot=0,
-        deck="DT SK H6 C7 CJ SA D9 HA DQ SQ C6 D6 HQ DJ H7 HK CT CA C8 H9 D8 HJ S7 S6 C9 HT S8 ST H8 D7 CK S9 DK CQ DA SJ",
-        actions="weg play weg contract:herzsolo play:DT play:D9 play:DK play:H7 play:H8 play:H9 play:C6 play:C9 play:CK play:CT play:C8 play:C7 play:CJ play:CQ play:HT play:SK play:SA play:SQ play:S9 play:SJ play:ST play:DJ play:D7 play:DQ play:DA play:H6 play:HK play:CA play:D6 play:HQ play:S8 play:HA play:D8"),
+        deck=("DT SK H6 C7 CJ SA D9 HA DQ SQ C6 D6 HQ DJ H7 HK CT CA C8 H9 D8 HJ S7 S6 C9 HT S8 ST H8 D7 CK S9 DK "
+            "CQ DA SJ"),
+        actions=("weg play weg contract:herzsolo play:DT play:D9 play:DK play:H7 play:H8 play:H9 play:C6 play:C9 "
+            "play:CK play:CT play:C8 play:C7 play:CJ play:CQ play:HT play:SK play:SA play:SQ play:S9 play:SJ "
+            "play:ST play:DJ play:D7 play:DQ play:DA play:H6 play:HK play:CA play:D6 play:HQ play:S8 play:HA "
+            "play:D8")),
     "modern_frage_4p": dict(rid="tapp/modern", ov={'players': 4}, dealer=0, pot=0,
-        deck="H6 C7 DQ C9 CJ DA SK S9 HT HQ D7 DJ SA H7 S7 CQ HA H9 C8 S6 HJ SQ HK C6 D8 DK D6 ST CT S8 D9 SJ DT H8 CA CK",
-        actions="weg play weg weg contract:frage discard:H7,DA,C6,ST play:DK play:H9 play:D9 play:D7 play:S8 play:SK play:SQ play:S7 play:C8 play:CK play:CQ play:CT play:HK play:HT play:HQ play:H6 play:S6 play:H8 play:C7 play:SA play:HJ play:D8 play:HA play:DT play:CJ play:SJ play:CA play:DQ play:DJ play:D6 play:C9 play:S9"),
+        deck=("H6 C7 DQ C9 CJ DA SK S9 HT HQ D7 DJ SA H7 S7 CQ HA H9 C8 S6 HJ SQ HK C6 D8 DK D6 ST CT S8 D9 SJ DT "
+            "H8 CA CK"),
+        actions=("weg play weg weg contract:frage discard:H7,DA,C6,ST play:DK play:H9 play:D9 play:D7 play:S8 play:SK "
+            "play:SQ play:S7 play:C8 play:CK play:CQ play:CT play:HK play:HT play:HQ play:H6 play:S6 play:H8 "
+            "play:C7 play:SA play:HJ play:D8 play:HA play:DT play:CJ play:SJ play:CA play:DQ play:DJ play:D6 "
+            "play:C9 play:S9")),
     "modern_bettel_lost": dict(rid="tapp/modern", ov={}, dealer=0, pot=0,
-        deck="H6 C7 DQ C9 CJ DA SK S9 HT HQ D7 DJ SA H7 S7 CQ HA H9 C8 S6 HJ SQ HK C6 D8 DK D6 ST CT S8 D9 SJ DT H8 CA CK",
+        deck=("H6 C7 DQ C9 CJ DA SK S9 HT HQ D7 DJ SA H7 S7 CQ HA H9 C8 S6 HJ SQ HK C6 D8 DK D6 ST CT S8 D9 SJ DT "
+            "H8 CA CK"),
         actions="play weg weg contract:bettel play:C9 play:CT play:CK play:H9 play:H8 play:H6 play:S9 play:S6 play:SA"),
     "ramsch_3p_jungfer": dict(rid="tapp/modern", ov={}, dealer=0, pot=0,
-        deck="DQ CK D8 H8 ST SQ CT HT HQ C6 CA SK CQ HK D6 D7 C8 DA DK S9 SA H9 H6 SJ DJ H7 C7 S7 D9 DT HA C9 S8 S6 HJ CJ",
-        actions="weg weg weg play:CK play:C9 play:CA play:SA play:S7 play:SQ play:HJ play:H7 play:HA play:D7 play:DK play:DQ play:S8 play:DJ play:ST play:HT play:HQ play:HK play:DT play:S9 play:D6 play:CT play:CJ play:CQ play:D9 play:SK play:D8 play:C8 play:C6 play:C7 play:DA play:S6 play:H8"),
+        deck=("DQ CK D8 H8 ST SQ CT HT HQ C6 CA SK CQ HK D6 D7 C8 DA DK S9 SA H9 H6 SJ DJ H7 C7 S7 D9 DT HA C9 S8 "
+            "S6 HJ CJ"),
+        actions=("weg weg weg play:CK play:C9 play:CA play:SA play:S7 play:SQ play:HJ play:H7 play:HA play:D7 play:DK "
+            "play:DQ play:S8 play:DJ play:ST play:HT play:HQ play:HK play:DT play:S9 play:D6 play:CT play:CJ "
+            "play:CQ play:D9 play:SK play:D8 play:C8 play:C6 play:C7 play:DA play:S6 play:H8")),
     "ramsch_4p": dict(rid="tapp/modern", ov={'players': 4}, dealer=0, pot=0,
-        deck="ST CJ H8 S9 C7 S6 CQ DA SK D7 D8 C6 HQ H7 D6 SQ SA S8 C9 DJ CA H6 S7 H9 HK CT D9 C8 DK DQ CK SJ HT DT HJ HA",
-        actions="weg weg weg weg play:D9 play:DK play:DA play:DT play:DJ play:D8 play:D6 play:DQ play:S8 play:SK play:H6 play:ST play:SQ play:SA play:SJ play:HA play:S6 play:HT play:C6 play:CT play:S9 play:CK play:HJ play:HK play:C8 play:CQ play:CA play:CJ play:D7 play:H8 play:C7 play:C9"),
+        deck=("ST CJ H8 S9 C7 S6 CQ DA SK D7 D8 C6 HQ H7 D6 SQ SA S8 C9 DJ CA H6 S7 H9 HK CT D9 C8 DK DQ CK SJ HT "
+            "DT HJ HA"),
+        actions=("weg weg weg weg play:D9 play:DK play:DA play:DT play:DJ play:D8 play:D6 play:DQ play:S8 play:SK "
+            "play:H6 play:ST play:SQ play:SA play:SJ play:HA play:S6 play:HT play:C6 play:CT play:S9 play:CK "
+            "play:HJ play:HK play:C8 play:CQ play:CA play:CJ play:D7 play:H8 play:C7 play:C9")),
     "modern_skat32_solo": dict(rid="tapp/modern", ov={'pack': 'skat32'}, dealer=0, pot=0,
         deck="C7 S8 C9 SA SK CQ H7 HQ D9 HA DT C8 CT SQ DA DQ DK SJ H8 S7 HT CJ D7 D8 CK CA HK S9 DJ ST H9 HJ",
-        actions="play play weg contract:solo:S contract:pass play:CT play:CQ play:CJ play:C8 play:SJ play:S7 play:DJ play:D9 play:D8 play:HK play:HT play:SQ play:CA play:SA play:ST play:S9 play:HQ play:S8 play:DK play:D7 play:DA play:C7 play:SK play:HJ play:DQ play:H7 play:CK play:H8 play:H9 play:C9"),
+        actions=("play play weg contract:solo:S contract:pass play:CT play:CQ play:CJ play:C8 play:SJ play:S7 play:DJ "
+            "play:D9 play:D8 play:HK play:HT play:SQ play:CA play:SA play:ST play:S9 play:HQ play:S8 play:DK "
+            "play:D7 play:DA play:C7 play:SK play:HJ play:DQ play:H7 play:CK play:H8 play:H9 play:C9")),
 }
 
 

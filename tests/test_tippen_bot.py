@@ -5,12 +5,12 @@ from __future__ import annotations
 import random
 
 import pytest
+from test_tippen_support import deal, game, run
 
 from stammtisch.bots.tippen import TippenHeuristic
 from stammtisch.games import TableState, new_game
 from stammtisch.rules import ruleset
 from stammtisch.rules.tippen import TIPPEN_PRESETS
-from test_tippen_support import deal, game, run
 
 A, B, C, D = range(4)
 

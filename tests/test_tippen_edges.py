@@ -5,11 +5,11 @@ from __future__ import annotations
 import random
 
 import pytest
+from test_tippen_support import balances, deal, game, make_deck, run, transfers
 
 from stammtisch.games.base import POT, IllegalAction, TableState
-from stammtisch.table import first_dealer_by_ace
 from stammtisch.rules import RuleError, ruleset
-from test_tippen_support import balances, deal, game, make_deck, run, transfers
+from stammtisch.table import first_dealer_by_ace
 
 A, B, C, D, E = range(5)
 

@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from test_tippen_support import balances, deal, game, make_deck, run, transfers
 
 from stammtisch.games.base import POT, RESERVE, TableState
-from test_tippen_support import balances, deal, game, make_deck, run, transfers
 
 A, B, C, D, E = range(5)
 

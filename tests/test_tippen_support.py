@@ -16,7 +16,7 @@ def game(rid: str, players: int = 4, **opts):
 
 
 def make_deck(g, dealer: int, hands: dict | None = None, upcard: str | None = None, talon: str = "",
-              bottom: str | None = None, top_filler: bool = False) -> list[int]:
+              bottom: str | None = None) -> list[int]:
     """A deck (card indices, top first) that deals ``hands`` ({seat: "HA HK HQ"} in the
     order each seat receives them) with ``dealer`` dealing. Missing cards are filled from the
     pack. ``talon``: the first talon cards (exchange order). ``bottom``: the deck's last card

@@ -3,8 +3,34 @@
 from __future__ import annotations
 
 import random
+from typing import Any, Protocol
 
 BOT_NAMES = ("random", "heuristic")
+
+#: What a bot is shown: ``state.view(seat)``, JSON-able data (the engines' view keys).
+View = dict[str, Any]
+
+
+class Seen(Protocol):
+    """The part of a deal in progress a bot may ask (every engine's state has it)."""
+
+    def legal_actions(self) -> list[int]: ...
+
+    def action_to_string(self, action: int) -> str: ...
+
+    def view(self, seat: int | None) -> View: ...
+
+
+class Policy(Protocol):
+    """Decides from the view alone: returns one of the ``legal`` action strings."""
+
+    def choose(self, view: View, legal: list[str]) -> str: ...
+
+
+class Bot(Policy, Protocol):
+    """A policy that can also act on a state: returns the action id for ``seat``."""
+
+    def act(self, state: Seen, seat: int) -> int: ...
 
 
 class RandomBot:
@@ -13,30 +39,30 @@ class RandomBot:
     def __init__(self, rng: random.Random | None = None):
         self.rng = rng or random.Random()
 
-    def act(self, state, seat: int) -> int:
+    def act(self, state: Seen, seat: int) -> int:
         return self.rng.choice(state.legal_actions())
 
-    def choose(self, view: dict, legal: list[str]) -> str:
+    def choose(self, view: View, legal: list[str]) -> str:
         return self.rng.choice(legal)
 
 
 class ViewBot:
     """Adapter: a bot whose ``choose(view, legal_strings)`` decides from the view alone."""
 
-    def __init__(self, policy):
+    def __init__(self, policy: Policy):
         self.policy = policy
 
-    def act(self, state, seat: int) -> int:
+    def act(self, state: Seen, seat: int) -> int:
         legal = state.legal_actions()
         strings = [state.action_to_string(a) for a in legal]
         choice = self.policy.choose(state.view(seat), strings)
         return legal[strings.index(choice)]
 
-    def choose(self, view: dict, legal: list[str]) -> str:
+    def choose(self, view: View, legal: list[str]) -> str:
         return self.policy.choose(view, legal)
 
 
-def make_bot(name: str, family: str, rng: random.Random | None = None):
+def make_bot(name: str, family: str, rng: random.Random | None = None) -> Bot:
     """A bot by name for a game family ("tippen" or "tapp")."""
     rng = rng or random.Random()
     if name == "random":

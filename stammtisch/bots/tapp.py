@@ -17,6 +17,7 @@ from functools import lru_cache
 from typing import Any
 
 from ..rules import TappRules, ruleset
+from . import View
 
 ORDER = "6789JQKTA"  # Tapp order, weakest first
 STRENGTH = {r: i for i, r in enumerate(ORDER)}
@@ -42,7 +43,7 @@ MODEL = {
 MIN_WIN = 0.6
 
 
-def _rules_of(view: dict[str, Any]) -> TappRules:
+def _rules_of(view: View) -> TappRules:
     """The rule set a view is played under (public: its id and options are in every view)."""
     return _rules_cached(view["ruleset"], tuple(sorted(view.get("options", {}).items())))
 
@@ -60,21 +61,6 @@ def _s(card: str) -> int:
 
 def _p(card: str) -> int:
     return POINTS.get(card[1], 0)
-
-
-def strength(hand: list[str], trump: str | None) -> float:
-    """A rough count of the tricks and points a hand brings with ``trump`` as trumps."""
-    score = 0.0
-    for c in hand:
-        suit, rank = c[0], c[1]
-        if suit == trump:
-            score += 2.0 + STRENGTH[rank] / 4.0
-        elif rank == "A":
-            score += 2.5
-        elif rank == "T":
-            same = [x for x in hand if x[0] == suit]
-            score += 1.5 if any(x[1] == "A" for x in same) else 0.5
-    return score
 
 
 def features(hand: list[str], trump: str | None) -> list[float]:
@@ -108,7 +94,7 @@ def features(hand: list[str], trump: str | None) -> list[float]:
 def predict(hand: list[str], trump: str, kind: str, players: int) -> tuple[float, float]:
     """(expected declarer card points, win chance) of ``kind`` ("frage"/"solo") with ``trump``."""
     weights, sd = MODEL[(kind, 4 if players >= 4 else 3)]
-    pred = sum(w * f for w, f in zip(weights, features(hand, trump)))
+    pred = sum(w * f for w, f in zip(weights, features(hand, trump), strict=True))
     return pred, 0.5 * (1.0 + math.erf((pred - 60.5) / (sd * math.sqrt(2.0))))
 
 
@@ -129,6 +115,15 @@ def beats(card: str, best: str, trump: str | None) -> bool:
     return card[0] == trump
 
 
+def winning(trick: list[list[Any]], trump: str | None) -> tuple[int, str]:
+    """(seat, card) winning a non-empty trick so far; ``trick`` is the view's [[seat, card], …]."""
+    best_seat, best = trick[0]
+    for seat, c in trick[1:]:
+        if beats(c, best, trump):
+            best_seat, best = seat, c
+    return best_seat, best
+
+
 class TappHeuristic:
     """``choose(view, legal) -> action string``; uses nothing but the view."""
 
@@ -138,7 +133,7 @@ class TappHeuristic:
         self.rng = rng if isinstance(rng, random.Random) else random.Random(rng)
 
     # ------------------------------------------------------------------ entry point
-    def choose(self, view: dict, legal: list[str]) -> str:
+    def choose(self, view: View, legal: list[str]) -> str:
         if len(legal) == 1:
             return legal[0]
         phase = view.get("phase")
@@ -164,7 +159,7 @@ class TappHeuristic:
         return self.rng.choice(legal)
 
     # ------------------------------------------------------------------ bidding
-    def _options(self, view: dict, hand: list[str]) -> list[tuple[float, int, str, float]]:
+    def _options(self, view: View, hand: list[str]) -> list[tuple[float, int, str, float]]:
         """Contracts worth declaring: (expected value, rank, name, win chance), best first.
 
         Historic rule sets pay in proportion to the points over 60 (Frage ×1, Solo ×2 in
@@ -176,7 +171,7 @@ class TappHeuristic:
         n = view.get("players", 3)
         out: list[tuple[float, int, str, float]] = []
 
-        def add(ev, rank, name, p):
+        def add(ev: float, rank: int, name: str, p: float) -> None:
             if p >= MIN_WIN:
                 out.append((ev, rank, name, p))
 
@@ -205,7 +200,7 @@ class TappHeuristic:
         out.sort(key=lambda o: (-o[0], -o[1]))
         return out
 
-    def _auction(self, view: dict, hand: list[str], legal: list[str]) -> str:
+    def _auction(self, view: View, hand: list[str], legal: list[str]) -> str:
         opts = self._options(view, hand)
         level = {"frage": 1, "solo": 2, "herzsolo": 3}
         ok = {level[name.split(":")[0]] for _, _, name, _ in opts}
@@ -223,11 +218,11 @@ class TappHeuristic:
         bids = sorted((level[a[4:]], a) for a in legal if a.startswith("bid:") and level[a[4:]] in ok)
         return bids[0][1] if bids else "pass"
 
-    def _trump(self, view: dict, hand: list[str], legal: list[str]) -> str:
+    def _trump(self, view: View, hand: list[str], legal: list[str]) -> str:
         n = view.get("players", 3)
         return max(legal, key=lambda a: (predict(hand, a.split(":")[1], "solo", n)[0], a))
 
-    def _contract(self, view: dict, hand: list[str], legal: list[str]) -> str:
+    def _contract(self, view: View, hand: list[str], legal: list[str]) -> str:
         for _, _, name, _ in self._options(view, hand):
             if f"contract:{name}" in legal:
                 return f"contract:{name}"
@@ -251,11 +246,11 @@ class TappHeuristic:
         if not trump:
             return False
         trumps = sorted((_s(c) for c in hand if c[0] == trump), reverse=True)
-        top = [s == ORDER.index(r) for s, r in zip(trumps, "ATKQJ")]
+        top = [s == ORDER.index(r) for s, r in zip(trumps, "ATKQJ", strict=False)]
         side_ok = all(c[0] == trump or c[1] == "A" for c in hand)
         return len(trumps) >= 7 and all(top[:3]) and side_ok
 
-    def _discard(self, view: dict, hand: list[str], legal: list[str]) -> str:
+    def _discard(self, view: View, hand: list[str], legal: list[str]) -> str:
         trump = view.get("trump")
 
         def cost(action: str) -> float:
@@ -276,7 +271,7 @@ class TappHeuristic:
         return min(legal, key=lambda a: (cost(a), a))
 
     # ------------------------------------------------------------------ Rufer
-    def _call(self, view: dict, hand: list[str], legal: list[str]) -> str:
+    def _call(self, view: View, hand: list[str], legal: list[str]) -> str:
         trump = view.get("trump")
         for rank in "ATKQ":
             a = f"call:{trump}{rank}"
@@ -285,12 +280,12 @@ class TappHeuristic:
         aces = [a for a in legal if a.endswith("A")]
         return aces[0] if aces else legal[0]
 
-    def _give(self, view: dict, hand: list[str], legal: list[str]) -> str:
+    def _give(self, view: View, hand: list[str], legal: list[str]) -> str:
         trump = view.get("trump")
         return min(legal, key=lambda a: (a[5] == trump, _s(a[5:]), _p(a[5:]), a))
 
     # ------------------------------------------------------------------ card play
-    def _play(self, view: dict, hand: list[str], legal: list[str]) -> str:
+    def _play(self, view: View, hand: list[str], legal: list[str]) -> str:
         cards = [a[5:] for a in legal]
         trump = view.get("trump")
         contract = view.get("contract") or ""
@@ -303,10 +298,7 @@ class TappHeuristic:
         played = {a[5:] for _, a in view.get("log", []) if a.startswith("play:")}
         if not trick:
             return "play:" + self._lead(cards, hand, trump, me == declarer, played)
-        best_seat, best = trick[0]
-        for seat, c in trick[1:]:
-            if beats(c, best, trump):
-                best_seat, best = seat, c
+        best_seat, best = winning(trick, trump)
         n = view.get("players", 3)
         last = len(trick) == n - 1
         on_table = sum(_p(c) for _, c in trick)
@@ -379,12 +371,9 @@ class TappHeuristic:
                                             _p(c), _s(c)))
         return trumps[-1] if trumps else min(cards, key=lambda c: (_p(c), _s(c)))
 
-    def _play_low(self, cards: list[str], trick: list, trump: str | None) -> str:
+    def _play_low(self, cards: list[str], trick: list[list[Any]], trump: str | None) -> str:
         if trick:
-            best = trick[0][1]
-            for _, c in trick[1:]:
-                if beats(c, best, trump):
-                    best = c
+            _, best = winning(trick, trump)
             losers = [c for c in cards if not beats(c, best, trump)]
             if losers:
                 # duck with the highest card that still loses (gets rid of danger cards)

@@ -17,6 +17,9 @@ Policy (deterministic given the view; ties broken by an optional ``random.Random
 from __future__ import annotations
 
 import random
+from typing import Any
+
+from . import View
 
 RANKS = "AKQJT98765432"  # Tippen natural order, strongest first
 STRENGTH = {r: len(RANKS) - i for i, r in enumerate(RANKS)}  # higher = stronger
@@ -30,6 +33,7 @@ class TippenHeuristic:
     RISK = 1.0    # weight of the bête risk against the expected trick money
     NEED = 0.5    # least estimated tricks to tap against other players (bench/bots.py sweep)
     SURE = 1.6    # tap regardless of the money with this many estimated tricks
+
     def __init__(self, rng: random.Random | None = None):
         self.rng = rng
 
@@ -67,13 +71,13 @@ class TippenHeuristic:
         return card[0] == best[0] and _strength(card) > _strength(best)
 
     # -- the decision ------------------------------------------------------------------------------
-    def choose(self, view: dict, legal: list[str]) -> str:
+    def choose(self, view: View, legal: list[str]) -> str:
         if len(legal) == 1:
             return legal[0]
         phase = view.get("phase")
-        hand = view.get("hand", [])
-        trump = view.get("trump")
-        players = view.get("players", 4)
+        hand: list[str] = view.get("hand", [])
+        trump: str | None = view.get("trump")
+        players: int = view.get("players", 4)
         if phase == "schieben":
             return "deal" if "deal" in legal else legal[0]
         if phase == "choice":
@@ -85,27 +89,27 @@ class TippenHeuristic:
                     return choice
             return legal[0]
         if phase == "discard":
-            return self._discard(hand, trump, legal)
+            return self._discard(trump, legal)
         if phase == "drop":
             return "stay" if self._estimate(hand, trump, players - 1) >= 1.0 else "drop"
         if phase == "declare":
-            return self._declare(view, hand, trump, legal)
+            return self._declare(view, hand, trump)
         if phase == "exchange":
             return self._exchange(view, hand, trump, legal)
         if phase == "rob":
             return "rob" if "rob" in legal else legal[0]
         if phase == "play":
-            return self._play(view, hand, trump, legal)
+            return self._play(view, trump, legal)
         return self._pick(sorted(legal))
 
-    def _discard(self, hand, trump, legal):
+    def _discard(self, trump: str | None, legal: list[str]) -> str:
         cards = [a.split(":", 1)[1] for a in legal]
         plain = [c for c in cards if c[0] != trump]
         pool = plain or cards
         low = min(_strength(c) for c in pool)
         return self._pick(["discard:" + c for c in pool if _strength(c) == low])
 
-    def _declare(self, view, hand, trump, legal):
+    def _declare(self, view: View, hand: list[str], trump: str | None) -> str:
         seat = view.get("seat")
         declared = view.get("declared", [])
         tappers = sum(1 for s, d in enumerate(declared) if d in ("tap", "stay") and s != seat)
@@ -125,11 +129,11 @@ class TippenHeuristic:
         need = self.NEED + 0.1 * max(0, opponents - 2)
         return "tap" if est >= need and gain >= 0 or est >= self.SURE else "pass"
 
-    def _exchange(self, view, hand, trump, legal):
+    def _exchange(self, view: View, hand: list[str], trump: str | None, legal: list[str]) -> str:
         many = len(view.get("active", [])) >= 4
         throw = {c for c in hand if c[0] != trump and
                  (c[1] not in "AK" or (c[1] == "K" and many))}
-        options = []
+        options: list[tuple[int, str]] = []
         for a in legal:
             body = a.split(":", 1)[1]
             cards = set() if body == "-" else set(body.split(","))
@@ -142,9 +146,9 @@ class TippenHeuristic:
             return options[0][1]
         return "exchange:-" if "exchange:-" in legal else legal[0]
 
-    def _play(self, view, hand, trump, legal):
+    def _play(self, view: View, trump: str | None, legal: list[str]) -> str:
         cards = [a.split(":", 1)[1] for a in legal]
-        trick = view.get("trick", [])
+        trick: list[list[Any]] = view.get("trick", [])
         if not trick:
             return "play:" + self._lead(view, cards, trump)
         best = trick[0][1]
@@ -157,8 +161,8 @@ class TippenHeuristic:
             return "play:" + min(winners, key=lambda c: (c[0] == trump, _strength(c)))
         return "play:" + min(cards, key=lambda c: (c[0] == trump, _strength(c)))
 
-    def _lead(self, view, cards, trump):
-        seen = set()
+    def _lead(self, view: View, cards: list[str], trump: str | None) -> str:
+        seen: set[str] = set()
         for _, c in view.get("trick", []):
             seen.add(c)
         last = view.get("last_trick")
@@ -170,7 +174,7 @@ class TippenHeuristic:
             for _, c in last["cards"]:
                 seen.add(c)
         trumps = sorted((c for c in cards if c[0] == trump), key=_strength, reverse=True)
-        if trumps:
+        if trumps and trump is not None:
             top = trumps[0]
             higher = [r for r in RANKS[: RANKS.index(top[1])] if trump + r not in seen
                       and trump + r != view.get("upcard")]

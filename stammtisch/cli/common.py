@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import string
 from pathlib import Path
-from typing import Any
 
 import typer
 from rich.console import Console
@@ -19,7 +18,7 @@ from rich.text import Text
 
 from .. import __version__
 from ..i18n import t
-from ..rules import RuleError, ruleset
+from ..rules import RuleError, Rules, ruleset
 
 app = typer.Typer(
     help=(
@@ -48,7 +47,7 @@ def print_error(error: CliError) -> None:
     err_console.print(Text.assemble(("error:", "red"), " ", str(error)), highlight=False, soft_wrap=True)
 
 
-def _build_rules(ruleset_id: str, players: int | None, options: list[str]) -> Any:
+def _build_rules(ruleset_id: str, players: int | None, options: list[str]) -> Rules:
     overrides = list(options or [])
     if players is not None:
         overrides.append(f"players={players}")

@@ -6,9 +6,8 @@ When a name in the engines moves, only this module changes. Every function degra
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..i18n import t
+from ..rules import Rules
 
 #: Catalogue key prefix of the historic scoring texts per settlement formula (rule-set data).
 _HISTORIC_VALUE_KEYS = {
@@ -17,7 +16,7 @@ _HISTORIC_VALUE_KEYS = {
 }
 
 
-def contract_value_text(rules: Any, contract: str, lang: str) -> str | None:
+def contract_value_text(rules: Rules, contract: str, lang: str) -> str | None:
     """What a contract is worth, in words: ``5 cents from each defender`` (Modern Tapp), or the
     historic scoring rule (``each defender pays the card points over 60``); None if unknown."""
     prefix = _HISTORIC_VALUE_KEYS.get(getattr(rules, "settlement", ""))
@@ -36,6 +35,6 @@ def contract_value_text(rules: Any, contract: str, lang: str) -> str | None:
     return t("value.cents", lang, value=value)
 
 
-def display_suits(rules: Any) -> str:
+def display_suits(rules: Rules) -> str:
     """``french`` or ``german`` suit names (a Tapp option; Tippen is always French-suited)."""
     return "german" if getattr(rules, "suits", "french") == "german" else "french"

@@ -16,11 +16,12 @@ from typing import Any
 import typer
 from rich.text import Text
 
-from ..bots import BOT_NAMES, make_bot
+from ..bots import BOT_NAMES, Bot, make_bot
 from ..games.base import IllegalAction
 from ..i18n import language, t
 from ..i18n.words import action_phrase, card_short, cards_short, choice_text, contract_name, rule_text, suit_name
 from ..record import save, table_to_record
+from ..table import Table
 from .common import (
     CliError,
     _build_rules,
@@ -110,7 +111,7 @@ def play_cmd(
         _save_record(table, record, lang)
 
 
-def _save_record(table: Any, record: Path, lang: str) -> None:
+def _save_record(table: Table, record: Path, lang: str) -> None:
     rec = table_to_record(table)
     if table.in_deal:
         rec["deals"] = rec["deals"][:-1]  # an unfinished deal is not part of the record
@@ -155,14 +156,14 @@ def readable_refusal(error: IllegalAction, names: list[str], seat: int, lang: st
 class Session:
     """One player at the terminal: his seat, the bots, the language."""
 
-    table: Any
+    table: Table
     seat: int
-    bots: dict[int, Any]
+    bots: dict[int, Bot]
     rng: random.Random
     lang: str
     suits: str
     shown: int = 0
-    last_trick: Any = None
+    last_trick: dict[str, Any] | None = None  # the view's last_trick, shown once
     forced_at: set[int] = field(default_factory=set)
 
     @property
@@ -246,6 +247,8 @@ class Session:
     def _print_settlement(self) -> None:
         table, lang = self.table, self.lang
         result = table.deals[-1].result
+        if result is None:
+            raise RuntimeError("the settlement is printed only when the deal is over")
         net = result.net(table.num_players)
         contract = result.summary.get("contract")
         if contract:
@@ -299,11 +302,15 @@ class Session:
             self.say(t(key, lang, count=count, example=example))
         else:
             self.say(t("play.choose_exchange", lang, most=max(choice.sizes), example=example))
+        self.say(self._numbered_cards(hand))
+
+    def _numbered_cards(self, cards: list[str]) -> Text:
+        """Cards on one line, numbered from 1 as the prompt reads them: ``1:♥A  2:♠10``."""
         line = Text("  ")
-        for i, card in enumerate(hand, 1):
+        for i, card in enumerate(cards, 1):
             line.append(f"{i}:", style="cyan")
-            line.append(f"{card_short(card, lang)}  ")
-        self.say(line)
+            line.append(f"{card_short(card, self.lang)}  ")
+        return line
 
     def _show_menu(self, view: dict[str, Any], legal: list[str]) -> None:
         lang, names = self.lang, self.names
@@ -318,11 +325,7 @@ class Session:
         if all(a.startswith("call:") for a in legal):
             # up to 25 cards: a compact grid, chosen by number or name like any menu
             self.say(t("play.rufer_call", lang))
-            line = Text("  ")
-            for i, action in enumerate(legal, 1):
-                line.append(f"{i}:", style="cyan")
-                line.append(f"{card_short(action[5:], lang)}  ")
-            self.say(line)
+            self.say(self._numbered_cards([action[5:] for action in legal]))
             return
         rules = self.table.rules
         for i, action in enumerate(legal, 1):

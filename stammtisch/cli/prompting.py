@@ -87,16 +87,24 @@ def _menu_labels(legal: list[str], lang: str, suits: str) -> dict[str, str]:
     return labels
 
 
+def _quit_or_help(word: str) -> Answer | None:
+    """The words every prompt understands besides its own: quit and help."""
+    if word in QUIT_WORDS:
+        return Answer(quit=True)
+    if word in HELP_WORDS:
+        return Answer(help=True)
+    return None
+
+
 def read_menu_answer(raw: str, legal: list[str], lang: str = "en", suits: str = "french") -> Answer:
     """One answer to a menu of legal actions (numbered from 1)."""
     text = raw.strip()
     word = text.lower()
     if not text:
         return Answer(message=t("play.choose_range", lang, last=len(legal)))
-    if word in QUIT_WORDS:
-        return Answer(quit=True)
-    if word in HELP_WORDS:
-        return Answer(help=True)
+    understood = _quit_or_help(word)
+    if understood is not None:
+        return understood
     if text.isdigit():
         number = int(text)
         if 1 <= number <= len(legal):
@@ -160,10 +168,9 @@ def read_card_set_answer(raw: str, hand: list[str], choice: CardSetChoice, lang:
     """One answer to "choose N of your cards": numbers into the shown hand and/or card names."""
     text = raw.strip()
     word = text.lower()
-    if word in QUIT_WORDS:
-        return Answer(quit=True)
-    if word in HELP_WORDS:
-        return Answer(help=True)
+    understood = _quit_or_help(word)
+    if understood is not None:
+        return understood
     head, sep, rest = text.partition(":")
     if sep and head.lower() == choice.kind:
         text = rest

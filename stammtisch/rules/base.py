@@ -113,7 +113,8 @@ class Preset:
 
 
 class RuleSet(Protocol):
-    """What every rules class offers (``TippenRules``, ``TappRules``)."""
+    """What every rules class offers (``TippenRules``, ``TappRules``): read-only, as the
+    rules classes are frozen dataclasses."""
 
     @property
     def id(self) -> str: ...
@@ -129,6 +130,11 @@ class RuleSet(Protocol):
 
     @property
     def preset(self) -> Preset: ...
+
+    @classmethod
+    def build(cls, ruleset_id: str, values: dict[str, Any]) -> RuleSet:
+        """A validated rule set of this class from every field's value."""
+        ...
 
 
 def parse_override(text: str) -> tuple[str, str]:
@@ -153,8 +159,12 @@ def options_differing(rules: RuleSet) -> dict[str, OptionValue]:
     preset = rules.preset
     values = format_options(rules)
     try:
+<<<<<<< HEAD
         build = type(rules).build  # type: ignore[attr-defined]  # each rules class has one
         baseline = format_options(build(rules.id, {**preset.defaults, "players": values["players"]}))
+=======
+        baseline = format_options(type(rules).build(rules.id, {**preset.defaults, "players": values["players"]}))
+>>>>>>> types
     except RuleError:
         baseline = {k: preset.defaults[k] for k in preset.options}
     baseline["players"] = preset.defaults.get("players")

@@ -13,7 +13,6 @@ A ``TappRules`` holds two kinds of fields:
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -157,8 +156,3 @@ class TappRules:
             raise RuleError("frage_value must be a positive number of cents")
         if self.pot_ante <= 0:
             raise RuleError("pot_ante must be positive")
-
-    def replace(self, **changes: Any) -> TappRules:
-        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "id"}
-        values.update(changes)
-        return TappRules.build(self.id, values)

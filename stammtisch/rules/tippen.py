@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -191,8 +190,3 @@ class TippenRules:
                 f"{' + upcard' if has_upcard else ''}{' + exchanges' if self.exchange else ''}"
                 f" need {need} cards; the {self.pack} pack has {size}"
             )
-
-    def replace(self, **changes: Any) -> TippenRules:
-        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.name != "id"}
-        values.update(changes)
-        return TippenRules.build(self.id, values)

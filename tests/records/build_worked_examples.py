@@ -16,10 +16,10 @@ sys.path.insert(0, str(HERE.parent))
 
 from test_tippen_support import game, make_deck  # noqa: E402
 
+from stammtisch.bots import make_bot  # noqa: E402
 from stammtisch.record import FORMAT, table_to_record  # noqa: E402
 from stammtisch.rules import ruleset  # noqa: E402
 from stammtisch.sim.simulate import play_deal  # noqa: E402
-from stammtisch.bots import make_bot  # noqa: E402
 from stammtisch.table import Table  # noqa: E402
 
 A, B, C, D = range(4)
