@@ -14,14 +14,9 @@ from rich.markup import escape
 from rich.table import Table as RichTable
 
 from ..bots import BOT_NAMES
-<<<<<<< HEAD
 from ..record import RecordError, save
 from ..rules.base import RuleError, parse_override
 from .common import CliError, _build_rules, _check_seat, _signed, app, console, err_console
-=======
-from ..record import save, table_to_record
-from .common import CliError, _build_rules, _check_seat, _signed, app, check_output_folder, console, err_console
->>>>>>> types
 
 # User-facing texts, together until the i18n catalogue takes them; refusals carry a stable code.
 TEXTS = {
@@ -129,15 +124,9 @@ def simulate_cmd(
                                         "this machine). Needs pip install 'stammtisch\\[cluster]'."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as one JSON object."),
 ) -> None:
-<<<<<<< HEAD
     """Simulate many deals between bots and summarise them: per player the mean per deal with a 95%
     confidence interval, tap and bête rates (Tippen) or declarer rates (Tapp) with their
     denominators, the pot where the game has one.
-=======
-    """Simulate many deals between bots and summarise balances, pot, taps and bêtes."""
-    from ..sim import simulate
-    from ..sim.simulate import bots_per_seat
->>>>>>> types
 
     The deals are played in chunks (sessions, see --chunk-deals) spread over all cores, or a Ray
     cluster: the summary is the same for any --workers and --ray. Ctrl-C stops and summarises
@@ -150,8 +139,6 @@ def simulate_cmd(
     _check_players(players, option)
     rules = _build_rules(ruleset_id, players, option)
     _check_seat("--first-dealer", first_dealer, rules.players)
-    if records is not None:
-        check_output_folder("--records", records)
     for b in bots:
         if b not in BOT_NAMES:
             raise refuse("unknown_bot", bot=b, bots=", ".join(BOT_NAMES))
@@ -299,24 +286,5 @@ def merge_cmd(
     if as_json:
         print(json.dumps(data, ensure_ascii=False))
         return
-<<<<<<< HEAD
     print_summary(summary, rules, rules.id, None, None, None)
     console.print(TEXTS["merged"].format(count=count))
-=======
-    t = RichTable(title=f"{ruleset_id}: {deals} deals", title_justify="left")
-    t.add_column("player")
-    t.add_column("bot")
-    t.add_column("balance", justify="right")
-    for name, kind in zip(summary.players, bot_list, strict=True):
-        t.add_row(name, kind, _signed(summary.balances[name]))
-    console.print(t)
-    console.print(f"Pot (with reserve): {summary.pot}")
-    console.print("Outcomes: " + ", ".join(f"{k} {v}" for k, v in sorted(summary.outcomes.items())))
-    if rules.family == "tippen":
-        console.print(f"Taps: {summary.taps}   Bêtes: {summary.betes}")
-    else:
-        console.print("Contracts: " + (", ".join(f"{k} {v}" for k, v in summary.contracts.most_common()) or "none"))
-        console.print(f"Declarer won: {summary.declarer_wins}")
-    if records is not None:
-        console.print(f"Record written to {path}")
->>>>>>> types

@@ -159,12 +159,7 @@ def options_differing(rules: RuleSet) -> dict[str, OptionValue]:
     preset = rules.preset
     values = format_options(rules)
     try:
-<<<<<<< HEAD
-        build = type(rules).build  # type: ignore[attr-defined]  # each rules class has one
-        baseline = format_options(build(rules.id, {**preset.defaults, "players": values["players"]}))
-=======
         baseline = format_options(type(rules).build(rules.id, {**preset.defaults, "players": values["players"]}))
->>>>>>> types
     except RuleError:
         baseline = {k: preset.defaults[k] for k in preset.options}
     baseline["players"] = preset.defaults.get("players")
