@@ -135,7 +135,7 @@ def test_play_in_the_terminal_a_whole_deal_and_its_record(tmp_path):
 
 def test_play_refuses_an_illegal_action_with_its_rule_and_asks_again(tmp_path):
     proc, record = _play(["tapp/modern", "--deals", "1", "--seed", "2"],
-                         ["play:ZZ", "bid:everything"] + ["1"] * 300, tmp_path)
+                         ["play:ZZ", "bid:everything"] + ["1 2 3", "1"] * 150, tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert "Not allowed:" in proc.stdout and "(notation)" in proc.stdout
     assert "Settlement" in proc.stdout

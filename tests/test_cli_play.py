@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import re
 import select
 import signal
@@ -130,7 +131,7 @@ def test_a_frage_discard_of_three_cards_by_number(tmp_path):
 
 
 def test_the_rufer_give_is_explained():
-    proc = cli("play", "tapp/modern", "--deals", "1", "--seed", "1",
+    proc = cli("play", "tapp/modern", "--deals", "1", "--seed", "2",
                answers=["play", "herzrufer", "1", "1"] + ["1"] * 40)
     assert proc.returncode == 0, proc.stderr
     assert "Call a card you do not hold: whoever holds it hands it to you" in proc.stdout
@@ -142,7 +143,7 @@ def test_the_rufer_give_is_explained():
 
 
 def test_german_play_names_cards_contracts_and_actions_in_german():
-    proc = cli("play", "tapp/classic-1879", "--deals", "1", "--seed", "5", "--german", answers=["1"] * 40)
+    proc = cli("play", "tapp/classic-1879", "--deals", "1", "--seed", "1", "--german", answers=["1"] * 40)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
     assert "Deine Karten:" in out and re.search(r"Abrechnung \((Frage|[A-Za-z]+-Solo|Herz-Solo)", out) \
@@ -156,7 +157,7 @@ def test_german_play_names_cards_contracts_and_actions_in_german():
 
 
 def test_a_single_legal_action_is_played_and_said_without_a_question():
-    proc = cli("play", "tapp/classic-1879", "--deals", "1", "--seed", "5", answers=["1"] * 40)
+    proc = cli("play", "tapp/classic-1879", "--deals", "1", "--seed", "1", answers=["1"] * 40)
     assert proc.returncode == 0, proc.stderr
     assert re.search(r"You play \w+ of \w+ \(the only legal choice\)\.", proc.stdout)
     # the question is asked only when there is a choice: every menu before a prompt has 2+ entries
@@ -168,13 +169,35 @@ def test_a_single_legal_action_is_played_and_said_without_a_question():
 
 
 def test_refusals_say_you_not_seat_0():
-    # seed 5: our first choice is pass; at trick 1 play:C9 does not follow the led suit
-    proc = cli("play", "tapp/classic-1879", "--deals", "1", "--seed", "5", answers=["1", "play:C9"] + ["1"] * 40)
-    assert proc.returncode == 0, proc.stderr
-    assert "Not allowed:" in proc.stdout
-    assert "seat 0" not in proc.stdout
-    assert "follow suit (Farbzwang)" in proc.stdout and "although you can" in proc.stdout
+    # a real follow-suit refusal of the engine, shown to the seat that made it
+    from stammtisch.cli.play_cmd import readable_refusal
+    from stammtisch.games import IllegalAction, TableState, new_game
+    from stammtisch.rules import ruleset
 
+    game = new_game(ruleset("tapp/modern"))
+    rng = random.Random(3)
+    for _ in range(200):
+        deck = list(range(game.pack.size))
+        rng.shuffle(deck)
+        state = game.new_deal(TableState(dealer=2), deck)
+        while not state.is_terminal() and state.view(None)["phase"] != "play":
+            state.apply(state.legal_actions()[-1] if state.view(None)["phase"] == "declare" else
+                        rng.choice(state.legal_actions()))
+        while not state.is_terminal():
+            seat = state.current_player()
+            view = state.view(seat)
+            off_suit = [c for c in view["hand"] if view["trick"] and f"play:{c}" not in view["legal_actions"]
+                        and any(a[5] == view["trick"][0][1][0] for a in view["legal_actions"])]
+            if off_suit:
+                with pytest.raises(IllegalAction) as err:
+                    state.apply(state.string_to_action(f"play:{off_suit[0]}"))
+                names = ["You", "Anna", "Ben"]
+                text = readable_refusal(err.value, names, seat, "en")
+                assert "seat" not in text and "although you can" in text, text
+                assert "follow suit (Farbzwang)" in text
+                return
+            state.apply(rng.choice(state.legal_actions()))
+    raise AssertionError("no follow-suit refusal found")
 
 def test_next_deal_asks_again_on_an_unknown_answer(tmp_path):
     record = tmp_path / "g.json"
