@@ -63,8 +63,10 @@ class WsClient:
     def view(self):
         return self.state["view"]
 
-    def send_action(self, action: str, seq=None) -> None:
-        msg = {"type": "action", "action": action}
+    def send_action(self, action: str, seq=None, event=None) -> None:
+        """An action answering ``event`` (default: the latest state this client saw)."""
+        msg = {"type": "action", "action": action,
+               "event": self.state["event"] if event is None else event}
         if seq is not None:
             msg["seq"] = seq
         self.ws.send_json(msg)
