@@ -262,8 +262,9 @@ function connect() {
     const m = JSON.parse(ev.data);
     if (m.type === "hello") { game.seat = m.seat; game.role = m.role; }
     else if (m.type === "state") {
-      if (m.event !== game.lastEvent) game.selected.clear();
-      game.lastEvent = m.event; game.msg = m; document.body.dataset.event = String(m.event); game.info = m.table; game.error = "";
+      // a refusal (e.g. "stale": the click answered an older state) stays shown until the state moves on
+      if (m.event !== game.lastEvent) { game.selected.clear(); game.error = ""; }
+      game.lastEvent = m.event; game.msg = m; document.body.dataset.event = String(m.event); game.info = m.table;
       render();
     } else if (m.type === "presence") { if (game.info) { game.info.seats = m.seats; render(); } }
     else if (m.type === "error") {
@@ -287,7 +288,8 @@ function send(obj) {
   game.error = t("notConnected");
   render();
 }
-function act(a) { game.error = ""; send({ type: "action", action: a }); }
+// every action names the state it answers: a double click or a second tab cannot act on a newer one
+function act(a) { game.error = ""; send({ type: "action", action: a, event: game.lastEvent }); }
 
 function name(seat) { return game.info ? game.info.players[seat] : String(seat); }
 
@@ -330,7 +332,7 @@ function render() {
   $("lobby-wait").hidden = info.started;
   $("start-ws").hidden = game.seat === null;
   $("start-ws").onclick = () => send({ type: "start" });
-  $("record-link").href = `/api/tables/${info.id}/record`;
+  $("record-link").href = `/api/tables/${info.id}/record?token=${encodeURIComponent(game.token)}`;
 
   // players
   $("players").replaceChildren(...info.players.map((p, i) => {
