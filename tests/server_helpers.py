@@ -112,11 +112,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve(db: str, port: int, bot_delay: float = 0) -> subprocess.Popen:
-    """The real server in its own process (``stammtisch serve``'s ``run``), up and answering."""
+def serve(db: str, port: int, bot_delay: float = 0, limits: dict | None = None) -> subprocess.Popen:
+    """The real server in its own process (``stammtisch serve``'s ``run``), up and answering.
+    ``limits``: ``ServerLimits`` fields to change."""
     code = ("import sys; from stammtisch.server.app import run; "
+            "from stammtisch.server.limits import ServerLimits; "
             f"run(port={port}, database_url={db!r}, bot_delay={bot_delay}, deal_pause=1000, "
-            "log_level='warning')")
+            f"log_level='warning', limits=ServerLimits(**{limits or {}!r}))")
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=os.getcwd())
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:
