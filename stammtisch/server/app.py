@@ -76,7 +76,7 @@ Server → client:
   {"type": "presence", "seats": [{"name", "bot", "connected"}]}  when seats come or go
                                  (changes within ServerLimits.presence_delay are sent once)
   {"type": "error", "rule": "…", "message": "…", "seq": …}   the state is unchanged
-  {"type": "pong"}
+  {"type": "pong", "seq": …}   seq only when the ping had one
 """
 
 STATIC = Path(__file__).parent / "static"
@@ -607,7 +607,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             seq = None
         try:
             if kind == "ping":
-                conn.send('{"type":"pong"}')
+                conn.send('{"type":"pong"}' if seq is None else dumps({"type": "pong", "seq": seq}))
                 return
             if kind not in ("action", "next", "start"):
                 raise IllegalAction("protocol", f"unknown message type {kind[:40]!r}")
