@@ -368,8 +368,9 @@ class Soak:
         con.close()
         # an event a client saw must be in the database; the server's own count (read before it
         # stopped: bots may act after that) may not exceed what the database holds either
-        lost = sum(max(0, self.seen.get(t["id"], 0) - stored[t["id"]]) for t in tables)
-        lost += sum(max(0, final[t["id"]] - stored[t["id"]]) for t in tables)
+        lost_seen = sum(max(0, self.seen.get(t["id"], 0) - stored[t["id"]]) for t in tables)
+        lost_memory = sum(max(0, final[t["id"]] - stored[t["id"]]) for t in tables)
+        lost = lost_seen + lost_memory
 
         def outside(windows: list[tuple[float, float]]) -> list[float]:
             return [lat for sent, lat in self.latencies
@@ -400,6 +401,8 @@ class Soak:
             "events_committed": sum(stored[t["id"]] for t in tables),
             "tables_in_database": tables_in_db,
             "lost_events": lost,
+            "lost_events_seen_by_clients": lost_seen,
+            "lost_events_in_server_memory": lost_memory,
             "latencies": len(self.latencies),
             "p50_ms_outside_kill_windows": pct(no_kill, 0.50),
             "p99_ms_outside_kill_windows": pct(no_kill, 0.99),
