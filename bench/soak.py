@@ -236,7 +236,7 @@ class Soak:
                 async with websockets.connect(url, ping_interval=None, open_timeout=10,
                                               max_size=2 ** 22) as ws:
                     retry = 0
-                    latest: dict | None = None
+                    box: dict[str, dict | None] = {"latest": None}  # the newest state of this socket
                     pending: tuple[int, float] | None = None
                     act_task: asyncio.Task | None = None
 
@@ -244,7 +244,7 @@ class Soak:
                         nonlocal pending
                         await asyncio.sleep(delay)
                         view = state["view"]
-                        if self.stopping or latest is not state or not view or view["terminal"] \
+                        if self.stopping or box["latest"] is not state or not view or view["terminal"] \
                                 or view["current_player"] != seat or not view["legal_actions"]:
                             return
                         action = rng.choice(view["legal_actions"])
@@ -264,7 +264,7 @@ class Soak:
                             if pending is not None and ev > pending[0]:
                                 self.latencies.append((pending[1], time.monotonic() - pending[1]))
                                 pending = None
-                            latest = m
+                            box["latest"] = m
                             if seat is not None:
                                 if act_task is not None:
                                     act_task.cancel()
@@ -273,11 +273,12 @@ class Soak:
                         elif m["type"] == "error":
                             self.refusals[f"ws_{m.get('rule')}"] += 1
                             pending = None
+                            latest = box["latest"]
                             if seat is not None and latest is not None:  # try again a bit later
                                 if act_task is not None:
                                     act_task.cancel()
                                 act_task = asyncio.create_task(act(latest, 0.3))
-            except (OSError, websockets.WebSocketException, asyncio.TimeoutError):
+            except (TimeoutError, OSError, websockets.WebSocketException):
                 pass
             if not self.stopping:
                 await asyncio.sleep(min(5.0, 0.2 * 2 ** retry) * rng.uniform(0.5, 1.0))
@@ -390,7 +391,7 @@ class Soak:
         if len(mem) > 2:
             mt, mm = sum(times) / len(times), sum(mem) / len(mem)
             var = sum((t - mt) ** 2 for t in times)
-            slope = round(sum((t - mt) * (m - mm) for t, m in zip(times, mem)) / var * 60, 2) if var else None
+            slope = round(sum((t - mt) * (m - mm) for t, m in zip(times, mem, strict=True)) / var * 60, 2) if var else None
         return {
             "seconds": self.args.seconds,
             "tables": self.args.tables,

@@ -20,11 +20,10 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
+from server_helpers import WsClient, create_table
 
 from stammtisch.server.app import create_app
 from stammtisch.server.limits import ServerLimits
-
-from server_helpers import WsClient, create_table
 
 EXAMPLES = 60  # per operation; CI runs all of them in well under a minute
 

@@ -11,12 +11,11 @@ from dataclasses import replace
 
 import pytest
 from fastapi.testclient import TestClient
+from server_helpers import WsClient, create_table, play_until_terminal, sync
 
 from stammtisch.server.app import create_app
 from stammtisch.server.limits import ServerLimits
 from stammtisch.table import Table
-
-from server_helpers import WsClient, create_table, play_until_terminal, sync
 
 BOTS3 = [{"name": "a", "bot": "random"}, {"name": "b", "bot": "random"}, {"name": "c", "bot": "random"}]
 

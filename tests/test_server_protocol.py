@@ -7,12 +7,11 @@ import random
 
 import pytest
 from fastapi.testclient import TestClient
+from server_helpers import WsClient, create_table, play_until_terminal, sync
 
 from stammtisch.cards import PACKS
 from stammtisch.record import replay
 from stammtisch.server.app import MAX_MESSAGE, create_app
-
-from server_helpers import WsClient, create_table, play_until_terminal, sync
 
 
 @pytest.fixture()

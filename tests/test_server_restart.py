@@ -10,10 +10,11 @@ import urllib.request
 
 import pytest
 from fastapi.testclient import TestClient
+from server_helpers import WsClient, create_table, sync
+from server_helpers import free_port as _free_port
+from server_helpers import serve as _serve
 
 from stammtisch.server.app import create_app
-
-from server_helpers import WsClient, create_table, free_port as _free_port, serve as _serve, sync
 
 
 def views_of(http, t, seats_tokens):

@@ -8,7 +8,6 @@ import socket
 import urllib.request
 
 import pytest
-
 from server_helpers import free_port, serve
 
 

@@ -36,7 +36,7 @@ import gc
 import json
 import logging
 import re
-import time
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -55,8 +55,13 @@ from ..rules import PRESETS, RuleError, rules_class
 from ..rules import ruleset as build_ruleset
 from ..table import Table
 from .guard import Guard
-from .limits import MAX_DEALS_LIMIT, OPTION_MAXIMA, OPTION_TEXT_MAX, ServerLimits, check_option_bounds, \
-    check_rules_bounds
+from .limits import (
+    MAX_DEALS_LIMIT,
+    OPTION_MAXIMA,
+    ServerLimits,
+    check_option_bounds,
+    check_rules_bounds,
+)
 from .names import NameError_, clean_name, look_alike_pair
 from .storage import Storage, StoredTable, default_database_url, token_digest
 from .tables import Bucket, Conn, LiveTable, TableManager, dumps
@@ -180,7 +185,7 @@ def available_bots(family: str) -> list[str]:
     return out
 
 
-def rulesets_payload() -> list[dict]:
+def rulesets_payload() -> list[dict[str, Any]]:
     out = []
     bots = {f: available_bots(f) for f in ("tippen", "tapp")}
     for rid, preset in PRESETS.items():
@@ -202,7 +207,7 @@ def rulesets_payload() -> list[dict]:
     return out
 
 
-def public_record(table: Table) -> dict:
+def public_record(table: Table) -> dict[str, Any]:
     """The full record of the finished deals: an unfinished last deal (its deck!) is dropped."""
     rec = table_to_record(table)
     if table.in_deal:
@@ -216,7 +221,7 @@ REDACTED_NOTE = ("Each deal as this token saw it when the deal ended (its termin
                  "token once the table is closed.")
 
 
-def redacted_record(st: StoredTable, rules_options: dict, seat: int | None) -> dict:
+def redacted_record(st: StoredTable, rules_options: dict[str, Any], seat: int | None) -> dict[str, Any]:
     """The finished deals as ``seat`` (None: a spectator) saw them: terminal views only."""
     rules = build_ruleset(st.ruleset, rules_options)
     table = Table(rules, [s.name for s in st.seats], st.first_dealer or 0)
@@ -258,9 +263,9 @@ def json_depth_exceeds(value: Any, limit: int) -> bool:
     while stack:
         item, depth = stack.pop()
         if isinstance(item, dict):
-            items = item.values()
+            items = list(item.values())
         elif isinstance(item, list):
-            items = item
+            items = list(item)
         else:
             continue
         if depth > limit:
@@ -301,7 +306,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     creations = AddressBuckets(limits.creations_per_minute, limits.creation_burst)
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI):
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         manager.resume()
         sweeper = asyncio.get_running_loop().create_task(manager.sweeper())
         try:
@@ -320,15 +325,15 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     app.add_middleware(Guard, max_body=limits.max_body)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation(request: Request, exc: RequestValidationError):
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
         return _error(422, _describe_validation(exc), "invalid")
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(request: Request, exc: StarletteHTTPException):
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         return _error(exc.status_code, str(exc.detail), "size" if exc.status_code == 413 else None)
 
     @app.exception_handler(Exception)
-    async def _internal(request: Request, exc: Exception):
+    async def _internal(request: Request, exc: Exception) -> JSONResponse:
         log.exception("internal error on %s", request.url.path)
         return _error(500, "internal server error", "server")
 
@@ -346,11 +351,11 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     # --- REST -------------------------------------------------------------------------
 
     @app.get("/api/rulesets")
-    def get_rulesets() -> list[dict]:
+    def get_rulesets() -> list[dict[str, Any]]:
         return rulesets_payload()
 
     @app.post("/api/tables", status_code=201)
-    async def post_table(body: TableIn, request: Request):
+    async def post_table(body: TableIn, request: Request) -> Any:
         address = request.client.host if request.client else ""
         if body.ruleset not in PRESETS:
             return _error(400, f"unknown rule set {body.ruleset!r}; rule sets are "
@@ -390,7 +395,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
                                        [(s.name, s.bot) for s in body.seats], body.max_deals)
         tid = created["id"]
         seats = []
-        for i, (s, tok) in enumerate(zip(body.seats, created["seat_tokens"])):
+        for i, (s, tok) in enumerate(zip(body.seats, created["seat_tokens"], strict=True)):
             entry: dict[str, Any] = {"seat": i, "name": s.name, "bot": s.bot}
             if tok:
                 entry["token"] = tok
@@ -407,7 +412,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         }
 
     @app.post("/api/tables/{table_id}/start")
-    async def start_table(table_id: str, body: TokenIn):
+    async def start_table(table_id: str, body: TokenIn) -> JSONResponse:
         live = _table(table_id)
         who = live.auth(body.token)
         if who is None or who[0] == "spectator":
@@ -419,7 +424,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         return await live_info(live)
 
     @app.post("/api/tables/{table_id}/close")
-    async def close_table(table_id: str, body: TokenIn):
+    async def close_table(table_id: str, body: TokenIn) -> JSONResponse:
         live = _table(table_id)
         who = live.auth(body.token)
         if who is None or who[0] != "admin":
@@ -431,7 +436,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         return await live_info(live)
 
     @app.post("/api/tables/{table_id}/reissue")
-    async def reissue_link(table_id: str, body: ReissueIn):
+    async def reissue_link(table_id: str, body: ReissueIn) -> Any:
         live = _table(table_id)
         who = live.auth(body.token)
         if who is None or who[0] != "admin":
@@ -445,7 +450,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         return {"seat": body.seat, "token": token, "link": f"/t/{table_id}#{token}"}
 
     @app.get("/api/tables/{table_id}")
-    async def get_table(table_id: str):
+    async def get_table(table_id: str) -> JSONResponse:
         live = manager.get(table_id)
         if live is None:
             return await archived_or_404(table_id)
@@ -464,7 +469,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         return JSONResponse(json.loads(text))
 
     @app.get("/api/tables/{table_id}/record")
-    async def get_record(table_id: str, request: Request, token: str = ""):
+    async def get_record(table_id: str, request: Request, token: str = "") -> JSONResponse:
         token = token or request.headers.get("authorization", "").removeprefix("Bearer ").strip()
         if len(table_id) > 32:
             return _error(404, f"no table {table_id!r}", "unknown table")
@@ -504,7 +509,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     # --- WebSocket --------------------------------------------------------------------
 
     @app.websocket("/ws/{table_id}")
-    async def ws_endpoint(ws: WebSocket, table_id: str):
+    async def ws_endpoint(ws: WebSocket, table_id: str) -> None:
         await ws.accept()
         token = ws.query_params.get("token", "")
         address = ws.client.host if ws.client else ""
@@ -532,7 +537,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         role, seat = who
         close_code = [1000]
 
-        async def close():
+        async def close() -> None:
             await ws.close(close_code[0])
 
         conn = Conn(seat if role == "seat" else None, ws.send_text, close,
@@ -578,7 +583,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             conn.stop()
             await sender
 
-    def parse_message(text: str) -> tuple[dict | None, str, str]:
+    def parse_message(text: str) -> tuple[dict[str, Any] | None, str, str]:
         """The message, or None with the refusal's rule and message."""
         try:
             msg = json.loads(text)
@@ -639,11 +644,11 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     # --- the web client ---------------------------------------------------------------
 
     @app.get("/", include_in_schema=False)
-    def index():
+    def index() -> FileResponse:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
     @app.get("/t/{table_id}", include_in_schema=False)
-    def table_page(table_id: str):
+    def table_page(table_id: str) -> FileResponse:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")

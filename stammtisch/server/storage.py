@@ -18,8 +18,10 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 from sqlalchemy import (
     Boolean,
@@ -34,6 +36,7 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy import Table as SqlTable
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.pool import StaticPool
@@ -125,6 +128,11 @@ class TableStateRow(Base):
     archived_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
 
 
+def _table(model: type[Base]) -> SqlTable:
+    """A model's Core table (typed: SQLAlchemy declares ``__table__`` as a FromClause)."""
+    return cast(SqlTable, model.__table__)
+
+
 @dataclass
 class StoredSeat:
     seat: int
@@ -137,7 +145,7 @@ class StoredSeat:
 class StoredTable:
     id: str
     ruleset: str
-    options: dict
+    options: dict[str, Any]
     first_dealer: int | None
     started: bool
     admin_digest: str
@@ -152,8 +160,8 @@ class StoredTable:
     archived_reason: str | None = None
 
 
-def _sqlite_pragmas(busy_ms: int):
-    def on_connect(dbapi_conn, _record) -> None:
+def _sqlite_pragmas(busy_ms: int) -> Callable[[Any, Any], None]:
+    def on_connect(dbapi_conn: Any, _record: Any) -> None:
         cur = dbapi_conn.cursor()
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=NORMAL")
@@ -170,7 +178,7 @@ class Storage:
     def __init__(self, url: str, busy_ms: int = 5000):
         url = normalise_url(url)
         self.url = url
-        kwargs: dict = {}
+        kwargs: dict[str, Any] = {}
         self.is_sqlite = url.startswith("sqlite")
         if self.is_sqlite:
             kwargs["connect_args"] = {"check_same_thread": False}
@@ -181,8 +189,8 @@ class Storage:
             event.listen(self.engine, "connect", _sqlite_pragmas(busy_ms))
         Base.metadata.create_all(self.engine)
         # statements built once: SQLAlchemy then reuses their compiled form (the hot path)
-        self._insert_action = insert(ActionRow.__table__)
-        self._insert_deal = insert(DealRow.__table__)
+        self._insert_action = insert(_table(ActionRow))
+        self._insert_deal = insert(_table(DealRow))
 
     def close(self) -> None:
         self._close_writer()
@@ -190,17 +198,17 @@ class Storage:
 
     # --- writes (each one transaction, committed on return) ---------------------------
 
-    def create_table(self, table_id: str, ruleset: str, options: dict, seats: list[StoredSeat],
+    def create_table(self, table_id: str, ruleset: str, options: dict[str, Any], seats: list[StoredSeat],
                      admin_digest: str, spectator_digest: str, max_deals: int | None = None) -> None:
         with self.engine.begin() as conn:
-            conn.execute(insert(TableRow.__table__).values(
+            conn.execute(insert(_table(TableRow)).values(
                 id=table_id, ruleset=ruleset, options=json.dumps(options), first_dealer=None,
                 started=False, admin_digest=admin_digest, spectator_digest=spectator_digest,
                 created=time.time(),
             ))
-            conn.execute(insert(TableStateRow.__table__).values(table_id=table_id,
+            conn.execute(insert(_table(TableStateRow)).values(table_id=table_id,
                                                                 max_deals=max_deals))
-            conn.execute(insert(SeatRow.__table__), [
+            conn.execute(insert(_table(SeatRow)), [
                 dict(table_id=table_id, seat=s.seat, name=s.name, bot=s.bot,
                      token_digest=s.token_digest) for s in seats
             ])
@@ -216,7 +224,7 @@ class Storage:
                       "created": time.time()}
             try:
                 with self.engine.begin() as conn:
-                    conn.execute(update(TableRow.__table__).where(TableRow.id == table_id)
+                    conn.execute(update(_table(TableRow)).where(TableRow.id == table_id)
                                  .values(started=True, first_dealer=first_dealer))
                     conn.execute(self._insert_deal, params)
             except Exception:
@@ -235,12 +243,12 @@ class Storage:
         self._write("action", {"table_id": table_id, "deal": deal, "idx": idx, "seat": seat,
                                "action": action, "created": time.time()})
 
-    def _set_state(self, table_id: str, **values) -> None:
+    def _set_state(self, table_id: str, **values: Any) -> None:
         with self.engine.begin() as conn:
-            done = conn.execute(update(TableStateRow.__table__)
+            done = conn.execute(update(_table(TableStateRow))
                                 .where(TableStateRow.table_id == table_id).values(**values))
             if done.rowcount == 0:  # a table made before st_table_state existed
-                conn.execute(insert(TableStateRow.__table__).values(table_id=table_id, **values))
+                conn.execute(insert(_table(TableStateRow)).values(table_id=table_id, **values))
 
     def mark_joined(self, table_id: str) -> None:
         self._set_state(table_id, joined_at=time.time())
@@ -254,18 +262,18 @@ class Storage:
 
     def set_seat_digest(self, table_id: str, seat: int, digest: str) -> None:
         with self.engine.begin() as conn:
-            conn.execute(update(SeatRow.__table__).where(SeatRow.table_id == table_id,
+            conn.execute(update(_table(SeatRow)).where(SeatRow.table_id == table_id,
                                                          SeatRow.seat == seat)
                          .values(token_digest=digest))
 
     def set_spectator_digest(self, table_id: str, digest: str) -> None:
         with self.engine.begin() as conn:
-            conn.execute(update(TableRow.__table__).where(TableRow.id == table_id)
+            conn.execute(update(_table(TableRow)).where(TableRow.id == table_id)
                          .values(spectator_digest=digest))
 
-    _writer = None
+    _writer: Any = None  # a DB-API connection of the pool, kept for the hot path
 
-    def _write(self, kind: str, params: dict) -> None:
+    def _write(self, kind: str, params: dict[str, Any]) -> None:
         """One precompiled INSERT (``kind``: "action" or "deal") committed on return."""
         if self._writer is None:
             self._open_writer()
@@ -288,7 +296,7 @@ class Storage:
                 return
             raise
 
-    def _already_written(self, kind: str, params: dict) -> bool:
+    def _already_written(self, kind: str, params: dict[str, Any]) -> bool:
         """Whether the row of an INSERT is in the database with the same content (a retried
         commit whose first attempt succeeded but reported an error must not be refused)."""
         try:
@@ -299,10 +307,10 @@ class Storage:
                         ActionRow.idx == params["idx"])).first()
                     return row is not None and (row.seat, row.action) == (params["seat"],
                                                                           params["action"])
-                row = conn.execute(select(DealRow.deck).where(
+                deal = conn.execute(select(DealRow.deck).where(
                     DealRow.table_id == params["table_id"],
                     DealRow.number == params["number"])).first()
-                return row is not None and row.deck == params["deck"]
+                return deal is not None and deal.deck == params["deck"]
         except Exception:
             return False
 
@@ -338,27 +346,27 @@ class Storage:
 
     def load_table(self, table_id: str) -> StoredTable | None:
         with self.engine.connect() as conn:
-            row = conn.execute(select(TableRow.__table__).where(TableRow.id == table_id)).first()
+            row = conn.execute(select(_table(TableRow)).where(TableRow.id == table_id)).first()
             if row is None:
                 return None
             seats = [
                 StoredSeat(r.seat, r.name, r.bot, r.token_digest)
-                for r in conn.execute(select(SeatRow.__table__)
+                for r in conn.execute(select(_table(SeatRow))
                                       .where(SeatRow.table_id == table_id).order_by(SeatRow.seat))
             ]
             decks = {
                 r.number: json.loads(r.deck)
-                for r in conn.execute(select(DealRow.__table__).where(DealRow.table_id == table_id))
+                for r in conn.execute(select(_table(DealRow)).where(DealRow.table_id == table_id))
             }
             last_event_at = max([row.created] + [
                 r.created for r in conn.execute(select(DealRow.created)
                                                 .where(DealRow.table_id == table_id))])
             actions: dict[int, list[tuple[int | None, str]]] = {n: [] for n in decks}
-            for r in conn.execute(select(ActionRow.__table__).where(ActionRow.table_id == table_id)
+            for r in conn.execute(select(_table(ActionRow)).where(ActionRow.table_id == table_id)
                                   .order_by(ActionRow.deal, ActionRow.idx)):
                 actions.setdefault(r.deal, []).append((r.seat, r.action))
                 last_event_at = max(last_event_at, r.created)
-            state = conn.execute(select(TableStateRow.__table__)
+            state = conn.execute(select(_table(TableStateRow))
                                  .where(TableStateRow.table_id == table_id)).first()
         numbers = sorted(decks)
         if numbers != list(range(len(numbers))):

@@ -172,7 +172,7 @@ History = list[tuple[list[str], list[tuple[int | None, str]]]]
 
 
 class LiveTable:
-    def __init__(self, manager: TableManager, table_id: str, ruleset_id: str, options: dict,
+    def __init__(self, manager: TableManager, table_id: str, ruleset_id: str, options: dict[str, Any],
                  seats: list[Seat], admin_digest: str, spectator_digest: str,
                  max_deals: int | None = None):
         self.manager = manager
@@ -193,9 +193,9 @@ class LiveTable:
         self.conns: list[Conn] = []
         self.events = 0  # deal starts + actions so far: the number of the latest state
         self.committed: History = []  # every committed deck and action: the undo source
-        self.score: list[dict] = []
+        self.score: list[dict[str, Any]] = []
         self.bots = {i: make_bot(s.bot, self.rules.family) for i, s in enumerate(seats) if s.bot}
-        self.pending: asyncio.TimerHandle | asyncio.Task | None = None
+        self.pending: asyncio.TimerHandle | asyncio.Task[None] | None = None
         self.next_deal_at: float | None = None
         self.waiting = False  # bots wait for a person to connect
         now = time.time()
@@ -207,9 +207,9 @@ class LiveTable:
         self._presence_sent: list[bool] | None = None
         self._presence_handle: asyncio.TimerHandle | None = None
         self._info_cache: tuple[int, int, str] | None = None
-        self._view_cache: tuple[int, dict] | None = None  # (event, seat → view JSON)
+        self._view_cache: tuple[int, dict[int | None, str]] | None = None  # (event, seat → view JSON)
         self._dealer_cache: tuple[int, int] | None = None  # (event, dealer of its views)
-        self._msg_cache: tuple[int, dict] | None = None
+        self._msg_cache: tuple[int, dict[tuple[int | None, int], str]] | None = None
         self._presence_version = 0
 
     @property
@@ -225,7 +225,7 @@ class LiveTable:
         if not isinstance(token, str) or not token or len(token) > 200:
             return None
         d = token_digest(token)
-        found = None
+        found: tuple[str, int | None] | None = None
         for i, s in enumerate(self.seats):
             if s.digest is not None and hmac.compare_digest(d, s.digest):
                 found = ("seat", i)
@@ -311,6 +311,7 @@ class LiveTable:
         while len(self.score) < len(t.deals) and t.deals[len(self.score)].result is not None:
             k = len(self.score)
             r = t.deals[k].result
+            assert r is not None
             net = r.net(t.num_players)
             entry = {"deal": k + 1, "dealer": r.dealer, "net": [net[p] for p in range(t.num_players)],
                      "outcome": r.summary.get("outcome")}
@@ -320,7 +321,7 @@ class LiveTable:
                 entry["contract"] = r.summary.get("contract")
             self.score.append(entry)
 
-    def info(self) -> dict:
+    def info(self) -> dict[str, Any]:
         t = self.table
         return {
             "id": self.id,
@@ -332,7 +333,7 @@ class LiveTable:
             "options": self.options,
             "players": list(t.players),
             "seats": [{"name": s.name, "bot": s.bot, "connected": c}
-                      for s, c in zip(self.seats, self.connected())],
+                      for s, c in zip(self.seats, self.connected(), strict=True)],
             "started": self.started,
             "in_deal": t.in_deal,
             "deal_number": len(t.deals),
@@ -364,7 +365,7 @@ class LiveTable:
             self._info_cache = (*key, dumps(self.info()))
         return self._info_cache[2]
 
-    def view(self, seat: int | None) -> dict | None:
+    def view(self, seat: int | None) -> dict[str, Any] | None:
         state = self.table.state
         if state is None:
             return None
@@ -392,8 +393,7 @@ class LiveTable:
         key = (seat, self._presence_version)
         if key not in msgs:
             view_json = self.view_json(seat)
-            msgs[key] = ('{"type":"state","event":%d,"view":%s,"table":%s}'
-                         % (self.events, view_json, self.info_json()))
+            msgs[key] = f'{{"type":"state","event":{self.events},"view":{view_json},"table":{self.info_json()}}}'
         return msgs[key]
 
     def broadcast_state(self) -> None:
@@ -664,7 +664,7 @@ class TableManager:
         self.tables: dict[str, LiveTable] = {}
         # one writer thread: SQLite has one writer anyway, and the writer connection is its own
         self.db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stammtisch-db")
-        self._background: set[asyncio.Task] = set()
+        self._background: set[asyncio.Task[None]] = set()
         self.ws_per_address: dict[str, int] = {}
         self.refusals: dict[str, int] = {}
 
@@ -730,8 +730,8 @@ class TableManager:
     def get(self, table_id: str) -> LiveTable | None:
         return self.tables.get(table_id)
 
-    async def create(self, ruleset_id: str, options: dict, seats: list[tuple[str, str | None]],
-                     max_deals: int | None = None) -> dict:
+    async def create(self, ruleset_id: str, options: dict[str, Any], seats: list[tuple[str, str | None]],
+                     max_deals: int | None = None) -> dict[str, Any]:
         """Create a table; returns the tokens (shown once: only digests are stored)."""
         table_id = new_table_id()
         while table_id in self.tables:
@@ -739,7 +739,7 @@ class TableManager:
         admin, spectator = new_token(), new_token()
         tokens = [None if bot else new_token() for _, bot in seats]
         live_seats = [Seat(name, bot, token_digest(tok) if tok else None)
-                      for (name, bot), tok in zip(seats, tokens)]
+                      for (name, bot), tok in zip(seats, tokens, strict=True)]
         if max_deals is None and all(bot for _, bot in seats):
             max_deals = self.limits.bot_table_max_deals
         live = LiveTable(self, table_id, ruleset_id, options, live_seats,

@@ -17,6 +17,7 @@ docs/deployment.md.
 from __future__ import annotations
 
 import asyncio
+import json
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -29,7 +30,7 @@ _REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json
 
 
 def _refusal(message: str) -> bytes:
-    body = ('{"error":"%s","rule":"connections"}' % message).encode()
+    body = json.dumps({"error": message, "rule": "connections"}, separators=(",", ":")).encode()
     return _REFUSAL % (len(body), body)
 
 
