@@ -240,7 +240,7 @@ class Soak:
                     pending: tuple[int, float] | None = None
                     act_task: asyncio.Task | None = None
 
-                    async def act(state: dict, delay: float) -> None:
+                    async def act(state: dict, delay: float, box: dict = box) -> None:
                         nonlocal pending
                         await asyncio.sleep(delay)
                         view = state["view"]
@@ -391,7 +391,8 @@ class Soak:
         if len(mem) > 2:
             mt, mm = sum(times) / len(times), sum(mem) / len(mem)
             var = sum((t - mt) ** 2 for t in times)
-            slope = round(sum((t - mt) * (m - mm) for t, m in zip(times, mem, strict=True)) / var * 60, 2) if var else None
+            covariance = sum((t - mt) * (m - mm) for t, m in zip(times, mem, strict=True))
+            slope = round(covariance / var * 60, 2) if var else None
         return {
             "seconds": self.args.seconds,
             "tables": self.args.tables,
