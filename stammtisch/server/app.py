@@ -85,6 +85,7 @@ Server → client:
 """
 
 STATIC = Path(__file__).parent / "static"
+TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")  # what tables.new_table_id makes (12 characters)
 log = logging.getLogger("stammtisch.server")
 MAX_MESSAGE = ServerLimits().max_message
 
@@ -457,7 +458,8 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         return await live_info(live)
 
     async def archived_or_404(table_id: str) -> JSONResponse:
-        st = await manager.commit(storage.load_table, table_id) if len(table_id) <= 32 else None
+        # only an id the server could have made is looked up (no database read for junk ids)
+        st = await manager.commit(storage.load_table, table_id) if TABLE_ID.fullmatch(table_id) else None
         if st is None:
             return _error(404, f"no table {table_id!r}", "unknown table")
         return _error(410, MESSAGES["archived"].format(id=table_id, reason=st.archived_reason),
@@ -471,7 +473,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     @app.get("/api/tables/{table_id}/record")
     async def get_record(table_id: str, request: Request, token: str = "") -> JSONResponse:
         token = token or request.headers.get("authorization", "").removeprefix("Bearer ").strip()
-        if len(table_id) > 32:
+        if not TABLE_ID.fullmatch(table_id):
             return _error(404, f"no table {table_id!r}", "unknown table")
         live = manager.get(table_id)
         if live is not None:
