@@ -306,7 +306,7 @@ def test_a_failed_commit_is_refused_and_nothing_is_broadcast(http, monkeypatch):
         def broken(*a, **k):
             raise OSError("disk full")
 
-        monkeypatch.setattr(storage, "append_action", broken)
+        monkeypatch.setattr(storage, "write_batch", broken)  # the group commit of events
         me.send_action(me.view["legal_actions"][0])
         assert me.next_error()["rule"] == "storage"
         monkeypatch.undo()

@@ -133,6 +133,9 @@ def _table(model: type[Base]) -> SqlTable:
     return cast(SqlTable, model.__table__)
 
 
+Write = tuple[str, dict[str, Any]]  # ("action" | "deal", the row's columns)
+
+
 @dataclass
 class StoredSeat:
     seat: int
@@ -294,6 +297,39 @@ class Storage:
                 self._close_writer()
             if self._already_written(kind, params):  # an earlier attempt did commit
                 return
+            raise
+
+    @staticmethod
+    def action_row(table_id: str, deal: int, idx: int, seat: int | None, action: str) -> Write:
+        return ("action", {"table_id": table_id, "deal": deal, "idx": idx, "seat": seat,
+                           "action": action, "created": time.time()})
+
+    @staticmethod
+    def deal_row(table_id: str, number: int, deck: list[str]) -> Write:
+        return ("deal", {"table_id": table_id, "number": number, "deck": json.dumps(deck),
+                         "created": time.time()})
+
+    def write_batch(self, writes: list[Write]) -> None:
+        """Several INSERTs (``action_row``/``deal_row``: events of different tables, or one
+        table's events in order) in ONE transaction, committed on return: the group commit of
+        the server (one commit for the events of one event-loop turn). All or nothing."""
+        if self._writer is None:
+            self._open_writer()
+        cur = self._writer_cursor
+        try:
+            for kind, params in writes:
+                sql, positional, order = self._sql[kind]
+                cur.execute(sql, tuple(params[k] for k in order) if positional else params)
+            self._writer.commit()
+        except Exception:
+            try:
+                self._writer.rollback()
+            except Exception:
+                pass
+            finally:
+                self._close_writer()
+            if all(self._already_written(kind, params) for kind, params in writes):
+                return  # the commit did happen (its answer was lost)
             raise
 
     def _already_written(self, kind: str, params: dict[str, Any]) -> bool:

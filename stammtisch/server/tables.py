@@ -7,8 +7,10 @@ state (a connecting client, ``GET /api/tables/{id}``) takes the same lock, so no
 event before its commit.
 
 Database work runs on one writer thread (``TableManager.commit``), never on the event loop:
-a stalled write holds up only its own table. A failed or timed-out commit is retried with
-backoff for ``ServerLimits.commit_deadline`` seconds; if it still fails, the event is undone
+a stalled write holds up only the tables waiting for it. Events (actions, decks) go through a
+group commit (``TableManager.write``): the rows that arrive while one commit is under way are
+committed together in the next, and each table hears of its commit only after it happened.
+A failed or timed-out commit is retried with backoff for ``ServerLimits.commit_deadline`` seconds; if it still fails, the event is undone
 (the table is rebuilt from its committed history in memory), the client is told "try again",
 and nothing is broadcast. A bot or the next-deal timer meeting such an error tries again later:
 a transient database error never breaks a table.
@@ -42,7 +44,7 @@ from ..games.base import IllegalAction
 from ..rules import ruleset as build_ruleset
 from ..table import Table, first_dealer_by_ace
 from .limits import ServerLimits
-from .storage import Storage, StoredSeat, StoredTable, token_digest
+from .storage import Storage, StoredSeat, StoredTable, Write, token_digest
 
 try:  # orjson is much faster for the many views we serialise; json is the fallback
     import orjson
@@ -508,8 +510,11 @@ class LiveTable:
             self._undo()
             raise IllegalAction("server", SERVER_FAULT) from None
         try:
-            await self.manager.commit(self.manager.storage.start_deal, self.id, number, names,
-                                      first_dealer)
+            if first_dealer is None:
+                await self.manager.write(Storage.deal_row(self.id, number, names))
+            else:  # the first deal also marks the table started: its own transaction
+                await self.manager.commit(self.manager.storage.start_deal, self.id, number, names,
+                                          first_dealer)
         except Exception:
             log.warning("table %s: a deal could not be stored; undone", self.id, exc_info=True)
             self._undo()
@@ -545,8 +550,8 @@ class LiveTable:
         entry = t.deals[-1].actions[-1]
         canonical = entry["action"] if isinstance(entry, dict) else entry
         try:
-            await self.manager.commit(self.manager.storage.append_action, self.id, deal,
-                                      len(t.deals[-1].actions) - 1, seat, canonical)
+            await self.manager.write(Storage.action_row(self.id, deal, len(t.deals[-1].actions) - 1,
+                                                        seat, canonical))
         except Exception:
             log.warning("table %s: could not store an action; undone", self.id, exc_info=True)
             self._undo()
@@ -665,6 +670,8 @@ class TableManager:
         # one writer thread: SQLite has one writer anyway, and the writer connection is its own
         self.db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stammtisch-db")
         self._background: set[asyncio.Task[None]] = set()
+        self._batch: list[tuple[Write, asyncio.Future[None]]] = []  # rows for the next group commit
+        self._flushing = False
         self.ws_per_address: dict[str, int] = {}
         self.refusals: dict[str, int] = {}
 
@@ -686,6 +693,47 @@ class TableManager:
                 log.info("a database write failed; retrying in %.2f s", pause, exc_info=True)
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, 1.0)
+
+    async def write(self, row: Write) -> None:
+        """Commit one event row (an action or a later deal's deck) in a group commit: rows that
+        arrive while a commit is under way go together in the next one. Retried with backoff
+        like ``commit``; returns only once the row is committed."""
+        loop = asyncio.get_running_loop()
+        deadline = time.monotonic() + self.limits.commit_deadline
+        pause = 0.05
+        while True:
+            done: asyncio.Future[None] = loop.create_future()
+            self._batch.append((row, done))
+            if not self._flushing:
+                self._flushing = True
+                loop.create_task(self._flush())
+            try:
+                return await done
+            except Exception:
+                if time.monotonic() + pause > deadline:
+                    raise
+                log.info("a group commit failed; retrying in %.2f s", pause, exc_info=True)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 1.0)
+
+    async def _flush(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while self._batch:
+                batch, self._batch = self._batch, []
+                try:
+                    await loop.run_in_executor(self.db, self.storage.write_batch,
+                                               [row for row, _ in batch])
+                except Exception as e:
+                    for _, done in batch:
+                        if not done.done():
+                            done.set_exception(e)
+                else:
+                    for _, done in batch:
+                        if not done.done():
+                            done.set_result(None)
+        finally:
+            self._flushing = False
 
     def background(self, fn: Callable[..., Any], *args: Any) -> None:
         """A write nobody waits for (bookkeeping such as "somebody joined"), retried."""
