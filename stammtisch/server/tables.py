@@ -12,8 +12,9 @@ group commit (``TableManager.write``): the rows that arrive while one commit is 
 committed together in the next, and each table hears of its commit only after it happened.
 A failed or timed-out commit is retried with backoff for ``ServerLimits.commit_deadline``
 seconds; if it still fails, the event is undone (the table is rebuilt from its committed
-history in memory), the client is told "try again", and nothing is broadcast. A bot or the next-deal timer meeting such an error tries again later:
-a transient database error never breaks a table.
+history in memory), the client is told "try again", and nothing is broadcast. A bot or the
+next-deal timer meeting such an error tries again later: a transient database error never
+breaks a table.
 
 Each connection has its own bounded outgoing queue and sender task, so a slow client never
 holds up a table; a client whose queue overflows is disconnected (it reconnects and gets the
