@@ -480,7 +480,8 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             async with live.lock:
                 who = live.auth(token)
                 closed = live.closed
-                full = public_record(live.table) if who else None
+                wants_full = who is not None and (who[0] == "admin" or (closed and who[0] == "seat"))
+                full = public_record(live.table) if wants_full else None
                 history = [(deck, list(actions)) for deck, actions in live.committed]
             st = StoredTable(live.id, live.ruleset_id, live.options, live.first_dealer, live.started,
                              live.admin_digest, live.spectator_digest,
