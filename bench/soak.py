@@ -24,7 +24,7 @@ reason (WebSocket error rules, HTTP statuses of the flood, half-open sockets clo
 by the server), and the chaos events done.
 
     python bench/soak.py [--seconds 600] [--tables 200] [--bot-tables 20] [--think-ms 250]
-                         [--chaos-every 20] [--seed 1]
+                         [--bot-delay 0.6] [--chaos-every 20] [--seed 1]
 """
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def free_port() -> int:
 
 
 def start_server(db: Path, port: int, honest_connections: int, max_tables: int,
-                 honest_tables: int) -> subprocess.Popen:
+                 honest_tables: int, bot_delay: float) -> subprocess.Popen:
     # every client comes from 127.0.0.1: the per-address caps leave room for the honest clients,
     # so what the flood and the half-open sockets meet is what one attacking address would meet
     code = (
@@ -69,7 +69,7 @@ def start_server(db: Path, port: int, honest_connections: int, max_tables: int,
         f"ws_per_address={honest_connections + 50}, "
         f"conns_per_address={honest_connections + 200}, "
         f"max_connections={honest_connections + 400}, conns_per_table=40)\n"
-        f"run(port={port}, database_url={f'sqlite:///{db}'!r}, bot_delay=0.1, deal_pause=0.5, "
+        f"run(port={port}, database_url={f'sqlite:///{db}'!r}, bot_delay={bot_delay}, deal_pause=0.5, "
         "log_level='error', limits=limits)\n"
     )
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -133,7 +133,7 @@ class Soak:
 
     def start(self) -> None:
         self.proc = start_server(self.db, self.port, self.honest, self.max_tables,
-                                 self.args.tables + self.args.bot_tables)
+                                 self.args.tables + self.args.bot_tables, self.args.bot_delay)
         wait_up(self.port)
 
     def kill_and_restart(self) -> None:
@@ -399,6 +399,7 @@ class Soak:
             "bot_tables": self.args.bot_tables,
             "honest_clients": self.honest,
             "think_ms": self.args.think_ms,
+            "bot_delay_s": self.args.bot_delay,
             "actions_committed": actions,
             "events_committed": sum(stored[t["id"]] for t in tables),
             "tables_in_database": tables_in_db,
@@ -425,6 +426,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--tables", type=int, default=200, help="tables of two human clients and a bot")
     ap.add_argument("--bot-tables", type=int, default=20, help="tables of three bots, one spectator")
     ap.add_argument("--think-ms", type=float, default=250.0, help="mean think time of a human client")
+    ap.add_argument("--bot-delay", type=float, default=0.6,
+                    help="seconds before a bot acts (the server's default)")
     ap.add_argument("--chaos-every", type=float, default=20.0, help="seconds between chaos events")
     ap.add_argument("--chaos-order", choices=["cycle", "random"], default="cycle",
                     help="cycle: kill, lock, flood, half-open in turn; random: seeded choice")
