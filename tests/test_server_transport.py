@@ -81,3 +81,16 @@ def test_half_open_requests_are_timed_out_and_honest_requests_answered(server):
 def test_a_silent_connection_is_closed(server):
     with open_socket(server) as s:
         assert read_all(s) == b""
+
+
+def test_endless_headers_are_refused(server):
+    with open_socket(server) as s:
+        s.sendall(b"GET /api/rulesets HTTP/1.1\r\nHost: x\r\n")
+        answer = b""
+        try:
+            for i in range(200):  # 200 KiB of headers, far beyond the limit
+                s.sendall(b"X-Pad-%d: %s\r\n" % (i, b"a" * 1000))
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+        answer = read_all(s)
+    assert answer.startswith(b"HTTP/1.1 431"), answer[:100]

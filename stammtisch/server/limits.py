@@ -54,6 +54,7 @@ class ServerLimits:
     seat_burst: float = 20.0
     presence_delay: float = 0.25  # presence changes within this window are sent once
     header_timeout: float = 10.0  # a request's headers must be complete within this
+    max_header_bytes: int = 16_384  # a request's headers in all
     keep_alive_timeout: float = 5.0  # an idle HTTP connection is closed after this
     conns_per_address: int = 200  # TCP connections from one address
     max_connections: int = 2_000  # TCP connections in all (stay below the open-file limit)

@@ -3,7 +3,8 @@ connection floods never reach FastAPI.
 
 - Header timeout: a request's headers must be complete within ``header_timeout`` seconds of
   its first byte (and a new connection must send them within that time); a client that sends
-  a header line now and then is closed. uvicorn alone never times this out.
+  a header line now and then is closed. uvicorn alone never times this out. Headers larger
+  than ``max_header_bytes`` get ``431`` (httptools itself sets no limit).
 - Caps: at most ``conns_per_address`` TCP connections from one address and
   ``max_connections`` in all (below the usual 1,024 open files); beyond them a new connection
   gets ``503`` and is closed at once, so the server keeps file descriptors for honest clients.
@@ -25,13 +26,14 @@ from uvicorn.protocols.utils import get_remote_addr
 
 from .limits import ServerLimits
 
-_REFUSAL = (b"HTTP/1.1 503 Service Unavailable\r\ncontent-type: application/json\r\n"
-            b"connection: close\r\ncontent-length: %d\r\n\r\n%s")
+_REASONS = {503: b"Service Unavailable", 431: b"Request Header Fields Too Large"}
 
 
-def _refusal(message: str) -> bytes:
-    body = json.dumps({"error": message, "rule": "connections"}, separators=(",", ":")).encode()
-    return _REFUSAL % (len(body), body)
+def _refusal(message: str, status: int = 503) -> bytes:
+    rule = "connections" if status == 503 else "size"
+    body = json.dumps({"error": message, "rule": rule}, separators=(",", ":")).encode()
+    return (b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\nconnection: close\r\n"
+            b"content-length: %d\r\n\r\n%s" % (status, _REASONS[status], len(body), body))
 
 
 class ConnectionCounts:
@@ -68,6 +70,7 @@ def guarded_protocol(limits: ServerLimits, counts: ConnectionCounts | None = Non
             self._address = remote[0] if remote else ""
             self._counted = False
             self._header_timer: asyncio.TimerHandle | None = None
+            self._header_bytes = 0
             if self.counts.total >= limits.max_connections:
                 self._refuse(transport, "the server has too many connections; try again shortly")
                 return
@@ -103,11 +106,19 @@ def guarded_protocol(limits: ServerLimits, counts: ConnectionCounts | None = Non
         def data_received(self, data: bytes) -> None:
             if self.parser is None:
                 return
+            in_headers = self._header_timer is not None
             super().data_received(data)
+            if in_headers and self._header_timer is not None:  # the headers are still not complete
+                self._header_bytes += len(data)
+                if self._header_bytes > limits.max_header_bytes and not self.transport.is_closing():
+                    self.counts.refused += 1
+                    self.transport.write(_refusal("request headers too large", 431))
+                    self.transport.close()
 
         # a request's headers must arrive within header_timeout of its first byte
         def _arm(self) -> None:
             if self._header_timer is None:
+                self._header_bytes = 0
                 self._header_timer = self.loop.call_later(limits.header_timeout, self._too_slow)
 
         def _disarm(self) -> None:
