@@ -7,7 +7,6 @@ the lobby, plays a legal card, and fails on any policy violation the page report
 from __future__ import annotations
 
 import pytest
-
 from test_browser import browser, join_two_friends, server  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.browser
