@@ -49,6 +49,19 @@ from pathlib import Path
 
 import websockets
 
+try:  # the clients are the measuring instrument: keep their own cost small (as server_load does)
+    import orjson
+
+    loads = orjson.loads
+except ImportError:  # pragma: no cover
+    loads = json.loads
+try:
+    import uvloop
+
+    new_event_loop = uvloop.new_event_loop
+except ImportError:  # pragma: no cover
+    new_event_loop = asyncio.new_event_loop
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -256,7 +269,7 @@ class Soak:
                             pending = None  # the receive loop reconnects
 
                     async for raw in ws:
-                        m = json.loads(raw)
+                        m = loads(raw)
                         if m["type"] == "state":
                             ev = m["event"]
                             if ev > self.seen.get(table, 0):
@@ -341,7 +354,8 @@ class Soak:
                    threading.Thread(target=self.memory_loop, daemon=True)]
         for th in threads:
             th.start()
-        asyncio.run(self.run_clients(tables))
+        with asyncio.Runner(loop_factory=new_event_loop) as runner:
+            runner.run(self.run_clients(tables))
         threads[0].join()
         self.stopping = True
         final = {}
