@@ -71,8 +71,13 @@ def start_server(db: Path, port: int, deal_pause: float, profile: str | None,
     code = (
         "import sys\n"
         "from stammtisch.server.app import run\n"
+        "from stammtisch.server.limits import ServerLimits\n"
+        # all clients come from 127.0.0.1: the per-address caps of a public server do not apply
+        "limits = ServerLimits(creation_burst=10**6, creations_per_minute=10**6, "
+        "max_live_tables=10**6, ws_per_address=10**6, conns_per_address=10**6, "
+        "max_connections=10**6)\n"
         f"kw = dict(port={port}, database_url={f'sqlite:///{db}'!r}, bot_delay=0, "
-        f"deal_pause={deal_pause}, log_level='warning', ws={ws!r})\n"
+        f"deal_pause={deal_pause}, log_level='warning', ws={ws!r}, limits=limits)\n"
     )
     if profile:
         code += (
@@ -173,7 +178,8 @@ class Client:
         action = self.rng.choice(legal)
         self.pending = (m["event"], time.perf_counter())
         self.stats.actions += 1
-        await ws.send(json.dumps({"type": "action", "action": action}, separators=(",", ":")))
+        await ws.send(json.dumps({"type": "action", "action": action, "event": m["event"]},
+                                 separators=(",", ":")))
 
 
 async def drive(base: str, ws_base: str, tables: list[dict], seconds: float, think: float,

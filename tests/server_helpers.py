@@ -61,8 +61,10 @@ class WsClient:
     def view(self):
         return self.state["view"]
 
-    def send_action(self, action: str, seq=None) -> None:
-        msg = {"type": "action", "action": action}
+    def send_action(self, action: str, seq=None, event=None) -> None:
+        """An action answering ``event`` (default: the latest state this client saw)."""
+        msg = {"type": "action", "action": action,
+               "event": self.state["event"] if event is None else event}
         if seq is not None:
             msg["seq"] = seq
         self.ws.send_json(msg)
@@ -108,11 +110,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def serve(db: str, port: int, bot_delay: float = 0) -> subprocess.Popen:
-    """The real server in its own process (``stammtisch serve``'s ``run``), up and answering."""
+def serve(db: str, port: int, bot_delay: float = 0, limits: dict | None = None) -> subprocess.Popen:
+    """The real server in its own process (``stammtisch serve``'s ``run``), up and answering.
+    ``limits``: ``ServerLimits`` fields to change."""
     code = ("import sys; from stammtisch.server.app import run; "
+            "from stammtisch.server.limits import ServerLimits; "
             f"run(port={port}, database_url={db!r}, bot_delay={bot_delay}, deal_pause=1000, "
-            "log_level='warning')")
+            f"log_level='warning', limits=ServerLimits(**{limits or {}!r}))")
     proc = subprocess.Popen([sys.executable, "-c", code], cwd=os.getcwd())
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:

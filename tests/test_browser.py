@@ -169,7 +169,10 @@ def hands_are_private(pages):
 def test_tippen_deal_in_two_browsers_with_a_bot(server, browser):
     rng = random.Random(11)
     names = ["Anna", "Bernd", "Robo"]
-    c1, c2 = browser.new_context(), browser.new_context(viewport={"width": 390, "height": 800})
+    # bypass_csp: wait_for_function evaluates its predicates as strings, which the page's
+    # Content-Security-Policy forbids (test_server_browser_csp.py keeps the policy on)
+    c1 = browser.new_context(bypass_csp=True)
+    c2 = browser.new_context(bypass_csp=True, viewport={"width": 390, "height": 800})
     try:
         p1, p2 = c1.new_page(), c2.new_page()
         pages, _ = join_two_friends(p1, p2, server, "tippen/grupp-1975", names)
@@ -197,7 +200,7 @@ def test_tippen_deal_in_two_browsers_with_a_bot(server, browser):
 def test_tapp_deal_in_two_browsers_with_a_bot(server, browser):
     rng = random.Random(5)
     names = ["Anna", "Bernd", "Robo"]
-    c1, c2 = browser.new_context(), browser.new_context()
+    c1, c2 = browser.new_context(bypass_csp=True), browser.new_context(bypass_csp=True)
     try:
         p1, p2 = c1.new_page(), c2.new_page()
         pages, spectator = join_two_friends(p1, p2, server, "tapp/modern", names)
@@ -205,7 +208,7 @@ def test_tapp_deal_in_two_browsers_with_a_bot(server, browser):
         # seats are listed in the direction of play, which Modern Tapp turns round
         assert "counter-clockwise" in p1.get_by_test_id("direction").text_content()
         # a spectator sees no hand
-        c3 = browser.new_context()
+        c3 = browser.new_context(bypass_csp=True)
         p3 = c3.new_page()
         p3.goto(server + spectator)
         p3.get_by_test_id("players").locator(".player").first.wait_for()
@@ -230,7 +233,7 @@ def test_server_killed_mid_deal_the_browsers_carry_on(browser, tmp_path):
     base = f"http://127.0.0.1:{port}"
     rng = random.Random(3)
     proc = serve(db, port)
-    c1, c2 = browser.new_context(), browser.new_context()
+    c1, c2 = browser.new_context(bypass_csp=True), browser.new_context(bypass_csp=True)
     try:
         p1, p2 = c1.new_page(), c2.new_page()
         pages, _ = join_two_friends(p1, p2, base, "tippen/grupp-1975")

@@ -75,7 +75,8 @@ def test_malformed_json_and_unknown_table(http):
     r = http.post("/api/tables", content=b"{nope", headers={"content-type": "application/json"})
     assert r.status_code == 422 and "error" in r.json()
     assert http.get("/api/tables/doesnotexist").status_code == 404
-    assert http.get("/api/tables/doesnotexist").json() == {"error": "no table 'doesnotexist'"}
+    assert http.get("/api/tables/doesnotexist").json() == {"error": "no table 'doesnotexist'",
+                                                           "rule": "unknown table"}
 
 
 def test_create_returns_links_for_humans_only(http):
@@ -231,16 +232,16 @@ def test_record_holds_only_finished_deals(http):
             connect(http, t, t["seats"][1]["token"]) as w1:
         c0, c1 = WsClient(w0), WsClient(w1)
         sync(http, tid, [c0, c1], bot_seats=(2,))
-        rec = http.get(f"/api/tables/{tid}/record").json()
+        rec = http.get(f"/api/tables/{tid}/record", params={"token": t["admin_token"]}).json()
         assert rec["format"] == "stammtisch-record/1" and rec["deals"] == []
         view = play_until_terminal(http, tid, {0: c0, 1: c1}, bot_seats=(2,))
         assert view["terminal"]
-        rec = http.get(f"/api/tables/{tid}/record").json()
+        rec = http.get(f"/api/tables/{tid}/record", params={"token": t["admin_token"]}).json()
         assert len(rec["deals"]) == 1
         w0.send_json({"type": "next"})
         sync(http, tid, [c0, c1], bot_seats=(2,))
         assert c0.state["table"]["deal_number"] == 2
-        rec2 = http.get(f"/api/tables/{tid}/record").json()
+        rec2 = http.get(f"/api/tables/{tid}/record", params={"token": t["admin_token"]}).json()
         assert rec2["deals"] == rec["deals"]  # deal 2 (and its deck) is not there
         r = replay(rec2)
         info = http.get(f"/api/tables/{tid}").json()
@@ -288,7 +289,7 @@ def test_a_failed_commit_is_refused_and_nothing_is_broadcast(http, monkeypatch):
         def broken(*a, **k):
             raise OSError("disk full")
 
-        monkeypatch.setattr(storage, "append_action", broken)
+        monkeypatch.setattr(storage, "write_batch", broken)  # the group commit of events
         me.send_action(me.view["legal_actions"][0])
         assert me.next_error()["rule"] == "storage"
         monkeypatch.undo()

@@ -119,7 +119,7 @@ def test_sigkill_mid_deal_and_restart(tmp_path):
             seat = latest[0][1]["current_player"]
             pump(socks[seat], seat, latest[0][0])
             ev, view = latest[seat]
-            socks[seat].send(json.dumps({"type": "action",
+            socks[seat].send(json.dumps({"type": "action", "event": ev,
                                          "action": rng.choice(view["legal_actions"])}))
             pump(socks[seat], seat, ev + 1)
             pump(socks[0], 0, ev + 1)

@@ -1,19 +1,32 @@
 """The web table: a FastAPI app (REST + one WebSocket per client) and its static web client.
 
-Endpoints (all errors are JSON ``{"error": "…"}`` with a 4xx status; never a stack trace):
+Endpoints (all errors are JSON ``{"error": "…", "rule": "…"}`` with a 4xx status; never a
+stack trace):
 
-- ``GET  /api/rulesets`` – rule set ids, titles and options (kind, choices, default, help).
-- ``POST /api/tables`` – ``{"ruleset", "options": {key: value}, "seats": [{"name", "bot"}]}``
-  → the table id, one invite link and token per human seat, a spectator link, and an admin
-  token (for ``start``). Tokens are shown only here: the server keeps their SHA-256 digests.
+- ``GET  /api/rulesets`` – rule set ids, titles and options (kind, choices, default, maximum,
+  help).
+- ``POST /api/tables`` – ``{"ruleset", "options": {key: value}, "seats": [{"name", "bot"}],
+  "max_deals"}`` → the table id, one invite link and token per human seat, a spectator link,
+  and an admin token. Tokens are shown only here: the server keeps their SHA-256 digests.
+  Limited per client address and by the number of live tables (429 when refused).
 - ``POST /api/tables/{id}/start`` – ``{"token": admin or human seat token}``: deal 1.
+- ``POST /api/tables/{id}/close`` – ``{"token": admin}``: no more deals; every seat may now
+  download the full record.
+- ``POST /api/tables/{id}/reissue`` – ``{"token": admin, "seat": n | null}``: a new link for
+  a seat (null: the spectators); the old link stops working and its sockets are closed.
 - ``GET  /api/tables/{id}`` – public info: players, seats (connected?), balances, pot, dealer,
   deal number and the score sheet (per finished deal: net per player and the pot after it).
-- ``GET  /api/tables/{id}/record`` – the game record (``stammtisch-record/1``) of the finished
-  deals only; the deck of an unfinished deal never leaves the server.
+- ``GET  /api/tables/{id}/record?token=…`` – the finished deals. With the admin token (or any
+  seat's token once the table is closed): the full, replayable ``stammtisch-record/1``. With a
+  seat's or the spectator's token during the session: ``stammtisch-redacted/1``, each deal as
+  that token saw it at its end (its terminal view: passers' folded cards, the talon and the
+  tapp stay hidden). The deck of an unfinished deal never leaves the server.
 - ``WS   /ws/{id}?token=…`` – see ``PROTOCOL`` below.
 - ``GET  /`` and ``GET /t/{id}`` – the web client (invite links are ``/t/{id}#<token>``: the
   token rides in the URL fragment, which browsers never send to a server).
+- ``GET  /api/docs`` and ``/api/openapi.json`` only when the app is made with ``api_docs=True``.
+
+Limits (sizes, rates, caps, timeouts) are in ``limits.ServerLimits``.
 """
 
 from __future__ import annotations
@@ -23,6 +36,7 @@ import gc
 import json
 import logging
 import re
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -39,42 +53,69 @@ from ..games.base import IllegalAction
 from ..record import table_to_record
 from ..rules import PRESETS, RuleError, option_specs
 from ..rules import ruleset as build_ruleset
-from .storage import Storage, default_database_url
-from .tables import Conn, LiveTable, TableManager, dumps
+from ..table import Table
+from .guard import Guard
+from .limits import (
+    MAX_DEALS_LIMIT,
+    OPTION_MAXIMA,
+    ServerLimits,
+    check_option_bounds,
+    check_rules_bounds,
+)
+from .names import NameError_, clean_name, look_alike_pair
+from .guide_routes import router as guide_router
+from .storage import Storage, StoredTable, default_database_url, token_digest
+from .tables import Bucket, Conn, LiveTable, TableManager, dumps
 
 PROTOCOL = """
-Client → server (JSON text frames, at most MAX_MESSAGE bytes, at most 20 per second):
-  {"type": "action", "action": "play:HA", "seq": 7}   seq optional, echoed in an error
+Client → server (JSON text frames, at most ServerLimits.max_message bytes and max_json_depth
+levels deep, at most seat_rate per second per seat, all its sockets together):
+  {"type": "action", "action": "play:HA", "event": 41, "seq": 7}
+        event: the number of the state the action answers (required; a stale one is refused
+        with rule "stale" and the current state is sent again); seq optional, echoed in errors
   {"type": "next"}    start the next deal now (a seated human, after a deal is over)
   {"type": "start"}   start the table (a seated human, before deal 1)
   {"type": "ping"}
 Server → client:
   {"type": "hello", "role": "seat"|"spectator", "seat": int|null, "table": id}
   {"type": "state", "event": n, "view": <view(seat)> | null, "table": {…}}  after every event
-  {"type": "presence", "seats": [{"name", "bot", "connected"}]}  when a client comes or goes
+  {"type": "presence", "seats": [{"name", "bot", "connected"}]}  when seats come or go
+                                 (changes within ServerLimits.presence_delay are sent once)
   {"type": "error", "rule": "…", "message": "…", "seq": …}   the state is unchanged
-  {"type": "pong"}
+  {"type": "pong", "seq": …}   seq only when the ping had one
 """
 
-MAX_MESSAGE = 4096
 STATIC = Path(__file__).parent / "static"
+TABLE_ID = re.compile(r"[A-Za-z0-9_-]{1,32}")  # what tables.new_table_id makes (12 characters)
 log = logging.getLogger("stammtisch.server")
+MAX_MESSAGE = ServerLimits().max_message
+
+# Refusal messages (rule code → English text) kept together for the coming translation catalogue.
+MESSAGES = {
+    "rate": "too many new tables from your address; try again in a minute",
+    "capacity": "the server holds as many tables as it may ({n}); try again later",
+    "full": "this table has as many connections as it may ({n})",
+    "address": "too many connections from your address ({n})",
+    "depth": "a message may be nested at most {n} levels deep",
+    "protocol": "a message is a JSON object with a \"type\"",
+    "event": "an action message needs the \"event\" number of the state it answers",
+    "record token": "the record needs a token of this table (?token=…)",
+    "archived": "the table {id!r} is archived ({reason})",
+}
 
 
 class SeatIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
-    name: str = Field(min_length=1, max_length=24)
+    name: str = Field(min_length=1, max_length=200)
     bot: str | None = None
 
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
-        v = v.strip()
-        if not v:
-            raise ValueError("a seat needs a name")
-        if any(ord(ch) < 32 for ch in v):
-            raise ValueError("a name may not hold control characters")
-        return v
+        try:
+            return clean_name(v)
+        except NameError_ as e:
+            raise ValueError(str(e)) from None
 
     @field_validator("bot")
     @classmethod
@@ -91,11 +132,18 @@ class TableIn(BaseModel):
     ruleset: str = Field(max_length=64)
     options: dict[str, str | int | bool | None] = Field(default_factory=dict, max_length=40)
     seats: list[SeatIn] = Field(min_length=2, max_length=10)
+    max_deals: int | None = Field(default=None, ge=1, le=MAX_DEALS_LIMIT)
 
 
 class TokenIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     token: str = Field(min_length=1, max_length=200)
+
+
+class ReissueIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    token: str = Field(min_length=1, max_length=200)
+    seat: int | None = Field(default=None, ge=0, le=9)
 
 
 class _RedactTokens(logging.Filter):
@@ -110,8 +158,12 @@ class _RedactTokens(logging.Filter):
         return True
 
 
-def _error(status: int, message: str) -> JSONResponse:
-    return JSONResponse({"error": message}, status_code=status)
+def _error(status: int, message: str, rule: str | None = None,
+           headers: dict[str, str] | None = None) -> JSONResponse:
+    body: dict[str, Any] = {"error": message}
+    if rule is not None:
+        body["rule"] = rule
+    return JSONResponse(body, status_code=status, headers=headers)
 
 
 def _describe_validation(exc: RequestValidationError) -> str:
@@ -135,7 +187,7 @@ def available_bots(family: str) -> list[str]:
     return out
 
 
-def rulesets_payload() -> list[dict]:
+def rulesets_payload() -> list[dict[str, Any]]:
     out = []
     bots = {f: available_bots(f) for f in ("tippen", "tapp")}
     for rid, preset in PRESETS.items():
@@ -151,63 +203,147 @@ def rulesets_payload() -> list[dict]:
             "options": [
                 {"name": spec.name, "kind": spec.kind, "choices": list(spec.choices),
                  "default": preset.defaults.get(spec.name), "help": spec.help,
-                 "minimum": spec.minimum, "maximum": spec.maximum}
+                 "minimum": spec.minimum, "maximum": OPTION_MAXIMA.get(spec.name)}
                 for spec in option_specs(rid).values()
             ],
         })
     return out
 
 
-def public_record(live: LiveTable) -> dict:
-    """The record of the finished deals: an unfinished last deal (its deck!) is dropped."""
-    rec = table_to_record(live.table)
-    if live.table.in_deal:
+def public_record(table: Table) -> dict[str, Any]:
+    """The full record of the finished deals: an unfinished last deal (its deck!) is dropped."""
+    rec = table_to_record(table)
+    if table.in_deal:
         rec["deals"] = rec["deals"][:-1]
     return rec
 
 
+REDACTED_NOTE = ("Each deal as this token saw it when the deal ended (its terminal view): cards "
+                 "the rules never show (a passer's folded cards, the talon, the tapp, other hands) "
+                 "are hidden. The full, replayable record needs the admin token, or any seat's "
+                 "token once the table is closed.")
+
+
+def redacted_record(st: StoredTable, rules_options: dict[str, Any], seat: int | None) -> dict[str, Any]:
+    """The finished deals as ``seat`` (None: a spectator) saw them: terminal views only."""
+    rules = build_ruleset(st.ruleset, rules_options)
+    table = Table(rules, [s.name for s in st.seats], st.first_dealer or 0)
+    deals = []
+    for k, (deck, actions) in enumerate(st.deals):
+        table.start_deal(table.game.deck_from_strings(deck))
+        for s, text in actions:
+            table.apply(text, s)
+        state = table.state
+        if state is None or not state.is_terminal():
+            break
+        deals.append({"deal": k + 1, "view": state.view(seat)})
+    return {"format": "stammtisch-redacted/1", "note": REDACTED_NOTE, "ruleset": st.ruleset,
+            "options": st.options, "players": [s.name for s in st.seats], "seat": seat,
+            "deals": deals}
+
+
+def auth_stored(st: StoredTable, token: str) -> tuple[str, int | None] | None:
+    """``LiveTable.auth`` for a table read from the database (an archived one)."""
+    import hmac
+
+    if not token or len(token) > 200:
+        return None
+    d = token_digest(token)
+    found: tuple[str, int | None] | None = None
+    for s in st.seats:
+        if s.token_digest is not None and hmac.compare_digest(d, s.token_digest):
+            found = ("seat", s.seat)
+    if hmac.compare_digest(d, st.spectator_digest):
+        found = ("spectator", None)
+    if hmac.compare_digest(d, st.admin_digest):
+        found = ("admin", None)
+    return found
+
+
+def json_depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether a parsed JSON value nests deeper than ``limit`` (iterative: no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            items = list(item.values())
+        elif isinstance(item, list):
+            items = list(item)
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((x, depth + 1) for x in items)
+    return False
+
+
+class AddressBuckets:
+    """A token bucket per client address (table creation), pruned so it cannot grow."""
+
+    def __init__(self, per_minute: float, burst: int, max_addresses: int = 10_000):
+        self.rate = per_minute / 60.0
+        self.burst = float(burst)
+        self.max_addresses = max_addresses
+        self.buckets: dict[str, Bucket] = {}
+
+    def allow(self, address: str) -> bool:
+        bucket = self.buckets.get(address)
+        if bucket is None:
+            if len(self.buckets) >= self.max_addresses:
+                self.buckets.clear()  # forgetting is safe: a forgotten address starts full
+            bucket = self.buckets[address] = Bucket(self.rate, self.burst)
+        return bucket.allow()
+
+
 def create_app(database_url: str | None = None, data_dir: Path | None = None,
-               bot_delay: float = 0.6, deal_pause: float = 8.0) -> FastAPI:
+               bot_delay: float = 0.6, deal_pause: float = 8.0,
+               limits: ServerLimits | None = None, api_docs: bool = False) -> FastAPI:
     """The app. ``bot_delay``: seconds before a bot acts; ``deal_pause``: seconds between a
-    finished deal and the next one (a human may send ``next`` to go on at once)."""
+    finished deal and the next one (a human may send ``next`` to go on at once); ``limits``:
+    sizes, rates and caps; ``api_docs``: serve ``/api/docs`` and ``/api/openapi.json``."""
+    limits = limits or ServerLimits()
     url = database_url or default_database_url(data_dir)
-    storage = Storage(url)
-    manager = TableManager(storage, bot_delay=bot_delay, deal_pause=deal_pause)
+    storage = Storage(url, busy_ms=limits.sqlite_busy_ms)
+    manager = TableManager(storage, bot_delay=bot_delay, deal_pause=deal_pause, limits=limits)
     manager.load_all()
+    creations = AddressBuckets(limits.creations_per_minute, limits.creation_burst)
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI):
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         manager.resume()
+        sweeper = asyncio.get_running_loop().create_task(manager.sweeper())
         try:
             yield
         finally:
+            sweeper.cancel()
             manager.shutdown()
             storage.close()
 
-    app = FastAPI(title="stammtisch", lifespan=lifespan, docs_url="/api/docs",
-                  redoc_url=None, openapi_url="/api/openapi.json")
+    app = FastAPI(title="stammtisch", lifespan=lifespan,
+                  docs_url="/api/docs" if api_docs else None, redoc_url=None,
+                  openapi_url="/api/openapi.json" if api_docs else None)
     app.state.manager = manager
     app.state.storage = storage
+    app.state.limits = limits
+    app.add_middleware(Guard, max_body=limits.max_body)
 
     @app.exception_handler(RequestValidationError)
-    async def _validation(request: Request, exc: RequestValidationError):
-        return _error(422, _describe_validation(exc))
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return _error(422, _describe_validation(exc), "invalid")
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(request: Request, exc: StarletteHTTPException):
-        return _error(exc.status_code, str(exc.detail))
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return _error(exc.status_code, str(exc.detail), "size" if exc.status_code == 413 else None)
 
     @app.exception_handler(Exception)
-    async def _internal(request: Request, exc: Exception):
+    async def _internal(request: Request, exc: Exception) -> JSONResponse:
         log.exception("internal error on %s", request.url.path)
-        return _error(500, "internal server error")
+        return _error(500, "internal server error", "server")
 
-    @app.middleware("http")
-    async def _limit_body(request: Request, call_next):
-        size = request.headers.get("content-length")
-        if size is not None and (not size.isdigit() or int(size) > 65536):
-            return _error(413, "request body too large (64 KiB at most)")
-        return await call_next(request)
+    def _refuse(rule: str, status: int = 429, **fmt: Any) -> JSONResponse:
+        manager.count_refusal(rule)
+        headers = {"Retry-After": "60"} if status == 429 else None
+        return _error(status, MESSAGES[rule].format(**fmt), rule, headers)
 
     def _table(table_id: str) -> LiveTable:
         live = manager.get(table_id)
@@ -218,33 +354,51 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     # --- REST -------------------------------------------------------------------------
 
     @app.get("/api/rulesets")
-    def get_rulesets() -> list[dict]:
+    def get_rulesets() -> list[dict[str, Any]]:
         return rulesets_payload()
 
     @app.post("/api/tables", status_code=201)
-    def post_table(body: TableIn, request: Request):
+    async def post_table(body: TableIn, request: Request) -> Any:
+        address = request.client.host if request.client else ""
         if body.ruleset not in PRESETS:
             return _error(400, f"unknown rule set {body.ruleset!r}; rule sets are "
-                               f"{', '.join(PRESETS)}")
+                               f"{', '.join(PRESETS)}", "ruleset")
         options = dict(body.options)
         options.setdefault("players", len(body.seats))
+        bounds = check_option_bounds(options)
+        if bounds:
+            return _error(400, bounds, "option")
         try:
             rules = build_ruleset(body.ruleset, options)
         except (RuleError, ValueError) as e:
-            return _error(400, str(e))
+            return _error(400, str(e), "option")
+        bounds = check_rules_bounds(rules)
+        if bounds:
+            return _error(400, bounds, "option")
         if rules.players != len(body.seats):
             return _error(400, f"the table has {len(body.seats)} seats but the rule set is "
-                               f"set for {rules.players} players")
+                               f"set for {rules.players} players", "players")
         for s in body.seats:
             if s.bot and s.bot not in available_bots(rules.family):
-                return _error(400, f"the {s.bot} bot is not available for {rules.family} yet")
+                return _error(400, f"the {s.bot} bot is not available for {rules.family} yet", "bot")
         names = [s.name for s in body.seats]
         if len({n.casefold() for n in names}) != len(names):
-            return _error(400, "seat names must be different")
-        created = manager.create(body.ruleset, options, [(s.name, s.bot) for s in body.seats])
+            return _error(400, "seat names must be different", "names")
+        alike = look_alike_pair(names)
+        if alike:
+            return _error(400, f"seat names must be different: {alike[0]!r} and {alike[1]!r} look "
+                               "alike", "names")
+        if not creations.allow(address):
+            return _refuse("rate")
+        if len(manager.tables) >= limits.max_live_tables:
+            await manager.sweep()
+            if len(manager.tables) >= limits.max_live_tables:
+                return _refuse("capacity", n=limits.max_live_tables)
+        created = await manager.create(body.ruleset, options,
+                                       [(s.name, s.bot) for s in body.seats], body.max_deals)
         tid = created["id"]
         seats = []
-        for i, (s, tok) in enumerate(zip(body.seats, created["seat_tokens"])):
+        for i, (s, tok) in enumerate(zip(body.seats, created["seat_tokens"], strict=True)):
             entry: dict[str, Any] = {"seat": i, "name": s.name, "bot": s.bot}
             if tok:
                 entry["token"] = tok
@@ -257,63 +411,147 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             "spectator": {"token": created["spectator_token"],
                           "link": f"/t/{tid}#{created['spectator_token']}"},
             "admin_token": created["admin_token"],
+            "max_deals": created["table"].max_deals,
         }
 
     @app.post("/api/tables/{table_id}/start")
-    async def start_table(table_id: str, body: TokenIn):
+    async def start_table(table_id: str, body: TokenIn) -> JSONResponse:
         live = _table(table_id)
         who = live.auth(body.token)
         if who is None or who[0] == "spectator":
-            return _error(403, "this token may not start the table")
+            return _error(403, "this token may not start the table", "token")
         try:
             await live.start()
         except IllegalAction as e:
-            return _error(409, e.message)
-        return live.info()
+            return _error(503 if e.rule == "storage" else 409, e.message, e.rule)
+        return await live_info(live)
+
+    @app.post("/api/tables/{table_id}/close")
+    async def close_table(table_id: str, body: TokenIn) -> JSONResponse:
+        live = _table(table_id)
+        who = live.auth(body.token)
+        if who is None or who[0] != "admin":
+            return _error(403, "only the table's admin token may close the table", "token")
+        try:
+            await live.close()
+        except Exception:
+            return _error(503, "the server could not store this just now; try again", "storage")
+        return await live_info(live)
+
+    @app.post("/api/tables/{table_id}/reissue")
+    async def reissue_link(table_id: str, body: ReissueIn) -> Any:
+        live = _table(table_id)
+        who = live.auth(body.token)
+        if who is None or who[0] != "admin":
+            return _error(403, "only the table's admin token may re-issue links", "token")
+        if body.seat is not None and (body.seat >= len(live.seats) or live.seats[body.seat].bot):
+            return _error(400, f"seat {body.seat} is not a human seat of this table", "seat")
+        try:
+            token = await manager.reissue(live, body.seat)
+        except Exception:
+            return _error(503, "the server could not store this just now; try again", "storage")
+        return {"seat": body.seat, "token": token, "link": f"/t/{table_id}#{token}"}
 
     @app.get("/api/tables/{table_id}")
-    def get_table(table_id: str):
-        return live_info(_table(table_id))
+    async def get_table(table_id: str) -> JSONResponse:
+        live = manager.get(table_id)
+        if live is None:
+            return await archived_or_404(table_id)
+        return await live_info(live)
 
-    def live_info(live: LiveTable) -> JSONResponse:
-        return JSONResponse(json.loads(live.info_json()))
+    async def archived_or_404(table_id: str) -> JSONResponse:
+        # only an id the server could have made is looked up (no database read for junk ids)
+        st = await manager.commit(storage.load_table, table_id) if TABLE_ID.fullmatch(table_id) else None
+        if st is None:
+            return _error(404, f"no table {table_id!r}", "unknown table")
+        return _error(410, MESSAGES["archived"].format(id=table_id, reason=st.archived_reason),
+                      "archived")
+
+    async def live_info(live: LiveTable) -> JSONResponse:
+        async with live.lock:  # an event whose commit is under way is not shown
+            text = live.info_json()
+        return JSONResponse(json.loads(text))
 
     @app.get("/api/tables/{table_id}/record")
-    def get_record(table_id: str):
-        live = _table(table_id)
-        return JSONResponse(public_record(live), headers={
-            "Content-Disposition": f'attachment; filename="stammtisch-{table_id}.json"'})
+    async def get_record(table_id: str, request: Request, token: str = "") -> JSONResponse:
+        token = token or request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+        if not TABLE_ID.fullmatch(table_id):
+            return _error(404, f"no table {table_id!r}", "unknown table")
+        live = manager.get(table_id)
+        if live is not None:
+            async with live.lock:
+                who = live.auth(token)
+                closed = live.closed
+                wants_full = who is not None and (who[0] == "admin" or (closed and who[0] == "seat"))
+                full = public_record(live.table) if wants_full else None
+                history = [(deck, list(actions)) for deck, actions in live.committed]
+            st = StoredTable(live.id, live.ruleset_id, live.options, live.first_dealer, live.started,
+                             live.admin_digest, live.spectator_digest,
+                             [_stored_seat(i, s) for i, s in enumerate(live.seats)], history)
+        else:
+            loaded = await manager.commit(storage.load_table, table_id)
+            if loaded is None:
+                return _error(404, f"no table {table_id!r}", "unknown table")
+            st = loaded
+            who = auth_stored(st, token)
+            closed = True  # archived: the session is over
+            full = None
+        if who is None:
+            return _error(403, MESSAGES["record token"], "token")
+        headers = {"Content-Disposition": f'attachment; filename="stammtisch-{table_id}.json"'}
+        if who[0] == "admin" or (closed and who[0] == "seat"):
+            if full is None:
+                table = Table(build_ruleset(st.ruleset, st.options), [s.name for s in st.seats],
+                              st.first_dealer or 0)
+                for deck, actions in st.deals:
+                    table.start_deal(table.game.deck_from_strings(deck))
+                    for s, text in actions:
+                        table.apply(text, s)
+                full = public_record(table)
+            return JSONResponse(full, headers=headers)
+        return JSONResponse(redacted_record(st, st.options, who[1]), headers=headers)
 
     # --- WebSocket --------------------------------------------------------------------
 
     @app.websocket("/ws/{table_id}")
-    async def ws_endpoint(ws: WebSocket, table_id: str):
+    async def ws_endpoint(ws: WebSocket, table_id: str) -> None:
         await ws.accept()
         token = ws.query_params.get("token", "")
+        address = ws.client.host if ws.client else ""
+
+        async def refuse(rule: str, message: str, code: int) -> None:
+            manager.count_refusal(rule)
+            await ws.send_text(dumps({"type": "error", "rule": rule, "message": message}))
+            await ws.close(code)
+
         live = manager.get(table_id)
         if live is None:
-            await ws.send_text(dumps({"type": "error", "rule": "unknown table",
-                                      "message": f"no table {table_id!r}"}))
-            await ws.close(4404)
+            await refuse("unknown table", f"no table {table_id[:40]!r}", 4404)
             return
         who = live.auth(token)
         if who is None:
-            await ws.send_text(dumps({"type": "error", "rule": "token",
-                                      "message": "this link is not valid for this table"}))
-            await ws.close(4401)
+            await refuse("token", "this link is not valid for this table", 4401)
             return
+        if sum(not c.closed for c in live.conns) >= limits.conns_per_table:
+            await refuse("full", MESSAGES["full"].format(n=limits.conns_per_table), 4429)
+            return
+        if manager.ws_per_address.get(address, 0) >= limits.ws_per_address:
+            await refuse("address", MESSAGES["address"].format(n=limits.ws_per_address), 4429)
+            return
+        manager.ws_per_address[address] = manager.ws_per_address.get(address, 0) + 1
         role, seat = who
         close_code = [1000]
 
-        async def close():
+        async def close() -> None:
             await ws.close(close_code[0])
 
-        conn = Conn(seat, ws.send_text, close)
+        conn = Conn(seat if role == "seat" else None, ws.send_text, close,
+                    live.bucket_for(seat if role == "seat" else None), address)
         sender = asyncio.create_task(conn.sender())
-        conn.send(dumps({"type": "hello", "role": "seat" if seat is not None else "spectator",
-                         "seat": seat, "table": table_id}))
-        live.attach(conn)
+        conn.send(dumps({"type": "hello", "role": "seat" if conn.seat is not None else "spectator",
+                         "seat": conn.seat, "table": table_id}))
         try:
+            await live.attach(conn)
             while not conn.closed:
                 msg = await ws.receive()
                 if msg["type"] == "websocket.disconnect":
@@ -322,9 +560,9 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
                 if text is None:
                     data = msg.get("bytes") or b""
                     text = data.decode("utf-8", "replace")
-                if len(text) > MAX_MESSAGE:
+                if len(text) > limits.max_message:
                     conn.send(dumps({"type": "error", "rule": "size",
-                                     "message": f"messages are limited to {MAX_MESSAGE} bytes"}))
+                                     "message": f"messages are limited to {limits.max_message} bytes"}))
                     close_code[0] = 1009
                     break
                 if not conn.allow():
@@ -341,25 +579,45 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             if not isinstance(e, (RuntimeError, ConnectionError)):
                 log.debug("websocket ended: %r", e)
         finally:
+            left = manager.ws_per_address.get(address, 1) - 1
+            if left > 0:
+                manager.ws_per_address[address] = left
+            else:
+                manager.ws_per_address.pop(address, None)
             live.detach(conn)
+            conn.stop()
             await sender
 
-    async def handle(live: LiveTable, conn: Conn, text: str) -> None:
+    def parse_message(text: str) -> tuple[dict[str, Any] | None, str, str]:
+        """The message, or None with the refusal's rule and message."""
         try:
             msg = json.loads(text)
+        except RecursionError:
+            return None, "depth", MESSAGES["depth"].format(n=limits.max_json_depth)
         except ValueError:
-            msg = None
+            return None, "protocol", MESSAGES["protocol"]
+        # counting brackets first keeps the depth walk off the hot path of small messages
+        if (text.count("[") + text.count("{") > limits.max_json_depth
+                and json_depth_exceeds(msg, limits.max_json_depth)):
+            return None, "depth", MESSAGES["depth"].format(n=limits.max_json_depth)
         if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
-            conn.send(dumps({"type": "error", "rule": "protocol",
-                             "message": "a message is a JSON object with a \"type\""}))
+            return None, "protocol", MESSAGES["protocol"]
+        return msg, "", ""
+
+    async def handle(live: LiveTable, conn: Conn, text: str) -> None:
+        msg, rule, message = parse_message(text)
+        if msg is None:
+            log.info("table %s: refused a message from %s (%s)", live.id, conn.address, rule)
+            conn.send(dumps({"type": "error", "rule": rule, "message": message}))
             return
         kind = msg["type"]
         seq = msg.get("seq")
-        if not isinstance(seq, (int, str)) or isinstance(seq, bool):
+        if not isinstance(seq, (int, str)) or isinstance(seq, bool) or \
+                (isinstance(seq, str) and len(seq) > 64) or (isinstance(seq, int) and abs(seq) > 2**53):
             seq = None
         try:
             if kind == "ping":
-                conn.send('{"type":"pong"}')
+                conn.send('{"type":"pong"}' if seq is None else dumps({"type": "pong", "seq": seq}))
                 return
             if kind not in ("action", "next", "start"):
                 raise IllegalAction("protocol", f"unknown message type {kind[:40]!r}")
@@ -369,13 +627,20 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
                 action = msg.get("action")
                 if not isinstance(action, str) or not action or len(action) > 200:
                     raise IllegalAction("protocol", "an action message needs an \"action\" string")
-                await live.act(conn.seat, action)
+                event = msg.get("event")
+                if not isinstance(event, int) or isinstance(event, bool):
+                    raise IllegalAction("event", MESSAGES["event"])
+                await live.act(conn.seat, action, event)
             elif kind == "next":
                 await live.next_deal(early=True)
             else:
                 await live.start()
         except IllegalAction as e:
+            manager.count_refusal(e.rule)
             conn.send(dumps({"type": "error", "rule": e.rule, "message": e.message, "seq": seq}))
+            if e.rule == "stale":  # show the current state again
+                async with live.lock:
+                    conn.send(live.state_message(conn.seat))
         except Exception:
             log.exception("table %s: error handling a message", live.id)
             conn.send(dumps({"type": "error", "rule": "server",
@@ -384,15 +649,22 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     # --- the web client ---------------------------------------------------------------
 
     @app.get("/", include_in_schema=False)
-    def index():
+    def index() -> FileResponse:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
     @app.get("/t/{table_id}", include_in_schema=False)
-    def table_page(table_id: str):
+    def table_page(table_id: str) -> FileResponse:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
+    app.include_router(guide_router)  # the Rules panel: how to play the table's rule set
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app
+
+
+def _stored_seat(i: int, s: Any) -> Any:
+    from .storage import StoredSeat
+
+    return StoredSeat(i, s.name, s.bot, s.digest)
 
 
 GC_THRESHOLD0 = 20_000
@@ -417,21 +689,29 @@ def tune_gc() -> None:
 def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = None,
         data_dir: Path | None = None, bot_delay: float = 0.6, deal_pause: float = 8.0,
         log_level: str = "info", ws: str = "websockets-sansio",
-        ws_per_message_deflate: bool = False) -> None:
+        ws_per_message_deflate: bool = False, limits: ServerLimits | None = None,
+        api_docs: bool = False) -> None:
     """Serve the web table with uvicorn (blocks).
 
     Per-message deflate is off by default: a state message is ~2 KB of JSON, and compressing
-    each one cost more CPU than everything else in sending it (bench/server_load.py)."""
+    each one cost more CPU than everything else in sending it (bench/server_load.py).
+    Connections are guarded by ``transport.GuardedHttpToolsProtocol``: a header timeout
+    (slowloris), caps per address and in all."""
     import uvicorn
 
+    from .transport import guarded_protocol
+
+    limits = limits or ServerLimits()
     app = create_app(database_url=database_url, data_dir=data_dir, bot_delay=bot_delay,
-                     deal_pause=deal_pause)
+                     deal_pause=deal_pause, limits=limits, api_docs=api_docs)
     tune_gc()
     for name in ("uvicorn.access", "uvicorn.error"):  # "WebSocket /ws/…?token=…" [accepted]
         logging.getLogger(name).addFilter(_RedactTokens())
     uvicorn.run(app, host=host, port=port, log_level=log_level, ws=ws, ws_max_size=65536,
                 ws_ping_interval=20.0, ws_ping_timeout=20.0,
-                ws_per_message_deflate=ws_per_message_deflate)
+                ws_per_message_deflate=ws_per_message_deflate,
+                http=guarded_protocol(limits), timeout_keep_alive=int(limits.keep_alive_timeout),
+                h11_max_incomplete_event_size=16_384)
 
 
 if __name__ == "__main__":  # python -m stammtisch.server.app [port]

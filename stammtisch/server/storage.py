@@ -18,8 +18,10 @@ import hashlib
 import json
 import os
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any, cast
 
 from sqlalchemy import (
     Boolean,
@@ -34,6 +36,7 @@ from sqlalchemy import (
     select,
     update,
 )
+from sqlalchemy import Table as SqlTable
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.pool import StaticPool
@@ -109,6 +112,30 @@ class ActionRow(Base):
     created: Mapped[float] = mapped_column(Float)
 
 
+class TableStateRow(Base):
+    """What the server decided about a table besides its play (a separate table, so databases
+    made before it existed gain it by ``create_all``): its deal limit, when somebody first
+    joined, when it was closed, and when and why it was archived (then it is no longer loaded
+    at start-up)."""
+
+    __tablename__ = "st_table_state"
+
+    table_id: Mapped[str] = mapped_column(ForeignKey("st_tables.id"), primary_key=True)
+    max_deals: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    joined_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    closed_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    archived_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    archived_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
+
+
+def _table(model: type[Base]) -> SqlTable:
+    """A model's Core table (typed: SQLAlchemy declares ``__table__`` as a FromClause)."""
+    return cast(SqlTable, model.__table__)
+
+
+Write = tuple[str, dict[str, Any]]  # ("action" | "deal", the row's columns)
+
+
 @dataclass
 class StoredSeat:
     seat: int
@@ -121,31 +148,40 @@ class StoredSeat:
 class StoredTable:
     id: str
     ruleset: str
-    options: dict
+    options: dict[str, Any]
     first_dealer: int | None
     started: bool
     admin_digest: str
     spectator_digest: str
     seats: list[StoredSeat]
     deals: list[tuple[list[str], list[tuple[int | None, str]]]] = field(default_factory=list)
+    created: float = 0.0
+    last_event_at: float = 0.0  # the latest deal or action (created, if none)
+    max_deals: int | None = None
+    joined_at: float | None = None
+    closed_at: float | None = None
+    archived_reason: str | None = None
 
 
-def _sqlite_pragmas(dbapi_conn, _record) -> None:
-    cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA synchronous=NORMAL")
-    cur.execute("PRAGMA foreign_keys=ON")
-    cur.execute("PRAGMA busy_timeout=5000")
-    cur.close()
+def _sqlite_pragmas(busy_ms: int) -> Callable[[Any, Any], None]:
+    def on_connect(dbapi_conn: Any, _record: Any) -> None:
+        cur = dbapi_conn.cursor()
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA foreign_keys=ON")
+        # one attempt waits this long for another writer; the server retries with backoff
+        cur.execute(f"PRAGMA busy_timeout={int(busy_ms)}")
+        cur.close()
+    return on_connect
 
 
 class Storage:
     """The repository: one SQLAlchemy engine, small explicit transactions."""
 
-    def __init__(self, url: str):
+    def __init__(self, url: str, busy_ms: int = 5000):
         url = normalise_url(url)
         self.url = url
-        kwargs: dict = {}
+        kwargs: dict[str, Any] = {}
         self.is_sqlite = url.startswith("sqlite")
         if self.is_sqlite:
             kwargs["connect_args"] = {"check_same_thread": False}
@@ -153,11 +189,11 @@ class Storage:
                 kwargs["poolclass"] = StaticPool
         self.engine: Engine = create_engine(url, **kwargs)
         if self.is_sqlite:
-            event.listen(self.engine, "connect", _sqlite_pragmas)
+            event.listen(self.engine, "connect", _sqlite_pragmas(busy_ms))
         Base.metadata.create_all(self.engine)
         # statements built once: SQLAlchemy then reuses their compiled form (the hot path)
-        self._insert_action = insert(ActionRow.__table__)
-        self._insert_deal = insert(DealRow.__table__)
+        self._insert_action = insert(_table(ActionRow))
+        self._insert_deal = insert(_table(DealRow))
 
     def close(self) -> None:
         self._close_writer()
@@ -165,15 +201,17 @@ class Storage:
 
     # --- writes (each one transaction, committed on return) ---------------------------
 
-    def create_table(self, table_id: str, ruleset: str, options: dict, seats: list[StoredSeat],
-                     admin_digest: str, spectator_digest: str) -> None:
+    def create_table(self, table_id: str, ruleset: str, options: dict[str, Any], seats: list[StoredSeat],
+                     admin_digest: str, spectator_digest: str, max_deals: int | None = None) -> None:
         with self.engine.begin() as conn:
-            conn.execute(insert(TableRow.__table__).values(
+            conn.execute(insert(_table(TableRow)).values(
                 id=table_id, ruleset=ruleset, options=json.dumps(options), first_dealer=None,
                 started=False, admin_digest=admin_digest, spectator_digest=spectator_digest,
                 created=time.time(),
             ))
-            conn.execute(insert(SeatRow.__table__), [
+            conn.execute(insert(_table(TableStateRow)).values(table_id=table_id,
+                                                                max_deals=max_deals))
+            conn.execute(insert(_table(SeatRow)), [
                 dict(table_id=table_id, seat=s.seat, name=s.name, bot=s.bot,
                      token_digest=s.token_digest) for s in seats
             ])
@@ -185,11 +223,16 @@ class Storage:
         A later deal's deck goes through the writer connection like an action (one INSERT,
         committed on return); the first deal also marks the table started."""
         if first_dealer is not None:
-            with self.engine.begin() as conn:
-                conn.execute(update(TableRow.__table__).where(TableRow.id == table_id)
-                             .values(started=True, first_dealer=first_dealer))
-                conn.execute(self._insert_deal, {"table_id": table_id, "number": number,
-                                                 "deck": json.dumps(deck), "created": time.time()})
+            params = {"table_id": table_id, "number": number, "deck": json.dumps(deck),
+                      "created": time.time()}
+            try:
+                with self.engine.begin() as conn:
+                    conn.execute(update(_table(TableRow)).where(TableRow.id == table_id)
+                                 .values(started=True, first_dealer=first_dealer))
+                    conn.execute(self._insert_deal, params)
+            except Exception:
+                if not self._already_written("deal", params):
+                    raise
             return
         self._write("deal", {"table_id": table_id, "number": number, "deck": json.dumps(deck),
                             "created": time.time()})
@@ -203,9 +246,37 @@ class Storage:
         self._write("action", {"table_id": table_id, "deal": deal, "idx": idx, "seat": seat,
                                "action": action, "created": time.time()})
 
-    _writer = None
+    def _set_state(self, table_id: str, **values: Any) -> None:
+        with self.engine.begin() as conn:
+            done = conn.execute(update(_table(TableStateRow))
+                                .where(TableStateRow.table_id == table_id).values(**values))
+            if done.rowcount == 0:  # a table made before st_table_state existed
+                conn.execute(insert(_table(TableStateRow)).values(table_id=table_id, **values))
 
-    def _write(self, kind: str, params: dict) -> None:
+    def mark_joined(self, table_id: str) -> None:
+        self._set_state(table_id, joined_at=time.time())
+
+    def close_table(self, table_id: str) -> None:
+        self._set_state(table_id, closed_at=time.time())
+
+    def archive(self, table_id: str, reason: str) -> None:
+        """The table is kept (its record stays available) but no longer loaded at start-up."""
+        self._set_state(table_id, archived_at=time.time(), archived_reason=reason)
+
+    def set_seat_digest(self, table_id: str, seat: int, digest: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(update(_table(SeatRow)).where(SeatRow.table_id == table_id,
+                                                         SeatRow.seat == seat)
+                         .values(token_digest=digest))
+
+    def set_spectator_digest(self, table_id: str, digest: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(update(_table(TableRow)).where(TableRow.id == table_id)
+                         .values(spectator_digest=digest))
+
+    _writer: Any = None  # a DB-API connection of the pool, kept for the hot path
+
+    def _write(self, kind: str, params: dict[str, Any]) -> None:
         """One precompiled INSERT (``kind``: "action" or "deal") committed on return."""
         if self._writer is None:
             self._open_writer()
@@ -220,9 +291,64 @@ class Storage:
         except Exception:
             try:
                 self._writer.rollback()
+            except Exception:
+                pass
             finally:
                 self._close_writer()
+            if self._already_written(kind, params):  # an earlier attempt did commit
+                return
             raise
+
+    @staticmethod
+    def action_row(table_id: str, deal: int, idx: int, seat: int | None, action: str) -> Write:
+        return ("action", {"table_id": table_id, "deal": deal, "idx": idx, "seat": seat,
+                           "action": action, "created": time.time()})
+
+    @staticmethod
+    def deal_row(table_id: str, number: int, deck: list[str]) -> Write:
+        return ("deal", {"table_id": table_id, "number": number, "deck": json.dumps(deck),
+                         "created": time.time()})
+
+    def write_batch(self, writes: list[Write]) -> None:
+        """Several INSERTs (``action_row``/``deal_row``: events of different tables, or one
+        table's events in order) in ONE transaction, committed on return: the group commit of
+        the server (one commit for the events of one event-loop turn). All or nothing."""
+        if self._writer is None:
+            self._open_writer()
+        cur = self._writer_cursor
+        try:
+            for kind, params in writes:
+                sql, positional, order = self._sql[kind]
+                cur.execute(sql, tuple(params[k] for k in order) if positional else params)
+            self._writer.commit()
+        except Exception:
+            try:
+                self._writer.rollback()
+            except Exception:
+                pass
+            finally:
+                self._close_writer()
+            if all(self._already_written(kind, params) for kind, params in writes):
+                return  # the commit did happen (its answer was lost)
+            raise
+
+    def _already_written(self, kind: str, params: dict[str, Any]) -> bool:
+        """Whether the row of an INSERT is in the database with the same content (a retried
+        commit whose first attempt succeeded but reported an error must not be refused)."""
+        try:
+            with self.engine.connect() as conn:
+                if kind == "action":
+                    row = conn.execute(select(ActionRow.seat, ActionRow.action).where(
+                        ActionRow.table_id == params["table_id"], ActionRow.deal == params["deal"],
+                        ActionRow.idx == params["idx"])).first()
+                    return row is not None and (row.seat, row.action) == (params["seat"],
+                                                                          params["action"])
+                deal = conn.execute(select(DealRow.deck).where(
+                    DealRow.table_id == params["table_id"],
+                    DealRow.number == params["number"])).first()
+                return deal is not None and deal.deck == params["deck"]
+        except Exception:
+            return False
 
     def _open_writer(self) -> None:
         self._sql = {}
@@ -247,27 +373,37 @@ class Storage:
     # --- reads ---------------------------------------------------------------------------
 
     def table_ids(self) -> list[str]:
+        """The tables to load at start-up: every table not archived, oldest first."""
         with self.engine.connect() as conn:
-            return [r[0] for r in conn.execute(select(TableRow.id).order_by(TableRow.created))]
+            archived = select(TableStateRow.table_id).where(TableStateRow.archived_at.is_not(None))
+            return [r[0] for r in conn.execute(select(TableRow.id)
+                                               .where(TableRow.id.not_in(archived))
+                                               .order_by(TableRow.created))]
 
     def load_table(self, table_id: str) -> StoredTable | None:
         with self.engine.connect() as conn:
-            row = conn.execute(select(TableRow.__table__).where(TableRow.id == table_id)).first()
+            row = conn.execute(select(_table(TableRow)).where(TableRow.id == table_id)).first()
             if row is None:
                 return None
             seats = [
                 StoredSeat(r.seat, r.name, r.bot, r.token_digest)
-                for r in conn.execute(select(SeatRow.__table__)
+                for r in conn.execute(select(_table(SeatRow))
                                       .where(SeatRow.table_id == table_id).order_by(SeatRow.seat))
             ]
             decks = {
                 r.number: json.loads(r.deck)
-                for r in conn.execute(select(DealRow.__table__).where(DealRow.table_id == table_id))
+                for r in conn.execute(select(_table(DealRow)).where(DealRow.table_id == table_id))
             }
+            last_event_at = max([row.created] + [
+                r.created for r in conn.execute(select(DealRow.created)
+                                                .where(DealRow.table_id == table_id))])
             actions: dict[int, list[tuple[int | None, str]]] = {n: [] for n in decks}
-            for r in conn.execute(select(ActionRow.__table__).where(ActionRow.table_id == table_id)
+            for r in conn.execute(select(_table(ActionRow)).where(ActionRow.table_id == table_id)
                                   .order_by(ActionRow.deal, ActionRow.idx)):
                 actions.setdefault(r.deal, []).append((r.seat, r.action))
+                last_event_at = max(last_event_at, r.created)
+            state = conn.execute(select(_table(TableStateRow))
+                                 .where(TableStateRow.table_id == table_id)).first()
         numbers = sorted(decks)
         if numbers != list(range(len(numbers))):
             raise ValueError(f"table {table_id}: deals are not numbered 0…n-1 ({numbers})")
@@ -276,4 +412,9 @@ class Storage:
             first_dealer=row.first_dealer, started=bool(row.started),
             admin_digest=row.admin_digest, spectator_digest=row.spectator_digest,
             seats=seats, deals=[(decks[n], actions[n]) for n in numbers],
+            created=row.created, last_event_at=last_event_at,
+            max_deals=state.max_deals if state else None,
+            joined_at=state.joined_at if state else None,
+            closed_at=state.closed_at if state else None,
+            archived_reason=state.archived_reason if state else None,
         )

@@ -2,17 +2,29 @@
 
 One asyncio lock per table makes it the single writer of that table: an event (a deal's deck,
 one action) is applied to the in-memory table (the engine validates it), committed to the
-database, and only then put on every connection's outgoing queue. If the commit fails, the
-table is rebuilt from the database (the authority) and the client gets an error.
+database, and only then put on every connection's outgoing queue. Whoever reads a table's
+state (a connecting client, ``GET /api/tables/{id}``) takes the same lock, so nobody sees an
+event before its commit.
+
+Database work runs on one writer thread (``TableManager.commit``), never on the event loop:
+a stalled write holds up only the tables waiting for it. Events (actions, decks) go through a
+group commit (``TableManager.write``): the rows that arrive while one commit is under way are
+committed together in the next, and each table hears of its commit only after it happened.
+A failed or timed-out commit is retried with backoff for ``ServerLimits.commit_deadline``
+seconds; if it still fails, the event is undone (the table is rebuilt from its committed
+history in memory), the client is told "try again", and nothing is broadcast. A bot or the
+next-deal timer meeting such an error tries again later: a transient database error never
+breaks a table.
 
 Each connection has its own bounded outgoing queue and sender task, so a slow client never
 holds up a table; a client whose queue overflows is disconnected (it reconnects and gets the
-full view again).
+full view again). Messages are rate-limited per seat (all sockets of a seat share one bucket).
 
 Flow of a table: created → started (``start``: first dealer drawn, deal 1 dealt) → deal after
-deal. When a deal is over, the next one starts after ``deal_pause`` seconds, or at once when
-a seated human sends ``{"type": "next"}``. Bot seats act ``bot_delay`` seconds after their
-turn comes.
+deal, up to its deal limit → closed by its admin (no more deals; every seat may download the
+full record) → archived (no longer loaded at start-up). Bots act and deals follow each other
+only while a person (a human seat or a spectator) is connected, and ``watcher_grace`` seconds
+after the last one left: a table of bots is for watching, not for filling the disk.
 """
 
 from __future__ import annotations
@@ -20,16 +32,20 @@ from __future__ import annotations
 import asyncio
 import hmac
 import logging
+import math
 import secrets
 import time
+from collections.abc import Awaitable, Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ..bots import make_bot
 from ..games.base import IllegalAction
 from ..rules import ruleset as build_ruleset
 from ..table import Table, draw_first_dealer, summarise_deal
-from .storage import Storage, StoredSeat, StoredTable, token_digest
+from .limits import ServerLimits
+from .storage import Storage, StoredSeat, StoredTable, Write, token_digest
 
 try:  # orjson is much faster for the many views we serialise; json is the fallback
     import orjson
@@ -49,6 +65,12 @@ _sysrand = secrets.SystemRandom()
 
 QUEUE_LIMIT = 512  # outgoing messages waiting for one slow client before it is dropped
 
+T = TypeVar("T")
+
+# Refusals a table gives (rule code → English message); a translation catalogue comes later.
+TRY_AGAIN = "the server could not store this just now; nothing changed, please try again"
+SERVER_FAULT = "the server could not apply this; the table is unchanged"
+
 
 def new_token() -> str:
     return secrets.token_urlsafe(24)
@@ -65,31 +87,48 @@ class Seat:
     digest: str | None  # SHA-256 of the seat token (None for bot seats)
 
 
-class Conn:
-    """One WebSocket client: its seat (None: spectator), outgoing queue and rate bucket."""
+class Bucket:
+    """Token bucket: ``burst`` messages at once, refilled at ``rate`` per second."""
 
-    def __init__(self, seat: int | None, send_text, close, rate: float = 20.0,
-                 burst: float = 20.0):
-        self.seat = seat
-        self._send_text = send_text
-        self._close = close
-        self.queue: asyncio.Queue[str | None] = asyncio.Queue(QUEUE_LIMIT)
+    def __init__(self, rate: float, burst: float):
         self.rate, self.burst = rate, burst
         self.tokens = burst
         self.stamp = time.monotonic()
         self.strikes = 0
-        self.closed = False
 
     def allow(self) -> bool:
-        """Token bucket: ``burst`` messages at once, refilled at ``rate`` per second."""
         now = time.monotonic()
         self.tokens = min(self.burst, self.tokens + (now - self.stamp) * self.rate)
         self.stamp = now
         if self.tokens >= 1.0:
             self.tokens -= 1.0
+            self.strikes = 0
             return True
         self.strikes += 1
         return False
+
+
+class Conn:
+    """One WebSocket client: its seat (None: spectator), outgoing queue and rate bucket (shared
+    by every socket of the same seat)."""
+
+    def __init__(self, seat: int | None, send_text: Callable[[str], Awaitable[None]],
+                 close: Callable[[], Awaitable[None]], bucket: Bucket | None = None,
+                 address: str = ""):
+        self.seat = seat
+        self.address = address
+        self._send_text = send_text
+        self._close = close
+        self.queue: asyncio.Queue[str | None] = asyncio.Queue(QUEUE_LIMIT)
+        self.bucket = bucket or Bucket(20.0, 20.0)
+        self.closed = False
+
+    def allow(self) -> bool:
+        return self.bucket.allow()
+
+    @property
+    def strikes(self) -> int:
+        return self.bucket.strikes
 
     def send(self, text: str) -> None:
         if self.closed:
@@ -124,12 +163,21 @@ class Conn:
     def stop(self) -> None:
         if not self.closed:
             self.closed = True
-            self.queue.put_nowait(None)
+            try:
+                self.queue.put_nowait(None)
+            except asyncio.QueueFull:
+                while not self.queue.empty():
+                    self.queue.get_nowait()
+                self.queue.put_nowait(None)
+
+
+History = list[tuple[list[str], list[tuple[int | None, str]]]]
 
 
 class LiveTable:
-    def __init__(self, manager: TableManager, table_id: str, ruleset_id: str, options: dict,
-                 seats: list[Seat], admin_digest: str, spectator_digest: str):
+    def __init__(self, manager: TableManager, table_id: str, ruleset_id: str, options: dict[str, Any],
+                 seats: list[Seat], admin_digest: str, spectator_digest: str,
+                 max_deals: int | None = None):
         self.manager = manager
         self.id = table_id
         self.ruleset_id = ruleset_id
@@ -138,21 +186,38 @@ class LiveTable:
         self.seats = seats
         self.admin_digest = admin_digest
         self.spectator_digest = spectator_digest
+        self.max_deals = max_deals
         self.table = Table(self.rules, [s.name for s in seats], 0)
+        self.first_dealer: int | None = None
         self.started = False
+        self.closed = False
         self.broken: str | None = None
         self.lock = asyncio.Lock()
         self.conns: list[Conn] = []
         self.events = 0  # deal starts + actions so far: the number of the latest state
-        self.score: list[dict] = []
+        self.committed: History = []  # every committed deck and action: the undo source
+        self.score: list[dict[str, Any]] = []
         self.bots = {i: make_bot(s.bot, self.rules.family) for i, s in enumerate(seats) if s.bot}
-        self.pending: asyncio.TimerHandle | asyncio.Task | None = None
+        self.pending: asyncio.TimerHandle | asyncio.Task[None] | None = None
         self.next_deal_at: float | None = None
+        self.waiting = False  # bots wait for a person to connect
+        now = time.time()
+        self.created = now
+        self.last_activity = now  # the latest event, connection or departure (wall clock)
+        self.last_watched = time.monotonic()  # when a person was last connected
+        self.joined = False  # somebody connected at least once
+        self.buckets: dict[int, Bucket] = {}
+        self._presence_sent: list[bool] | None = None
+        self._presence_handle: asyncio.TimerHandle | None = None
         self._info_cache: tuple[int, int, str] | None = None
-        self._view_cache: tuple[int, dict] | None = None  # (event, seat → view JSON)
+        self._view_cache: tuple[int, dict[int | None, str]] | None = None  # (event, seat → view JSON)
         self._dealer_cache: tuple[int, int] | None = None  # (event, dealer of its views)
-        self._msg_cache: tuple[int, dict] | None = None
+        self._msg_cache: tuple[int, dict[tuple[int | None, int], str]] | None = None
         self._presence_version = 0
+
+    @property
+    def limits(self) -> ServerLimits:
+        return self.manager.limits
 
     # --- identity --------------------------------------------------------------------
 
@@ -163,7 +228,7 @@ class LiveTable:
         if not isinstance(token, str) or not token or len(token) > 200:
             return None
         d = token_digest(token)
-        found = None
+        found: tuple[str, int | None] | None = None
         for i, s in enumerate(self.seats):
             if s.digest is not None and hmac.compare_digest(d, s.digest):
                 found = ("seat", i)
@@ -173,33 +238,52 @@ class LiveTable:
             found = ("admin", None)
         return found
 
+    def bucket_for(self, seat: int | None) -> Bucket:
+        """The rate bucket of a seat (shared by its sockets); a spectator gets its own."""
+        if seat is None:
+            return Bucket(self.limits.seat_rate, self.limits.seat_burst)
+        bucket = self.buckets.get(seat)
+        if bucket is None:
+            bucket = self.buckets[seat] = Bucket(self.limits.seat_rate, self.limits.seat_burst)
+        return bucket
+
     # --- rebuilding ------------------------------------------------------------------
 
     @classmethod
     def from_stored(cls, manager: TableManager, st: StoredTable) -> LiveTable:
         live = cls(manager, st.id, st.ruleset, st.options,
                    [Seat(s.name, s.bot, s.token_digest) for s in st.seats],
-                   st.admin_digest, st.spectator_digest)
-        live._replay(st)
+                   st.admin_digest, st.spectator_digest, st.max_deals)
+        live.created = st.created or live.created
+        live.last_activity = st.last_event_at or live.created
+        live.last_watched = -math.inf  # after a restart, bots wait until somebody comes
+        live.joined = st.joined_at is not None
+        live.closed = st.closed_at is not None
+        live._replay(st.first_dealer, st.started, st.deals)
         return live
 
-    def _replay(self, st: StoredTable) -> None:
-        self.table = Table(self.rules, [s.name for s in self.seats], st.first_dealer or 0)
-        self.started = st.started
+    def _replay(self, first_dealer: int | None, started: bool, deals: History) -> None:
+        self.table = Table(self.rules, [s.name for s in self.seats], first_dealer or 0)
+        self.first_dealer = first_dealer
+        self.started = started
         self.events = 0
         self.score = []
-        for deck, actions in st.deals:
+        self.committed = []
+        for deck, actions in deals:
             self.table.start_deal(self.table.game.deck_from_strings(deck))
             self.events += 1
+            self.committed.append((list(deck), []))
             for seat, text in actions:
                 self.table.apply(text, seat)
                 self.events += 1
+                self.committed[-1][1].append((seat, text))
             self._note_finished()
         self._info_cache = self._view_cache = self._msg_cache = self._dealer_cache = None
 
-    def reload(self) -> None:
-        st = self.manager.storage.load_table(self.id)
-        self._replay(st)
+    def _undo(self) -> None:
+        """Back to the last committed event (after a refused commit or an engine fault)."""
+        history = [(deck, list(actions)) for deck, actions in self.committed]
+        self._replay(self.first_dealer, self.started, history)
 
     # --- what clients see ------------------------------------------------------------
 
@@ -212,6 +296,18 @@ class LiveTable:
             if s.bot:
                 on[i] = True
         return on
+
+    def watched(self) -> bool:
+        return any(not c.closed for c in self.conns)
+
+    def may_play(self) -> bool:
+        """Bots act and deals follow only while a person watches (and a short grace after)."""
+        if self.watched():
+            return True
+        return time.monotonic() - self.last_watched < self.limits.watcher_grace
+
+    def deal_limit_reached(self) -> bool:
+        return self.max_deals is not None and len(self.table.deals) >= self.max_deals
 
     def _note_finished(self) -> None:
         t = self.table
@@ -226,7 +322,7 @@ class LiveTable:
                 entry["contract"] = deal["contract"]
             self.score.append(entry)
 
-    def info(self) -> dict:
+    def info(self) -> dict[str, Any]:
         t = self.table
         return {
             "id": self.id,
@@ -238,10 +334,11 @@ class LiveTable:
             "options": self.options,
             "players": list(t.players),
             "seats": [{"name": s.name, "bot": s.bot, "connected": c}
-                      for s, c in zip(self.seats, self.connected())],
+                      for s, c in zip(self.seats, self.connected(), strict=True)],
             "started": self.started,
             "in_deal": t.in_deal,
             "deal_number": len(t.deals),
+            "max_deals": self.max_deals,
             "dealer": self._dealer(),
             "balances": t.ledger.player_balances(),
             "pot": t.ledger.pot,
@@ -249,6 +346,8 @@ class LiveTable:
             "score": self.score,
             "events": self.events,
             "next_deal_at": self.next_deal_at,
+            "waiting": self.waiting,
+            "closed": self.closed,
             "broken": self.broken,
         }
 
@@ -258,6 +357,7 @@ class LiveTable:
             return self.table.dealer
         if self._dealer_cache is None or self._dealer_cache[0] != self.events:
             self.view(None)
+        assert self._dealer_cache is not None
         return self._dealer_cache[1]
 
     def info_json(self) -> str:
@@ -266,7 +366,7 @@ class LiveTable:
             self._info_cache = (*key, dumps(self.info()))
         return self._info_cache[2]
 
-    def view(self, seat: int | None) -> dict | None:
+    def view(self, seat: int | None) -> dict[str, Any] | None:
         state = self.table.state
         if state is None:
             return None
@@ -294,88 +394,165 @@ class LiveTable:
         key = (seat, self._presence_version)
         if key not in msgs:
             view_json = self.view_json(seat)
-            msgs[key] = ('{"type":"state","event":%d,"view":%s,"table":%s}'
-                         % (self.events, view_json, self.info_json()))
+            msgs[key] = f'{{"type":"state","event":{self.events},"view":{view_json},"table":{self.info_json()}}}'
         return msgs[key]
 
     def broadcast_state(self) -> None:
         for c in self.conns:
             c.send(self.state_message(c.seat))
 
-    def broadcast_presence(self) -> None:
+    def _presence_changed(self) -> None:
+        """Coalesce presence: one message per ``presence_delay`` window, and only when a seat's
+        connected flag really changed (spectators coming and going change nothing)."""
         self._presence_version += 1
+        self._info_cache = self._msg_cache = None
+        if self._presence_handle is None:
+            loop = asyncio.get_running_loop()
+            self._presence_handle = loop.call_later(self.limits.presence_delay, self._flush_presence)
+
+    def _flush_presence(self) -> None:
+        self._presence_handle = None
+        now = self.connected()
+        if now == self._presence_sent:
+            return
+        self._presence_sent = now
         msg = dumps({"type": "presence", "seats": self.info()["seats"]})
         for c in self.conns:
             c.send(msg)
 
     # --- connections -----------------------------------------------------------------
 
-    def attach(self, conn: Conn) -> None:
-        self.conns.append(conn)
-        conn.send(self.state_message(conn.seat))
-        self.broadcast_presence()
+    async def attach(self, conn: Conn) -> None:
+        async with self.lock:  # never show an event whose commit is still under way
+            self.conns.append(conn)
+            self.last_watched = time.monotonic()
+            self.last_activity = time.time()
+            if self.waiting:  # somebody came: the bots play on
+                self.schedule()
+            conn.send(self.state_message(conn.seat))
+        if self._presence_sent is None:
+            self._presence_sent = [s.bot is not None for s in self.seats]
+        self._presence_changed()
+        if not self.joined:
+            self.joined = True
+            self.manager.background(self.manager.storage.mark_joined, self.id)
 
     def detach(self, conn: Conn) -> None:
         if conn in self.conns:
             self.conns.remove(conn)
             conn.stop()
-            self.broadcast_presence()
+            self.last_watched = time.monotonic()
+            self.last_activity = time.time()
+            self._presence_changed()
+
+    def drop_seat_connections(self, seat: int | None, message: str) -> None:
+        """Close the sockets of a seat (None: spectators) whose link was revoked."""
+        for c in list(self.conns):
+            if c.seat == seat:
+                c.send(dumps({"type": "error", "rule": "revoked", "message": message}))
+                c.stop()
 
     # --- events (callers hold no lock; these take it) ---------------------------------
 
+    def _check_open(self) -> None:
+        if self.closed:
+            raise IllegalAction("closed", "the table is closed")
+        if self.broken:
+            raise IllegalAction("table broken", self.broken)
+
     async def start(self) -> None:
         async with self.lock:
+            self._check_open()
             if self.started:
                 raise IllegalAction("started", "the table has already started")
             n = len(self.seats)
             first = draw_first_dealer(self.rules, _sysrand)  # by Ace or by lot, as the rules say
             self.table = Table(self.rules, [s.name for s in self.seats], first)
-            self._deal(first_dealer=first)
+            self.first_dealer = first
+            try:
+                await self._deal(first_dealer=first)
+            except IllegalAction:
+                self.first_dealer = None
+                self._replay(None, False, [])
+                raise
             self.started = True
             self._after_event()
 
     async def next_deal(self, early: bool = False) -> None:
         async with self.lock:
-            if not self.started or self.table.in_deal or self.broken:
+            if not self.started or self.table.in_deal or self.broken or self.closed:
                 if early:
+                    self._check_open()
                     raise IllegalAction("deal in progress", "the deal is not over yet")
                 return
-            self._deal()
+            if self.deal_limit_reached():
+                if early:
+                    raise IllegalAction("deal limit", f"the table has played its {self.max_deals} deals")
+                return
+            await self._deal()
             self._after_event()
 
-    def _deal(self, first_dealer: int | None = None) -> None:
+    async def _deal(self, first_dealer: int | None = None) -> None:
+        """Deal the next hand: in memory first (the engine may refuse), then committed."""
         deck = self.table.shuffled_deck(_sysrand)
         number = len(self.table.deals)
         names = [self.table.pack.cards[c] for c in deck]
-        self.manager.storage.start_deal(self.id, number, names, first_dealer)  # commit first
-        self.table.start_deal(deck)
+        try:
+            self.table.start_deal(deck)
+        except Exception:
+            log.exception("table %s: the engine could not deal; nothing was stored", self.id)
+            self._undo()
+            raise IllegalAction("server", SERVER_FAULT) from None
+        try:
+            if first_dealer is None:
+                await self.manager.write(Storage.deal_row(self.id, number, names))
+            else:  # the first deal also marks the table started: its own transaction
+                await self.manager.commit(self.manager.storage.start_deal, self.id, number, names,
+                                          first_dealer)
+        except Exception:
+            log.warning("table %s: a deal could not be stored; undone", self.id, exc_info=True)
+            self._undo()
+            raise IllegalAction("storage", TRY_AGAIN) from None
+        self.committed.append((names, []))
         self.events += 1
+        self.last_activity = time.time()
         self._note_finished()
 
-    async def act(self, seat: int, text: str) -> None:
-        """A seat's action; raises IllegalAction (state unchanged) when refused."""
+    async def act(self, seat: int, text: str, event: int | None = None) -> None:
+        """A seat's action; raises IllegalAction (state unchanged) when refused. ``event``: the
+        event number the client saw when it chose the action (a stale one is refused)."""
         async with self.lock:
-            self._act_locked(seat, text)
+            if event is not None and event != self.events:
+                raise IllegalAction("stale", f"this action answered event {event}, but the table "
+                                             f"is at event {self.events} now; look again")
+            await self._act_locked(seat, text)
 
-    def _act_locked(self, seat: int, text: str) -> None:
-        if self.broken:
-            raise IllegalAction("table broken", self.broken)
+    async def _act_locked(self, seat: int, text: str) -> None:
+        self._check_open()
         if not self.started:
             raise IllegalAction("not started", "the table has not started yet")
         t = self.table
-        t.apply(text, seat)  # the engine is the judge; raises with the state unchanged
+        try:
+            t.apply(text, seat)  # the engine is the judge; raises with the state unchanged
+        except IllegalAction:
+            raise
+        except Exception:
+            log.exception("table %s: the engine failed on %r; undone", self.id, text[:60])
+            self._undo()
+            raise IllegalAction("server", SERVER_FAULT) from None
         deal = len(t.deals) - 1
         entry = t.deals[-1].actions[-1]
         canonical = entry["action"] if isinstance(entry, dict) else entry
         try:
-            self.manager.storage.append_action(self.id, deal, len(t.deals[-1].actions) - 1,
-                                               seat, canonical)
+            await self.manager.write(Storage.action_row(self.id, deal, len(t.deals[-1].actions) - 1,
+                                                        seat, canonical))
         except Exception:
-            log.exception("table %s: could not store an action; rebuilding from the database",
-                          self.id)
-            self.reload()
-            raise IllegalAction("storage", "the server could not store the action; try again")
+            log.warning("table %s: could not store an action; undone", self.id, exc_info=True)
+            self._undo()
+            raise IllegalAction("storage", TRY_AGAIN) from None
+        self.committed[-1][1].append((seat, canonical))
         self.events += 1
+        self.last_activity = time.time()
         self._note_finished()
         self._after_event()
 
@@ -383,62 +560,191 @@ class LiveTable:
         self.schedule()
         self.broadcast_state()
 
+    async def close(self) -> None:
+        """The admin closes the table: no more deals or actions (an unfinished deal stays out
+        of the record), every seat may now download the full record."""
+        async with self.lock:
+            if self.closed:
+                return
+            await self.manager.commit(self.manager.storage.close_table, self.id)
+            self.closed = True
+            self.cancel_pending()
+            self.next_deal_at = None
+            self._info_cache = self._msg_cache = None
+            self._presence_version += 1
+            self.broadcast_state()
+
     # --- scheduling: bots and the next deal -------------------------------------------
 
-    def schedule(self) -> None:
+    def cancel_pending(self) -> None:
         if self.pending is not None:
             self.pending.cancel()
             self.pending = None
+
+    def schedule(self, delay: float | None = None) -> None:
+        self.cancel_pending()
         self.next_deal_at = None
         self._info_cache = self._msg_cache = None
-        if not self.started or self.broken:
+        if not self.started or self.broken or self.closed:
             return
+        if not self.may_play():
+            self.waiting = True
+            return
+        self.waiting = False
         t = self.table
         loop = asyncio.get_running_loop()
         if t.in_deal:
+            assert t.state is not None
             seat = t.state.current_player()
             if seat in self.bots:
-                self.pending = loop.create_task(self._bot_turn(self.events, seat))
-        else:
-            pause = self.manager.deal_pause
+                wait = self.manager.bot_delay if delay is None else delay
+                self.pending = loop.create_task(self._bot_turn(self.events, seat, wait))
+        elif not self.deal_limit_reached():
+            pause = self.manager.deal_pause if delay is None else delay
             self.next_deal_at = time.time() + pause
             self.pending = loop.create_task(self._next_deal_later(pause))
+
+    def _wait_for_people(self) -> bool:
+        """Whether bots must stop now (nobody watches); then the table waits for a client."""
+        if self.may_play():
+            return False
+        self.waiting = True
+        self._info_cache = self._msg_cache = None
+        return True
 
     async def _next_deal_later(self, pause: float) -> None:
         await asyncio.sleep(pause)
         self.pending = None
+        if self._wait_for_people():
+            return
         try:
             await self.next_deal()
+        except IllegalAction as e:  # a database hiccup: try again later
+            log.warning("table %s: next deal refused (%s); trying again", self.id, e.rule)
+            self.schedule(delay=self.manager.retry_later)
         except Exception:
             log.exception("table %s: next deal failed", self.id)
 
-    async def _bot_turn(self, event: int, seat: int) -> None:
-        await asyncio.sleep(self.manager.bot_delay)
+    async def _bot_turn(self, event: int, seat: int, delay: float) -> None:
+        await asyncio.sleep(delay)
+        retry = False
         async with self.lock:
-            if self.events != event:
+            if self.events != event or self.closed:
                 return
             self.pending = None
+            if self._wait_for_people():
+                return
             state = self.table.state
+            assert state is not None
             try:
                 action = self.bots[seat].act(state, seat)
-                self._act_locked(seat, state.action_to_string(action))
+                await self._act_locked(seat, state.action_to_string(action))
+            except IllegalAction as e:
+                if e.rule not in ("storage", "server"):
+                    log.error("table %s: the bot at seat %d chose an illegal action", self.id, seat)
+                    self.broken = f"the bot at seat {seat} failed"
+                    return
+                retry = True  # transient: the table is unchanged, the bot tries again
             except Exception:
                 log.exception("table %s: bot at seat %d failed", self.id, seat)
                 self.broken = f"the bot at seat {seat} failed"
+        if retry and self.events == event:
+            self.schedule(delay=self.manager.retry_later)
 
 
 class TableManager:
     def __init__(self, storage: Storage, bot_delay: float = 0.6, deal_pause: float = 8.0,
-                 base_url: str = ""):
+                 limits: ServerLimits | None = None):
         self.storage = storage
         self.bot_delay = bot_delay
         self.deal_pause = deal_pause
+        self.limits = limits or ServerLimits()
+        self.retry_later = 1.0  # seconds before a bot or the next deal tries again
         self.tables: dict[str, LiveTable] = {}
+        # one writer thread: SQLite has one writer anyway, and the writer connection is its own
+        self.db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stammtisch-db")
+        self._background: set[asyncio.Task[None]] = set()
+        self._batch: list[tuple[Write, asyncio.Future[None]]] = []  # rows for the next group commit
+        self._flushing = False
+        self.ws_per_address: dict[str, int] = {}
+        self.refusals: dict[str, int] = {}
+
+    def count_refusal(self, rule: str) -> None:
+        self.refusals[rule] = self.refusals.get(rule, 0) + 1
+
+    async def commit(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a database write on the writer thread; retry with backoff until
+        ``commit_deadline``; raise the last error if it never succeeds."""
+        loop = asyncio.get_running_loop()
+        deadline = time.monotonic() + self.limits.commit_deadline
+        pause = 0.05
+        while True:
+            try:
+                return await loop.run_in_executor(self.db, fn, *args)
+            except Exception:
+                if time.monotonic() + pause > deadline:
+                    raise
+                log.info("a database write failed; retrying in %.2f s", pause, exc_info=True)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 1.0)
+
+    async def write(self, row: Write) -> None:
+        """Commit one event row (an action or a later deal's deck) in a group commit: rows that
+        arrive while a commit is under way go together in the next one. Retried with backoff
+        like ``commit``; returns only once the row is committed."""
+        loop = asyncio.get_running_loop()
+        deadline = time.monotonic() + self.limits.commit_deadline
+        pause = 0.05
+        while True:
+            done: asyncio.Future[None] = loop.create_future()
+            self._batch.append((row, done))
+            if not self._flushing:
+                self._flushing = True
+                loop.create_task(self._flush())
+            try:
+                return await done
+            except Exception:
+                if time.monotonic() + pause > deadline:
+                    raise
+                log.info("a group commit failed; retrying in %.2f s", pause, exc_info=True)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 1.0)
+
+    async def _flush(self) -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            while self._batch:
+                batch, self._batch = self._batch, []
+                try:
+                    await loop.run_in_executor(self.db, self.storage.write_batch,
+                                               [row for row, _ in batch])
+                except Exception as e:
+                    for _, done in batch:
+                        if not done.done():
+                            done.set_exception(e)
+                else:
+                    for _, done in batch:
+                        if not done.done():
+                            done.set_result(None)
+        finally:
+            self._flushing = False
+
+    def background(self, fn: Callable[..., Any], *args: Any) -> None:
+        """A write nobody waits for (bookkeeping such as "somebody joined"), retried."""
+        async def run() -> None:
+            try:
+                await self.commit(fn, *args)
+            except Exception:
+                log.warning("a bookkeeping write failed", exc_info=True)
+        task = asyncio.get_running_loop().create_task(run())
+        self._background.add(task)
+        task.add_done_callback(self._background.discard)
 
     def load_all(self) -> None:
-        """Rebuild every table from the database (replaying its decks and actions)."""
+        """Rebuild every table not archived from the database (replaying its decks and actions)."""
         for tid in self.storage.table_ids():
             st = self.storage.load_table(tid)
+            assert st is not None
             try:
                 live = LiveTable.from_stored(self, st)
             except Exception as e:  # a table the current engine cannot replay
@@ -456,16 +762,18 @@ class TableManager:
 
     def shutdown(self) -> None:
         for live in self.tables.values():
-            if live.pending is not None:
-                live.pending.cancel()
-                live.pending = None
+            live.cancel_pending()
+            if live._presence_handle is not None:
+                live._presence_handle.cancel()
             for c in list(live.conns):
                 c.stop()
+        self.db.shutdown(wait=True)
 
     def get(self, table_id: str) -> LiveTable | None:
         return self.tables.get(table_id)
 
-    def create(self, ruleset_id: str, options: dict, seats: list[tuple[str, str | None]]) -> dict:
+    async def create(self, ruleset_id: str, options: dict[str, Any], seats: list[tuple[str, str | None]],
+                     max_deals: int | None = None) -> dict[str, Any]:
         """Create a table; returns the tokens (shown once: only digests are stored)."""
         table_id = new_table_id()
         while table_id in self.tables:
@@ -473,14 +781,72 @@ class TableManager:
         admin, spectator = new_token(), new_token()
         tokens = [None if bot else new_token() for _, bot in seats]
         live_seats = [Seat(name, bot, token_digest(tok) if tok else None)
-                      for (name, bot), tok in zip(seats, tokens)]
+                      for (name, bot), tok in zip(seats, tokens, strict=True)]
+        if max_deals is None and all(bot for _, bot in seats):
+            max_deals = self.limits.bot_table_max_deals
         live = LiveTable(self, table_id, ruleset_id, options, live_seats,
-                         token_digest(admin), token_digest(spectator))
-        self.storage.create_table(
-            table_id, ruleset_id, options,
+                         token_digest(admin), token_digest(spectator), max_deals)
+        await self.commit(
+            self.storage.create_table, table_id, ruleset_id, options,
             [StoredSeat(i, s.name, s.bot, s.digest) for i, s in enumerate(live_seats)],
-            live.admin_digest, live.spectator_digest,
+            live.admin_digest, live.spectator_digest, max_deals,
         )
         self.tables[table_id] = live
         return {"id": table_id, "admin_token": admin, "spectator_token": spectator,
                 "seat_tokens": tokens, "table": live}
+
+    async def reissue(self, live: LiveTable, seat: int | None) -> str:
+        """A new link for a seat (None: the spectators); the old one stops working at once."""
+        token = new_token()
+        digest = token_digest(token)
+        if seat is None:
+            await self.commit(self.storage.set_spectator_digest, live.id, digest)
+            live.spectator_digest = digest
+            live.drop_seat_connections(None, "the spectator link was replaced by the table's admin")
+        else:
+            await self.commit(self.storage.set_seat_digest, live.id, seat, digest)
+            live.seats[seat].digest = digest
+            live.drop_seat_connections(seat, "this seat's link was replaced by the table's admin")
+        return token
+
+    # --- expiry -------------------------------------------------------------------------
+
+    def expired(self, live: LiveTable, now: float) -> str | None:
+        """Why a table should be archived now, or None."""
+        if live.conns:
+            return None
+        if live.closed:
+            return "closed"
+        if not live.joined and now - live.created > self.limits.unjoined_expiry:
+            return "unjoined"
+        if now - live.last_activity > self.limits.abandoned_after:
+            return "abandoned"
+        return None
+
+    async def sweep(self, now: float | None = None) -> int:
+        """Archive the tables that expired; returns how many."""
+        now = time.time() if now is None else now
+        done = 0
+        for live in list(self.tables.values()):
+            reason = self.expired(live, now)
+            if reason is None:
+                continue
+            try:
+                await self.commit(self.storage.archive, live.id, reason)
+            except Exception:
+                log.warning("table %s could not be archived now", live.id, exc_info=True)
+                continue
+            live.cancel_pending()
+            self.tables.pop(live.id, None)
+            done += 1
+        if done:
+            log.info("archived %d tables", done)
+        return done
+
+    async def sweeper(self) -> None:
+        while True:
+            await asyncio.sleep(self.limits.sweep_interval)
+            try:
+                await self.sweep()
+            except Exception:
+                log.exception("sweeping tables failed")

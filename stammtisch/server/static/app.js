@@ -10,7 +10,7 @@ const SUIT_EN = { H: "hearts", D: "diamonds", C: "clubs", S: "spades" };
 const T = {
   en: {
     brand: "Stammtisch", newTable: "New table", ruleset: "Rule set", options: "Options",
-    seats: "Seats", addSeat: "+ seat", removeSeat: "− seat", create: "Create table",
+    rules: "Rules", seats: "Seats", addSeat: "+ seat", removeSeat: "− seat", create: "Create table",
     invite: "Invite links", inviteHint: "Send each player his own link. The links are shown only now (they are kept in this browser).",
     start: "Start the game", myTables: "My tables", deal: "Deal", pot: "Pot", trump: "Trump",
     contract: "Contract", upcard: "Upcard / tapp", trick: "Trick", lastTrick: "Last trick",
@@ -32,7 +32,7 @@ const T = {
   },
   de: {
     brand: "Stammtisch", newTable: "Neuer Tisch", ruleset: "Regelwerk", options: "Optionen",
-    seats: "Plätze", addSeat: "+ Platz", removeSeat: "− Platz", create: "Tisch anlegen",
+    rules: "Regeln", seats: "Plätze", addSeat: "+ Platz", removeSeat: "− Platz", create: "Tisch anlegen",
     invite: "Einladungslinks", inviteHint: "Jeder Spieler bekommt seinen eigenen Link. Die Links werden nur jetzt gezeigt (dieser Browser merkt sie sich).",
     start: "Spiel beginnen", myTables: "Meine Tische", deal: "Spiel", pot: "Pott", trump: "Trumpf",
     contract: "Spiel", upcard: "Trumpfkarte / Tapp", trick: "Stich", lastTrick: "Letzter Stich",
@@ -262,8 +262,9 @@ function connect() {
     const m = JSON.parse(ev.data);
     if (m.type === "hello") { game.seat = m.seat; game.role = m.role; }
     else if (m.type === "state") {
-      if (m.event !== game.lastEvent) game.selected.clear();
-      game.lastEvent = m.event; game.msg = m; document.body.dataset.event = String(m.event); game.info = m.table; game.error = "";
+      // a refusal (e.g. "stale": the click answered an older state) stays shown until the state moves on
+      if (m.event !== game.lastEvent) { game.selected.clear(); game.error = ""; }
+      game.lastEvent = m.event; game.msg = m; document.body.dataset.event = String(m.event); game.info = m.table;
       render();
     } else if (m.type === "presence") { if (game.info) { game.info.seats = m.seats; render(); } }
     else if (m.type === "error") {
@@ -287,7 +288,8 @@ function send(obj) {
   game.error = t("notConnected");
   render();
 }
-function act(a) { game.error = ""; send({ type: "action", action: a }); }
+// every action names the state it answers: a double click or a second tab cannot act on a newer one
+function act(a) { game.error = ""; send({ type: "action", action: a, event: game.lastEvent }); }
 
 function name(seat) { return game.info ? game.info.players[seat] : String(seat); }
 
@@ -330,7 +332,7 @@ function render() {
   $("lobby-wait").hidden = info.started;
   $("start-ws").hidden = game.seat === null;
   $("start-ws").onclick = () => send({ type: "start" });
-  $("record-link").href = `/api/tables/${info.id}/record`;
+  $("record-link").href = `/api/tables/${info.id}/record?token=${encodeURIComponent(game.token)}`;
 
   // players
   $("players").replaceChildren(...info.players.map((p, i) => {
@@ -466,3 +468,14 @@ function showTable(id) {
 applyLang();
 const m = location.pathname.match(/^\/t\/([A-Za-z0-9_-]+)$/);
 if (m) showTable(m[1]); else showLobby();
+
+// The Rules panel (rules.js): how to play the rule set of this table, or the one chosen in the lobby.
+$("rules-btn").addEventListener("click", () => {
+  if (!window.stammtischRules) return;
+  const table = game.msg ? game.msg.table : null;
+  window.stammtischRules.openRulesPanel({
+    ruleset: table ? table.ruleset : $("ruleset").value,
+    lang,
+    options: table ? table.options : collectOptions(),
+  });
+});

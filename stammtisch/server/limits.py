@@ -1,0 +1,94 @@
+"""Every limit of the web table in one place: what a public server allows, with defaults that
+suit a club server (a few dozen tables, a few hundred players). ``stammtisch serve`` and
+``create_app`` take a ``ServerLimits``; tests and the soak bench pass their own.
+
+``OPTION_MAXIMA`` bounds the numeric rule options a web table accepts: the maxima the rule
+sets document in their option specs (``stammtisch/rules/``). Without them a stake of 3
+followed by 4,299 zeros was accepted and broke the table at its fourth deal.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ..rules import PRESETS, TappRules, TippenRules
+
+def _option_maxima() -> dict[str, int]:
+    """The largest value per numeric rule option: the rule sets' own documented maxima
+    (``OptionSpec.maximum``), and the most players any rule set seats."""
+    out: dict[str, int] = {"players": max(p.max_players_whist52 or p.max_players for p in PRESETS.values())}
+    for cls in (TippenRules, TappRules):
+        for name, spec in cls.option_specs().items():
+            if spec.maximum is not None:
+                out[name] = max(out.get(name, 0), spec.maximum)
+    return out
+
+
+# The largest value a web table accepts per numeric rule option (from the rule sets).
+OPTION_MAXIMA: dict[str, int] = _option_maxima()
+# The longest text an option value may have (a number of 20 digits is far beyond any maximum).
+OPTION_TEXT_MAX = 32
+
+# The deal limit a table may ask for, and the default for a table without a human seat.
+MAX_DEALS_LIMIT = 10_000
+
+
+@dataclass(frozen=True)
+class ServerLimits:
+    """The limits of one server. Times are in seconds."""
+
+    # --- tables (issue 10, defect 1 and 2)
+    max_live_tables: int = 500  # tables loaded at once; creation beyond is refused (429)
+    creations_per_minute: float = 10.0  # new tables per client address, refilled steadily
+    creation_burst: int = 10  # … of which this many at once
+    unjoined_expiry: float = 24 * 3600.0  # a table nobody joined is archived after this
+    abandoned_after: float = 14 * 24 * 3600.0  # a table without events or clients is archived
+    sweep_interval: float = 60.0  # how often expiry is checked
+    watcher_grace: float = 30.0  # bots play on this long after the last person left
+    bot_table_max_deals: int = 100  # deal limit of a table without a human seat
+    # --- requests and messages (defects 3 and 7)
+    max_body: int = 65_536  # bytes of an HTTP request body, enforced while it streams
+    max_message: int = 4_096  # bytes of a WebSocket message
+    max_json_depth: int = 32  # nesting of a WebSocket message
+    # --- connections (defects 5 and 10)
+    conns_per_table: int = 40  # WebSocket clients of one table
+    ws_per_address: int = 60  # WebSocket clients from one address, all tables together
+    seat_rate: float = 20.0  # messages per second per seat (all its sockets together)
+    seat_burst: float = 20.0
+    presence_delay: float = 0.25  # presence changes within this window are sent once
+    header_timeout: float = 10.0  # a request's headers must be complete within this
+    max_header_bytes: int = 16_384  # a request's headers in all
+    keep_alive_timeout: float = 5.0  # an idle HTTP connection is closed after this
+    conns_per_address: int = 200  # TCP connections from one address
+    max_connections: int = 2_000  # TCP connections in all (stay below the open-file limit)
+    # --- the database (defect 4)
+    commit_deadline: float = 5.0  # a commit is retried with backoff for at most this long
+    sqlite_busy_ms: int = 500  # one SQLite attempt waits this long for a lock
+
+
+def check_option_bounds(options: dict[str, Any]) -> str | None:
+    """Why the raw options are out of bounds, or None. Checked before the rule set parses
+    them (so a huge number is never even converted)."""
+    for name, raw in options.items():
+        if isinstance(raw, str) and len(raw) > OPTION_TEXT_MAX:
+            return f"option {name} is too long ({OPTION_TEXT_MAX} characters at most)"
+        maximum = OPTION_MAXIMA.get(name)
+        if maximum is None or raw is None or isinstance(raw, bool):
+            continue
+        try:
+            value = int(str(raw).strip())
+        except ValueError:
+            continue  # not a number: the rule set explains what it takes
+        if value > maximum:
+            return f"option {name} may be at most {maximum}, not {value}"
+    return None
+
+
+def check_rules_bounds(rules: Any) -> str | None:
+    """Why a built rule set exceeds a maximum (an option that defaults from another), or None."""
+    for name, maximum in OPTION_MAXIMA.items():
+        value = getattr(rules, name, None)
+        if isinstance(value, int) and not isinstance(value, bool) and value > maximum:
+            return f"option {name} may be at most {maximum}, not {value}"
+    return None

@@ -1,0 +1,159 @@
+"""Connection guards below the app (uvicorn's httptools protocol, extended): slowloris and
+connection floods never reach FastAPI.
+
+- Header timeout: a request's headers must be complete within ``header_timeout`` seconds of
+  its first byte (and a new connection must send them within that time); a client that sends
+  a header line now and then is closed. uvicorn alone never times this out. Headers larger
+  than ``max_header_bytes`` get ``431`` (httptools itself sets no limit).
+- Caps: at most ``conns_per_address`` TCP connections from one address and
+  ``max_connections`` in all (below the usual 1,024 open files); beyond them a new connection
+  gets ``503`` and is closed at once, so the server keeps file descriptors for honest clients.
+- Idle keep-alive connections are closed by uvicorn's ``timeout_keep_alive``; WebSocket
+  connections by its ping timeout.
+
+A reverse proxy in front (nginx, Caddy) adds more of the same at the edge: see
+docs/deployment.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+from uvicorn.protocols.utils import get_remote_addr
+
+from .limits import ServerLimits
+
+_REASONS = {503: b"Service Unavailable", 431: b"Request Header Fields Too Large"}
+
+
+def _refusal(message: str, status: int = 503) -> bytes:
+    rule = "connections" if status == 503 else "size"
+    body = json.dumps({"error": message, "rule": rule}, separators=(",", ":")).encode()
+    return (b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\nconnection: close\r\n"
+            b"content-length: %d\r\n\r\n%s" % (status, _REASONS[status], len(body), body))
+
+
+class ConnectionCounts:
+    """Open TCP connections per client address and in all (one per server)."""
+
+    def __init__(self) -> None:
+        self.total = 0
+        self.per_address: dict[str, int] = {}
+        self.refused = 0
+        self.timed_out = 0
+
+    def add(self, address: str) -> None:
+        self.total += 1
+        self.per_address[address] = self.per_address.get(address, 0) + 1
+
+    def remove(self, address: str) -> None:
+        self.total -= 1
+        left = self.per_address.get(address, 1) - 1
+        if left > 0:
+            self.per_address[address] = left
+        else:
+            self.per_address.pop(address, None)
+
+
+def guarded_protocol(limits: ServerLimits, counts: ConnectionCounts | None = None) -> type:
+    """An ``HttpToolsProtocol`` subclass enforcing ``limits`` (pass it as uvicorn's ``http``)."""
+    shared = counts or ConnectionCounts()
+
+    class GuardedHttpToolsProtocol(HttpToolsProtocol):
+        counts = shared
+
+        def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+            remote = get_remote_addr(transport)
+            self._address = remote[0] if remote else ""
+            self._counted = False
+            self._header_timer: asyncio.TimerHandle | None = None
+            self._header_bytes = 0
+            if self.counts.total >= limits.max_connections:
+                self._refuse(transport, "the server has too many connections; try again shortly")
+                return
+            if self.counts.per_address.get(self._address, 0) >= limits.conns_per_address:
+                self._refuse(transport, "too many connections from your address")
+                return
+            self.counts.add(self._address)
+            self._counted = True
+            super().connection_made(transport)
+            self._arm()
+
+        def _refuse(self, transport: asyncio.Transport, message: str) -> None:
+            self.counts.refused += 1
+            self.transport = transport
+            self.parser = None  # type: ignore[assignment]
+            try:
+                transport.write(_refusal(message))
+            finally:
+                transport.close()
+
+        def _release(self) -> None:
+            self._disarm()
+            if self._counted:
+                self._counted = False
+                self.counts.remove(self._address)
+
+        def connection_lost(self, exc: Exception | None) -> None:
+            self._release()
+            if getattr(self, "flow", None) is None:  # refused before uvicorn set itself up
+                return
+            super().connection_lost(exc)
+
+        def data_received(self, data: bytes) -> None:
+            if self.parser is None:
+                return
+            in_headers = self._header_timer is not None
+            super().data_received(data)
+            if in_headers and self._header_timer is not None:  # the headers are still not complete
+                self._header_bytes += len(data)
+                if self._header_bytes > limits.max_header_bytes and not self.transport.is_closing():
+                    self.counts.refused += 1
+                    self.transport.write(_refusal("request headers too large", 431))
+                    self.transport.close()
+
+        # a request's headers must arrive within header_timeout of its first byte
+        def _arm(self) -> None:
+            if self._header_timer is None:
+                self._header_bytes = 0
+                self._header_timer = self.loop.call_later(limits.header_timeout, self._too_slow)
+
+        def _disarm(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _too_slow(self) -> None:
+            self._header_timer = None
+            self.counts.timed_out += 1
+            if not self.transport.is_closing():
+                self.transport.close()
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self._arm()
+
+        def on_headers_complete(self) -> None:
+            self._disarm()
+            super().on_headers_complete()
+
+        def handle_websocket_upgrade(self) -> None:
+            """The WebSocket protocol takes the transport over: count the connection until
+            that protocol loses it."""
+            self._disarm()
+            super().handle_websocket_upgrade()
+            protocol: Any = self.transport.get_protocol()
+            inner_lost = protocol.connection_lost
+
+            def lost(exc: Exception | None) -> None:
+                try:
+                    inner_lost(exc)
+                finally:
+                    self._release()
+
+            protocol.connection_lost = lost
+
+    return GuardedHttpToolsProtocol

@@ -1,0 +1,123 @@
+"""Property-based fuzzing of the web table (issue 10).
+
+HTTP: Schemathesis generates requests from the app's own OpenAPI schema (valid and invalid
+bodies, paths, query strings); the server never answers 500 and every error is JSON with a
+message. The number of examples per operation is bounded so this runs in CI.
+
+WebSocket: Hypothesis sends random JSON (any shape, size and depth), random action strings and
+random event numbers to a seat's socket; every message gets an answer (a state, a pong or an
+error with a rule), the connection stays open, and a refused message changes nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+import schemathesis
+from fastapi.testclient import TestClient
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from schemathesis.checks import not_a_server_error
+from server_helpers import WsClient, create_table
+
+from stammtisch.server.app import create_app
+from stammtisch.server.limits import ServerLimits
+
+EXAMPLES = 60  # per operation; CI runs all of them in well under a minute
+
+LIMITS = replace(ServerLimits(), creation_burst=10**6, creations_per_minute=10**6,
+                 max_live_tables=10**6, seat_rate=10**6, seat_burst=10**6)
+
+
+@pytest.fixture(scope="module")
+def fuzz_app(tmp_path_factory):
+    db = tmp_path_factory.mktemp("fuzz") / "fuzz.sqlite"
+    return create_app(f"sqlite:///{db}", bot_delay=0, deal_pause=1000, limits=LIMITS,
+                      api_docs=True)
+
+
+@pytest.fixture(scope="module")
+def api_schema(fuzz_app):
+    return schemathesis.openapi.from_asgi("/api/openapi.json", fuzz_app)
+
+
+schema = schemathesis.pytest.from_fixture("api_schema")
+
+
+@schema.parametrize()
+@settings(max_examples=EXAMPLES, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much,
+                                 HealthCheck.function_scoped_fixture])
+def test_http_api_never_fails_with_500(case):
+    response = case.call()
+    case.validate_response(response, checks=[not_a_server_error])
+    assert response.status_code < 500, response.text
+    if response.status_code >= 400:
+        body = response.json()
+        assert isinstance(body.get("error"), str) and body["error"], response.text
+
+
+# --- WebSocket -------------------------------------------------------------------------
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    max_leaves=30,
+)
+action_strings = st.one_of(
+    st.text(max_size=40),
+    st.sampled_from(["pass", "tap", "play:", "play:HA", "play:XX", "exchange:", "exchange:HA,HK",
+                     "bid:9", "contract:rufer:D", "call:DJ", "give:?", "weg", "play"]),
+    st.builds(lambda a, b: f"{a}:{b}", st.sampled_from(["play", "exchange", "bid", "call"]),
+              st.text(max_size=12)),
+)
+messages = st.one_of(
+    json_values.map(json.dumps),
+    st.builds(lambda a, e, seq: json.dumps({"type": "action", "action": a, "event": e, "seq": seq}),
+              action_strings, st.integers(-3, 10**20) | st.none() | st.text(max_size=4),
+              st.integers() | st.text(max_size=80) | st.none()),
+    st.sampled_from(["next", "start", "ping", "teleport"]).map(lambda k: json.dumps({"type": k})),
+    st.integers(1, 3000).map(lambda d: "[" * d + "]" * d),
+    st.integers(1, 200).map(lambda d: '{"type":"ping","x":' + '{"a":' * d + "1" + "}" * d + "}"),
+    st.text(max_size=300),
+    st.integers(4000, 5000).map(lambda n: json.dumps({"type": "ping", "pad": "x" * n})),
+)
+
+
+@pytest.fixture(scope="module")
+def live_socket(tmp_path_factory):
+    db = tmp_path_factory.mktemp("fuzz-ws") / "ws.sqlite"
+    app = create_app(f"sqlite:///{db}", bot_delay=0, deal_pause=1000, limits=LIMITS)
+    with TestClient(app) as http:
+        t = create_table(http)
+        http.post(f"/api/tables/{t['id']}/start", json={"token": t["admin_token"]})
+        with http.websocket_connect(f"/ws/{t['id']}?token={t['seats'][0]['token']}") as ws:
+            c = WsClient(ws)
+            c.until(lambda m: m["type"] == "state")
+            yield http, t, c
+
+
+@settings(max_examples=300, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(text=messages)
+def test_websocket_messages_are_answered_and_refusals_change_nothing(live_socket, text):
+    http, t, c = live_socket
+    fuzz_app = http.app
+    live = fuzz_app.state.manager.get(t["id"])
+    before = (live.events, [list(a) for _, a in live.committed])
+    if len(text) > LIMITS.max_message:  # the one refusal that closes: tested in the protocol tests
+        text = text[:LIMITS.max_message]
+    c.ws.send_text(text)
+    c.ws.send_text('{"type":"ping","seq":"fence"}')  # everything before the pong was answered
+    answers = []
+    c.until(lambda m: answers.append(m) or (m["type"] == "pong" and m.get("seq") == "fence"))
+    replies = [m for m in answers[:-1] if m["type"] in ("error", "state", "pong")]
+    assert replies, f"no answer to {text[:80]!r}"
+    for m in replies:
+        if m["type"] == "error":
+            assert isinstance(m["rule"], str) and m["rule"] and m["message"]
+            assert m["rule"] != "server", m
+    if all(m["type"] == "error" for m in replies):
+        assert (live.events, [list(a) for _, a in live.committed]) == before

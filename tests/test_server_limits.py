@@ -1,0 +1,482 @@
+"""Issue 10: the web table holds against floods, slow clients, database hiccups and odd input.
+
+One section per defect of the issue; each test fails on the server before the fix."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import time
+from dataclasses import replace
+
+import pytest
+from fastapi.testclient import TestClient
+from server_helpers import WsClient, create_table, play_until_terminal, sync
+
+from stammtisch.server.app import create_app
+from stammtisch.server.limits import ServerLimits
+from stammtisch.table import Table
+
+BOTS3 = [{"name": "a", "bot": "random"}, {"name": "b", "bot": "random"}, {"name": "c", "bot": "random"}]
+
+
+def make_app(tmp_path, name="st.sqlite", bot_delay=0.0, deal_pause=1000.0, api_docs=False, **limits):
+    return create_app(f"sqlite:///{tmp_path / name}", bot_delay=bot_delay, deal_pause=deal_pause,
+                      limits=replace(ServerLimits(), **limits), api_docs=api_docs)
+
+
+@pytest.fixture()
+def http(tmp_path):
+    with TestClient(make_app(tmp_path)) as client:
+        yield client
+
+
+def start(http, t, token=None):
+    r = http.post(f"/api/tables/{t['id']}/start", json={"token": token or t["admin_token"]})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def connect(http, t, token):
+    return http.websocket_connect(f"/ws/{t['id']}?token={token}")
+
+
+def info(http, t):
+    return http.get(f"/api/tables/{t['id']}").json()
+
+
+def wait_for(pred, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not pred():
+        assert time.monotonic() < deadline, "the condition never came true"
+        time.sleep(0.01)
+
+
+def on_turn(c0, c1):
+    return {0: c0, 1: c1}[c0.view["current_player"]]
+
+
+# --- 1. table flood ---------------------------------------------------------------------
+
+
+def test_table_creation_is_rate_limited_per_address(tmp_path):
+    app = make_app(tmp_path, creation_burst=3, creations_per_minute=0.001)
+    with TestClient(app) as http, TestClient(app, client=("10.0.0.2", 4000)) as other:
+        for _ in range(3):
+            create_table(http)
+        r = http.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": [
+            {"name": "A"}, {"name": "B"}, {"name": "C"}]})
+        assert r.status_code == 429 and r.json()["rule"] == "rate"
+        assert "try again" in r.json()["error"] and r.headers["retry-after"]
+        create_table(other)  # another address has its own allowance
+
+
+def test_live_tables_are_capped_and_expired_tables_make_room(tmp_path):
+    app = make_app(tmp_path, max_live_tables=2)
+    with TestClient(app) as http:
+        joined, unjoined = create_table(http), create_table(http)
+        r = http.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": [
+            {"name": "A"}, {"name": "B"}, {"name": "C"}]})
+        assert r.status_code == 429 and r.json()["rule"] == "capacity"
+        with connect(http, joined, joined["seats"][0]["token"]) as ws:
+            WsClient(ws).until(lambda m: m["type"] == "state")
+        manager = app.state.manager
+        later = time.time() + app.state.limits.unjoined_expiry + 1
+        assert http.portal.call(manager.sweep, later) == 1  # nobody ever joined "unjoined"
+        gone = http.get(f"/api/tables/{unjoined['id']}")
+        assert gone.status_code == 410 and gone.json()["rule"] == "archived"
+        assert info(http, joined)["id"] == joined["id"]
+        create_table(http)  # room again
+
+
+def test_archived_tables_are_not_loaded_at_start_up(tmp_path):
+    with TestClient(make_app(tmp_path)) as http:
+        kept, left = create_table(http), create_table(http)
+        for t in (kept, left):
+            with connect(http, t, t["seats"][0]["token"]) as ws:
+                WsClient(ws).until(lambda m: m["type"] == "state")
+        manager = http.app.state.manager
+        manager.tables[kept["id"]].last_activity = time.time()
+        manager.tables[left["id"]].last_activity = time.time() - manager.limits.abandoned_after - 1
+        assert http.portal.call(manager.sweep) == 1
+    with TestClient(make_app(tmp_path)) as http:
+        assert set(http.app.state.manager.tables) == {kept["id"]}
+        assert http.get(f"/api/tables/{left['id']}").status_code == 410
+        # the archived table's record stays available to its seats
+        r = http.get(f"/api/tables/{left['id']}/record", params={"token": left["seats"][0]["token"]})
+        assert r.status_code == 200 and r.json()["format"] == "stammtisch-record/1"
+
+
+# --- 2. bot tables that never stop -----------------------------------------------------
+
+
+def test_bots_play_only_while_somebody_watches(tmp_path):
+    app = make_app(tmp_path, watcher_grace=0.0, deal_pause=0.0)
+    with TestClient(app) as http:
+        t = create_table(http, seats=BOTS3)
+        start(http, t)
+        wait_for(lambda: info(http, t)["waiting"])
+        live = app.state.manager.get(t["id"])
+        assert live.pending is None  # nothing is scheduled: the table waits for a person
+        waited_at = info(http, t)["events"]
+        with connect(http, t, t["spectator"]["token"]) as ws:
+            c = WsClient(ws)
+            c.until_event(waited_at + 5)
+            assert not c.state["table"]["waiting"]
+        wait_for(lambda: info(http, t)["waiting"])
+
+
+def test_a_bot_table_waits_after_a_restart(tmp_path):
+    with TestClient(make_app(tmp_path, deal_pause=0.0)) as http:
+        t = create_table(http, seats=BOTS3)
+        start(http, t)
+    with TestClient(make_app(tmp_path, deal_pause=0.0)) as http:
+        assert info(http, t)["waiting"]
+        assert http.app.state.manager.get(t["id"]).pending is None
+        before = info(http, t)["events"]
+        with connect(http, t, t["spectator"]["token"]) as ws:
+            WsClient(ws).until_event(before + 3)
+
+
+def test_a_table_stops_at_its_deal_limit(tmp_path):
+    app = make_app(tmp_path, deal_pause=0.0, bot_table_max_deals=7)
+    with TestClient(app) as http:
+        assert create_table(http, seats=BOTS3)["max_deals"] == 7  # the default for bot tables
+        r = http.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": BOTS3,
+                                           "max_deals": 2})
+        t = r.json()
+        assert t["max_deals"] == 2
+        start(http, t)
+        with connect(http, t, t["spectator"]["token"]) as ws:
+            c = WsClient(ws)
+            c.until(lambda m: m["type"] == "state" and m["table"]["deal_number"] == 2
+                    and not m["table"]["in_deal"])
+        final = info(http, t)
+        assert final["deal_number"] == 2 and final["next_deal_at"] is None
+        assert app.state.manager.get(t["id"]).pending is None
+        assert len(final["score"]) == 2
+
+
+# --- 3. body limit while streaming (real server: see test_server_transport.py) -----------
+
+
+def test_declared_body_over_the_limit_is_refused_on_every_route(http):
+    for path in ("/api/tables", "/api/tables/x/start", "/api/rulesets", "/nothing"):
+        r = http.post(path, content=b"x" * 70_000, headers={"content-type": "application/json"})
+        assert r.status_code == 413 and r.json()["rule"] == "size", path
+
+
+# --- 4. a stalled database write ---------------------------------------------------------
+
+
+class DatabaseLock:
+    """Another process's exclusive write lock on the SQLite file (as `sqlite3` would hold it)."""
+
+    def __init__(self, path):
+        self.db = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+
+    def __enter__(self):
+        self.db.execute("BEGIN EXCLUSIVE")
+        return self
+
+    def __exit__(self, *exc):
+        self.db.execute("ROLLBACK")
+        self.db.close()
+
+
+def two_humans_started(http):
+    t = create_table(http)
+    start(http, t)
+    return t
+
+
+def test_a_locked_database_holds_up_only_its_table_and_the_action_commits_after(tmp_path):
+    app = make_app(tmp_path, commit_deadline=60.0, sqlite_busy_ms=50)
+    with TestClient(app) as http:
+        t, other = two_humans_started(http), create_table(http)
+        with connect(http, t, t["seats"][0]["token"]) as w0, connect(http, t, t["seats"][1]["token"]) as w1:
+            c0, c1 = WsClient(w0), WsClient(w1)
+            events = sync(http, t["id"], [c0, c1], bot_seats=(2,))["events"]
+            me = on_turn(c0, c1)
+            action = me.view["legal_actions"][0]
+            with DatabaseLock(tmp_path / "st.sqlite"):
+                me.send_action(action)
+                # the event loop is free: another table answers while the write waits
+                assert http.get(f"/api/tables/{other['id']}").json()["id"] == other["id"]
+                assert http.get("/api/rulesets").status_code == 200
+            me.until_event(events + 1)  # retried after the lock went away: committed
+            assert not me.errors
+        stored = app.state.storage.load_table(t["id"]).deals[0][1]
+        assert stored[events - 1] == (me.hello["seat"], action)  # event 1 is the deal itself
+
+
+def test_a_commit_that_keeps_failing_is_refused_with_try_again_and_nothing_changes(tmp_path):
+    app = make_app(tmp_path, commit_deadline=0.3, sqlite_busy_ms=20)
+    with TestClient(app) as http:
+        t = two_humans_started(http)
+        with connect(http, t, t["seats"][0]["token"]) as w0, connect(http, t, t["seats"][1]["token"]) as w1:
+            c0, c1 = WsClient(w0), WsClient(w1)
+            events = sync(http, t["id"], [c0, c1], bot_seats=(2,))["events"]
+            me = on_turn(c0, c1)
+            other = c1 if me is c0 else c0
+            snapshot = me.view
+            action = me.view["legal_actions"][0]
+            with DatabaseLock(tmp_path / "st.sqlite"):
+                me.send_action(action)
+                err = me.next_error()
+            assert err["rule"] == "storage" and "try again" in err["message"]
+            assert info(http, t)["events"] == events
+            assert len(app.state.storage.load_table(t["id"]).deals[0][1]) == events - 1  # not stored
+            other.ws.send_json({"type": "ping"})
+            assert other.until(lambda m: m["type"] in ("pong", "state"))["type"] == "pong"  # no broadcast
+            assert me.view == snapshot
+            me.send_action(action)  # the same action, now that the database is back
+            me.until_event(events + 1)
+
+
+def test_a_bot_table_survives_a_locked_database(tmp_path):
+    app = make_app(tmp_path, commit_deadline=0.1, sqlite_busy_ms=10, deal_pause=0.0)
+    app.state.manager.retry_later = 0.05
+    with TestClient(app) as http:
+        t = create_table(http, seats=BOTS3)
+        start(http, t)
+        with connect(http, t, t["spectator"]["token"]) as ws:
+            c = WsClient(ws)
+            c.until_event(3)
+            with DatabaseLock(tmp_path / "st.sqlite"):
+                time.sleep(0.5)  # several bot turns meet the lock
+            seen = info(http, t)["events"]
+            c.until_event(seen + 5)  # the bots play on
+        assert info(http, t)["broken"] is None
+
+
+# --- 6. numbers ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("options, needle", [
+    ({"stake": "3" + "0" * 4299}, "too long"),
+    ({"stake": 10 ** 30}, "at most 1000"),
+    ({"stake": 1002}, "at most 1000"),
+    ({"max_bete": 10 ** 9}, "at most 100000"),
+])
+def test_numeric_options_are_bounded(http, options, needle):
+    r = http.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "options": options,
+                                       "seats": [{"name": "A"}, {"name": "B"}, {"name": "C"}]})
+    assert r.status_code == 400 and needle in r.json()["error"], r.text
+
+
+def test_rulesets_document_the_maxima(http):
+    grupp = next(r for r in http.get("/api/rulesets").json() if r["id"] == "tippen/grupp-1975")
+    stake = next(o for o in grupp["options"] if o["name"] == "stake")
+    assert stake["maximum"] == 1000
+
+
+def test_a_deal_the_engine_cannot_make_is_never_committed(http, monkeypatch):
+    t = two_humans_started(http)
+    tid = t["id"]
+    with connect(http, t, t["seats"][0]["token"]) as w0, connect(http, t, t["seats"][1]["token"]) as w1:
+        c0, c1 = WsClient(w0), WsClient(w1)
+        play_until_terminal(http, tid, {0: c0, 1: c1}, bot_seats=(2,))
+        events = info(http, t)["events"]
+        real = Table.start_deal
+
+        def failing(self, deck):
+            if len(self.deals) == 1:
+                raise OverflowError("int too large")
+            return real(self, deck)
+
+        monkeypatch.setattr(Table, "start_deal", failing)
+        w0.send_json({"type": "next"})
+        assert c0.next_error()["rule"] == "server"
+        assert len(http.app.state.storage.load_table(tid).deals) == 1  # nothing committed
+        monkeypatch.undo()
+        assert info(http, t)["events"] == events and info(http, t)["broken"] is None
+        w0.send_json({"type": "next"})
+        c0.until_event(events + 1)
+        assert c0.state["table"]["deal_number"] == 2
+
+
+# --- 7. deep JSON ------------------------------------------------------------------------
+
+
+def test_deep_json_gets_a_clear_error_and_the_connection_stays(http):
+    t = two_humans_started(http)
+    with connect(http, t, t["seats"][0]["token"]) as w0:
+        c0 = WsClient(w0)
+        c0.until(lambda m: m["type"] == "state")
+        w0.send_text("[" * 2000 + "]" * 2000)
+        err = c0.next_error()
+        assert err["rule"] == "depth" and "nested" in err["message"]
+        deep = {"type": "ping"}
+        for _ in range(40):
+            deep = {"x": deep}
+        w0.send_text(json.dumps({"type": "action", "action": "pass", "event": 0, "x": deep}))
+        assert c0.next_error()["rule"] == "depth"
+        w0.send_json({"type": "ping"})
+        assert c0.until(lambda m: m["type"] == "pong")
+
+
+# --- 8. names ----------------------------------------------------------------------------
+
+
+def test_names_are_cleaned_and_look_alikes_refused(http):
+    t = create_table(http, seats=[{"name": "An\u200bna\u202e"}, {"name": "Bernd\u0007 "},
+                                  {"name": "Re\u0301ne"}])
+    assert [s["name"] for s in t["seats"]] == ["Anna", "Bernd", "R\u00e9ne"]  # NFC: one code point for é
+    for pair in (["Anna", "\u0410nna"], ["Anna", "ANNA"], ["Paul", "Pau1"], ["Marie", "Ma\u0280ie"]):
+        seats = [{"name": pair[0]}, {"name": pair[1]}, {"name": "Zora"}]
+        r = http.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": seats})
+        if pair[1] == "Ma\u0280ie":  # small capital R is not in our table: allowed
+            assert r.status_code == 201
+            continue
+        assert r.status_code == 400 and r.json()["rule"] == "names", (pair, r.text)
+    for bad in ("\u200b\u200d", "x" * 25, "\u202e\u0007"):
+        r = http.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": [
+            {"name": bad}, {"name": "B"}, {"name": "C"}]})
+        assert r.status_code == 422 and "seats.0.name" in r.json()["error"], bad
+
+
+# --- 9. finished-deal disclosure ---------------------------------------------------------
+
+
+def test_record_is_redacted_during_the_session_and_full_after_close(http):
+    t = two_humans_started(http)
+    tid = t["id"]
+    url = f"/api/tables/{tid}/record"
+    with connect(http, t, t["seats"][0]["token"]) as w0, connect(http, t, t["seats"][1]["token"]) as w1, \
+            connect(http, t, t["spectator"]["token"]) as ws:
+        c0, c1, cs = WsClient(w0), WsClient(w1), WsClient(ws)
+        play_until_terminal(http, tid, {0: c0, 1: c1}, bot_seats=(2,))
+        sync(http, tid, [c0, c1, cs], bot_seats=(2,))
+        assert http.get(url).status_code == 403
+        assert http.get(url, params={"token": "nonsense"}).status_code == 403
+        spect = http.get(url, params={"token": t["spectator"]["token"]}).json()
+        assert spect["format"] == "stammtisch-redacted/1" and "deck" not in json.dumps(spect)
+        assert spect["deals"][0]["view"] == cs.view  # as the spectator saw the deal end
+        seat0 = http.get(url, params={"token": t["seats"][0]["token"]}).json()
+        assert seat0["format"] == "stammtisch-redacted/1" and seat0["deals"][0]["view"] == c0.view
+        full = http.get(url, params={"token": t["admin_token"]}).json()
+        assert full["format"] == "stammtisch-record/1" and len(full["deals"][0]["deck"]) == 32
+        assert http.post(f"/api/tables/{tid}/close", json={"token": t["seats"][0]["token"]}).status_code == 403
+        r = http.post(f"/api/tables/{tid}/close", json={"token": t["admin_token"]})
+        assert r.status_code == 200 and r.json()["closed"]
+        c0.until(lambda m: m["type"] == "state" and m["table"]["closed"])
+        after = http.get(url, params={"token": t["seats"][1]["token"]}).json()
+        assert after == full  # every seat gets the full record once the table is closed
+        assert http.get(url, params={"token": t["spectator"]["token"]}).json()["format"] == \
+            "stammtisch-redacted/1"
+        w0.send_json({"type": "next"})
+        assert c0.next_error()["rule"] == "closed"
+
+
+# --- 10. connections ---------------------------------------------------------------------
+
+
+def test_connections_are_capped_per_table_and_per_address(tmp_path):
+    with TestClient(make_app(tmp_path, conns_per_table=2, ws_per_address=3)) as http:
+        t, u = create_table(http), create_table(http)
+        with connect(http, t, t["spectator"]["token"]) as a, connect(http, t, t["spectator"]["token"]) as b:
+            WsClient(a).recv(), WsClient(b).recv()
+            with connect(http, t, t["spectator"]["token"]) as c:
+                m = c.receive_json()
+                assert m["type"] == "error" and m["rule"] == "full"
+            with connect(http, u, u["spectator"]["token"]) as d:
+                WsClient(d).recv()
+                with connect(http, u, u["spectator"]["token"]) as e:
+                    m = e.receive_json()
+                    assert m["type"] == "error" and m["rule"] == "address"
+
+
+def test_presence_is_coalesced_and_spectators_do_not_cause_it(tmp_path):
+    with TestClient(make_app(tmp_path, presence_delay=0.05)) as http:
+        t = two_humans_started(http)
+        with connect(http, t, t["seats"][0]["token"]) as w0:
+            c0 = WsClient(w0)
+            c0.until(lambda m: m["type"] == "presence")  # its own arrival
+            for _ in range(15):
+                with connect(http, t, t["spectator"]["token"]) as ws:
+                    WsClient(ws).recv()
+            with connect(http, t, t["seats"][1]["token"]) as w1:
+                WsClient(w1).recv()
+                c0.until(lambda m: m["type"] == "presence" and m["seats"][1]["connected"])
+                w0.send_json({"type": "ping"})
+                seen = []
+                c0.until(lambda m: seen.append(m["type"]) or m["type"] == "pong")
+        presences = [m for m in seen if m == "presence"]
+        assert len(presences) <= 1
+
+
+def test_the_rate_limit_is_per_seat_not_per_socket(http):
+    t = two_humans_started(http)
+    with connect(http, t, t["seats"][0]["token"]) as a, connect(http, t, t["seats"][0]["token"]) as b:
+        ca, cb = WsClient(a), WsClient(b)
+        for _ in range(15):
+            a.send_json({"type": "ping"})
+            b.send_json({"type": "ping"})
+        kinds = [ca.until(lambda m: m["type"] in ("pong", "error"))["type"] for _ in range(15)]
+        kinds += [cb.until(lambda m: m["type"] in ("pong", "error"))["type"] for _ in range(15)]
+        assert kinds.count("pong") <= 21 and kinds.count("error") >= 9
+
+
+# --- 11. hardening -----------------------------------------------------------------------
+
+
+def test_security_headers_and_no_api_docs_by_default(tmp_path):
+    with TestClient(make_app(tmp_path)) as http:
+        for path in ("/", "/api/rulesets", "/static/app.js", "/api/tables/nope"):
+            h = http.get(path).headers
+            csp = h["content-security-policy"]
+            assert "script-src 'self'" in csp and "frame-ancestors 'none'" in csp, path
+            assert h["x-content-type-options"] == "nosniff" and h["referrer-policy"] == "no-referrer"
+        assert http.get("/api/docs").status_code == 404
+        assert http.get("/api/openapi.json").status_code == 404
+    with TestClient(make_app(tmp_path, name="docs.sqlite", api_docs=True)) as http:
+        assert http.get("/api/docs").status_code == 200
+        assert http.get("/api/openapi.json").status_code == 200
+
+
+def test_the_admin_can_revoke_and_reissue_a_seat_link(http):
+    t = two_humans_started(http)
+    old = t["seats"][0]["token"]
+    url = f"/api/tables/{t['id']}/reissue"
+    assert http.post(url, json={"token": old, "seat": 0}).status_code == 403
+    assert http.post(url, json={"token": t["admin_token"], "seat": 2}).status_code == 400  # a bot
+    with connect(http, t, old) as w0:
+        c0 = WsClient(w0)
+        c0.until(lambda m: m["type"] == "state")
+        r = http.post(url, json={"token": t["admin_token"], "seat": 0})
+        assert r.status_code == 200
+        new = r.json()["token"]
+        assert r.json()["link"] == f"/t/{t['id']}#{new}" and new != old
+        assert c0.next_error()["rule"] == "revoked"
+    with connect(http, t, old) as w:
+        assert w.receive_json()["rule"] == "token"
+    with connect(http, t, new) as w:
+        assert WsClient(w).until(lambda m: m["type"] == "hello")["seat"] == 0
+    r = http.post(url, json={"token": t["admin_token"], "seat": None})
+    with connect(http, t, t["spectator"]["token"]) as w:
+        assert w.receive_json()["rule"] == "token"
+    with connect(http, t, r.json()["token"]) as w:
+        assert WsClient(w).until(lambda m: m["type"] == "hello")["role"] == "spectator"
+
+
+# --- 12. stale actions -------------------------------------------------------------------
+
+
+def test_a_stale_action_is_refused_and_the_current_state_shown(http):
+    t = two_humans_started(http)
+    with connect(http, t, t["seats"][0]["token"]) as w0, connect(http, t, t["seats"][1]["token"]) as w1:
+        c0, c1 = WsClient(w0), WsClient(w1)
+        events = sync(http, t["id"], [c0, c1], bot_seats=(2,))["events"]
+        me = on_turn(c0, c1)
+        action = me.view["legal_actions"][0]
+        me.send_action(action, event=events - 1)
+        err = me.next_error()
+        assert err["rule"] == "stale" and "look again" in err["message"]
+        again = me.until(lambda m: m["type"] == "state")
+        assert again["event"] == events
+        me.ws.send_json({"type": "action", "action": action})
+        assert me.next_error()["rule"] == "event"
+        assert info(http, t)["events"] == events
+        me.send_action(action, event=events)
+        me.until_event(events + 1)
