@@ -1,0 +1,226 @@
+"""The observation: a flat float32 numpy encoding of ``view(seat)`` and the legal dense actions.
+
+Only the view a seat gets from the engine goes in (plus the legal actions, which the view also
+lists), so an observation never holds a card the seat may not see. Seats are **relative**: slot
+``k`` of a per-seat block is the seat ``k`` places after the observer in seat order (slot 0 is
+the observer). ``S`` is the pack size, ``n`` the number of players, ``A`` the number of dense
+actions (``stammtisch.envs.actions``), money is divided by the rule set's value unit
+(``value_unit``: the Tippen stake, the Modern Tapp Frage value, 60 points in historic Tapp).
+
+Common blocks, in this order:
+
+================  =========  ==========================================================
+block             size       content
+================  =========  ==========================================================
+``hand``          S          1 for each card in the observer's hand
+``played``        S          1 for each card seen played this deal (the trick included)
+``trick``         n·S        the trick in progress: slot k, card c → 1
+``trump``         4          the trump suit (H D C S) when the observer knows it
+``phase``         P          one-hot of the family's phases (``PHASES`` in ``_engine``)
+``dealer``        n          one-hot, relative
+``to_act``        n          who is to act, relative (all 0 when the deal is over)
+``hand_sizes``    n          cards in each hand ÷ the largest hand of the deal
+``tricks_won``    n          tricks each seat has won ÷ tricks per deal
+``last_word``     n·W        each seat's latest word (tap, pass, bid:frage, weg, …) one-hot
+                             over the family's W words (dense ids of the words)
+``money``         2          pot and reserve ÷ value unit
+``legal``         A          1 for each legal dense action (all 0 when not on turn)
+================  =========  ==========================================================
+
+Tippen adds ``upcard`` (S: the turned card or the card that fixed trumps, when visible),
+``active`` (n), ``exchanged`` (n: cards each seat exchanged ÷ hand size), ``folded`` (S: the
+observer's own folded cards), ``stakes`` (3: pot in play, bête, trick value ÷ value unit) and
+``flags`` (4: compulsory hand, robbed, dealer sniffed, dealer knocked).
+
+Tapp adds ``declarer`` (n), ``contract`` (C: one-hot of the contract names, ``tout`` last),
+``called`` (S), ``open_hand`` (S: Bettel ouvert), ``tapp`` and ``discards`` (S each: the
+declarer's own pick-up and discard), ``given`` (S) and ``rufer_holder`` (n+1: relative seat,
+last slot the tapp), each only when the view shows it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from . import _engine
+from .actions import DenseActions
+
+
+def value_unit(rules: Any) -> float:
+    """The money unit of a rule set: what rewards and pot figures are divided by when normalised."""
+    if rules.family == "tippen":
+        return float(rules.stake)
+    if rules.modern:
+        return float(rules.frage_value)
+    return 60.0
+
+
+class ObservationEncoder:
+    """Builds observations for one rule set; ``blocks`` lists (name, offset, size)."""
+
+    def __init__(self, game: Any, actions: DenseActions) -> None:
+        rules = game.rules
+        self.family: str = rules.family
+        self.n = n = int(game.num_players)
+        self.S = S = int(game.pack.size)
+        self.card_index: dict[str, int] = dict(game.pack.index)
+        self.num_actions = actions.num_actions
+        self.unit = value_unit(rules)
+        self.phases = {p: i for i, p in enumerate(_engine.PHASES[self.family])}
+        for alias, name in _engine.PHASE_ALIASES.items():
+            self.phases[alias] = self.phases[name]
+        # the words: every dense id below the set actions that is not a card action
+        first_word = 2 * S if self.family == "tippen" else 3 * S
+        self.words = {_engine.action_string(actions._namer, d): i
+                      for i, d in enumerate(range(first_word, actions.fixed_end))}
+        W = len(self.words)
+        if self.family == "tippen":
+            self.max_hand = int(rules.tricks) + 1
+            self.tricks = int(rules.tricks)
+        else:
+            self.max_hand = _engine.tapp_hand_size(game)
+            self.tricks = int(game.hand_size)
+            self.contracts = {c: i for i, c in enumerate(_engine.tapp_contracts(game))}
+        sizes: list[tuple[str, int]] = [
+            ("hand", S), ("played", S), ("trick", n * S), ("trump", 4), ("phase", len(_engine.PHASES[self.family])),
+            ("dealer", n), ("to_act", n), ("hand_sizes", n), ("tricks_won", n), ("last_word", n * W),
+            ("money", 2), ("legal", self.num_actions),
+        ]
+        if self.family == "tippen":
+            sizes += [("upcard", S), ("active", n), ("exchanged", n), ("folded", S), ("stakes", 3), ("flags", 4)]
+        else:
+            sizes += [("declarer", n), ("contract", len(self.contracts) + 1), ("called", S), ("open_hand", S),
+                      ("tapp", S), ("discards", S), ("given", S), ("rufer_holder", n + 1)]
+        self.blocks: list[tuple[str, int, int]] = []
+        offset = 0
+        for name, size in sizes:
+            self.blocks.append((name, offset, size))
+            offset += size
+        self.size = offset
+        #: upper bounds for an observation space: 1, except money figures (unbounded)
+        self.high = np.ones(offset, dtype=np.float32)
+        for name, off, size in self.blocks:
+            if name in ("money", "stakes"):
+                self.high[off:off + size] = np.inf
+        self.at = {name: off for name, off, _ in self.blocks}
+        self.W = W
+
+    def describe(self) -> list[tuple[str, int, int]]:
+        """The table of blocks: (name, offset, size)."""
+        return list(self.blocks)
+
+    def encode(self, view: dict[str, Any], legal_dense: Sequence[int]) -> np.ndarray:
+        """The observation of ``view`` (one seat's view) with the seat's legal dense actions."""
+        out = np.zeros(self.size, dtype=np.float32)
+        at = self.at
+        ci = self.card_index
+        n = self.n
+        S = self.S
+        me = view["seat"]
+        if me is None:
+            raise ValueError("an observation is for a seat, not for a spectator")
+
+        def rel(seat: int) -> int:
+            return (seat - me) % n
+
+        def cards(block: str, names: Sequence[str] | None) -> None:
+            if names:
+                base = at[block]
+                for c in names:
+                    out[base + ci[c]] = 1.0
+
+        cards("hand", view["hand"])
+        base = at["trick"]
+        for seat, card in view["trick"]:
+            out[base + rel(seat) * S + ci[card]] = 1.0
+        trump = view.get("trump")
+        if trump:
+            out[at["trump"] + "HDCS".index(trump)] = 1.0
+        out[at["phase"] + self.phases[view["phase"]]] = 1.0
+        out[at["dealer"] + rel(view["dealer"])] = 1.0
+        cur = view["current_player"]
+        if cur is not None and cur >= 0:
+            out[at["to_act"] + rel(cur)] = 1.0
+        for seat, size in enumerate(view["hand_sizes"]):
+            out[at["hand_sizes"] + rel(seat)] = size / self.max_hand
+        for seat, won in enumerate(view["tricks_won"]):
+            out[at["tricks_won"] + rel(seat)] = won / self.tricks
+        played = at["played"]
+        words = self.words
+        last_word = at["last_word"]
+        latest: dict[int, int] = {}
+        exchanged: dict[int, int] = {}
+        for seat, text in view["log"]:
+            if text.startswith("play:"):
+                out[played + ci[text[5:]]] = 1.0
+            elif text in words:
+                latest[seat] = words[text]
+            elif text.startswith("exchange:"):
+                arg = text[9:]
+                exchanged[seat] = (0 if arg == "-" else int(arg) if arg.isdigit()
+                                   else arg.count(",") + 1)
+        for seat, w in latest.items():
+            out[last_word + rel(seat) * self.W + w] = 1.0
+        out[at["money"]] = view["pot"] / self.unit
+        out[at["money"] + 1] = view.get("reserve", 0) / self.unit
+        legal = at["legal"]
+        for d in legal_dense:
+            out[legal + d] = 1.0
+        if self.family == "tippen":
+            self._tippen(view, out, rel, exchanged)
+        else:
+            self._tapp(view, out, rel)
+        return out
+
+    def _tippen(self, view: dict[str, Any], out: np.ndarray, rel: Any, exchanged: dict[int, int]) -> None:
+        at = self.at
+        ci = self.card_index
+        up = view.get("upcard") or view.get("trump_card")
+        if up:
+            out[at["upcard"] + ci[up]] = 1.0
+        for seat in view.get("active") or ():
+            out[at["active"] + rel(seat)] = 1.0
+        for seat, k in exchanged.items():
+            out[at["exchanged"] + rel(seat)] = k / self.tricks
+        for c in view.get("folded") or ():
+            out[at["folded"] + ci[c]] = 1.0
+        stakes = at["stakes"]
+        out[stakes] = (view.get("pot_in_play") or 0) / self.unit
+        out[stakes + 1] = (view.get("bete") or 0) / self.unit
+        out[stakes + 2] = (view.get("trick_value") or 0) / self.unit
+        flags = at["flags"]
+        out[flags] = bool(view.get("compulsory"))
+        out[flags + 1] = bool(view.get("robbed"))
+        taken = view.get("taken_by_dealer")
+        out[flags + 2] = taken == "sniff"
+        out[flags + 3] = taken == "knock"
+
+    def _tapp(self, view: dict[str, Any], out: np.ndarray, rel: Any) -> None:
+        at = self.at
+        ci = self.card_index
+        declarer = view.get("declarer")
+        if declarer is not None:
+            out[at["declarer"] + rel(declarer)] = 1.0
+        contract = view.get("contract")
+        if contract:
+            name = contract.split("+", 1)[0]
+            if name not in self.contracts:
+                name = name.split(":", 1)[0]  # Classic "solo:C": the suit is in the trump block
+            out[at["contract"] + self.contracts[name]] = 1.0
+        if view.get("tout"):
+            out[at["contract"] + len(self.contracts)] = 1.0
+        called = view.get("called")
+        if called:
+            out[at["called"] + ci[called]] = 1.0
+        given = view.get("given")
+        if given:
+            out[at["given"] + ci[given]] = 1.0
+        for block in ("open_hand", "tapp", "discards"):
+            for c in view.get(block) or ():
+                out[at[block] + ci[c]] = 1.0
+        holder = view.get("rufer_holder")
+        if holder is not None:
+            out[at["rufer_holder"] + (self.n if holder == "tapp" else rel(holder))] = 1.0
