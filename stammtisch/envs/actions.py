@@ -44,6 +44,7 @@ exchange (or discard) sets, which every legal list of that phase contains.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from math import comb
 from typing import Any
@@ -61,6 +62,11 @@ def _bits(mask: int) -> list[int]:
         out.append(low.bit_length() - 1)
         mask ^= low
     return out
+
+
+def _contains(ascending: Sequence[int], x: int) -> bool:
+    i = bisect_left(ascending, x)
+    return i < len(ascending) and ascending[i] == x
 
 
 def colex_rank(positions: Sequence[int]) -> int:
@@ -84,6 +90,7 @@ def colex_unrank(rank: int, k: int) -> list[int]:
 class DenseActions:
     """The dense action ids of one rule set (see the module docstring for the table).
 
+    ``legal`` is always the engine's legal list, ascending.
     ``num_actions`` is the size of the dense range. ``dense_legal(legal)`` maps the engine's
     legal list, ``to_engine(legal, dense)`` maps one dense id back (``ValueError`` when it is
     not legal now) and ``to_dense(legal, action)`` maps one legal engine id.
@@ -110,6 +117,7 @@ class DenseActions:
             self.set_kind = "discard"
         self.num_actions: int = self.fixed_end + self.set_count
         self._by_hand: dict[int, tuple[dict[int, int], dict[int, int]]] = {}
+        self._last: tuple[Sequence[int], int, int, int] | None = None
         from ..games.base import TableState
 
         self._namer = game.new_deal(TableState(), list(range(game.pack.size)))
@@ -142,10 +150,15 @@ class DenseActions:
         return maps
 
     def _hand_of(self, legal: Sequence[int]) -> int:
+        """The union of the legal set actions' cards (remembered for the last legal list)."""
+        last = self._last
+        if last is not None and last[0] is legal and last[1] == len(legal) and last[2] == legal[-1]:
+            return last[3]
         hand = 0
         for a in legal:
             if a >= self.set_base:
                 hand |= a - self.set_base
+        self._last = (legal, len(legal), legal[-1], hand)
         return hand
 
     # ------------------------------------------------------------------ the mapping
@@ -158,7 +171,7 @@ class DenseActions:
 
     def to_dense(self, legal: Sequence[int], action: int) -> int:
         """The dense id of a legal engine action (``ValueError`` if it is not in ``legal``)."""
-        if action not in legal:
+        if not _contains(legal, action):
             raise ValueError(f"engine action {action} is not legal now")
         if action < self.set_base:
             return action
@@ -167,11 +180,11 @@ class DenseActions:
     def to_engine(self, legal: Sequence[int], dense: int) -> int:
         """The engine action of a dense id; ``ValueError`` naming it when it is not legal now."""
         if dense < self.fixed_end:
-            if dense >= 0 and dense in legal:
+            if dense >= 0 and _contains(legal, dense):
                 return dense
         elif dense < self.num_actions and legal and legal[-1] >= self.set_base:
             engine = self._set_maps(self._hand_of(legal))[1].get(dense)
-            if engine is not None and engine in legal:
+            if engine is not None and _contains(legal, engine):
                 return engine
         raise ValueError(self.refusal(legal, dense))
 

@@ -42,7 +42,7 @@ class DealTable:
         if not isinstance(session_deals, int) or session_deals < 1:
             raise ValueError(f"session_deals must be a whole number of at least 1, not {session_deals!r}")
         self.rules = build_rules(ruleset, players, options)
-        self.game = new_game(self.rules)
+        self.game: Any = new_game(self.rules)
         self.num_players: int = int(self.rules.players)
         self.actions = DenseActions(self.game)
         self.encoder = ObservationEncoder(self.game, self.actions)
@@ -107,8 +107,11 @@ class DealTable:
         deal (the ledger's net change, ÷ the value unit when normalised), else ``None``. A dense
         id that is not legal now raises ``ValueError`` naming it; the state is unchanged.
         """
+        return self.step_engine(self.actions.to_engine(self.legal(), int(dense)))
+
+    def step_engine(self, engine: int) -> tuple[list[float] | None, bool]:
+        """``step`` with an engine action id (what the bots choose)."""
         assert self.table is not None
-        engine = self.actions.to_engine(self.legal(), int(dense))
         before = self.table.ledger.player_balances()
         self.table.apply_id(engine)
         self._legal = self._legal_dense = None

@@ -124,7 +124,7 @@ class ObservationEncoder:
             raise ValueError("an observation is for a seat, not for a spectator")
 
         def rel(seat: int) -> int:
-            return (seat - me) % n
+            return int((seat - me) % n)
 
         def cards(block: str, names: Sequence[str] | None) -> None:
             if names:

@@ -23,14 +23,14 @@ from typing import Any
 
 import numpy as np
 from gymnasium import spaces
-from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
+from pettingzoo import AECEnv  # type: ignore[import-untyped]
+from pettingzoo.utils import wrappers  # type: ignore[import-untyped]
 
 from .core import DealTable, agent_name
 
 
-class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # noqa: N801 (PettingZoo's naming)
-    metadata = {"name": "stammtisch_v0", "render_modes": ["ansi"], "is_parallelizable": False}
+class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 (PettingZoo's naming)
+    metadata: dict[str, Any] = {"name": "stammtisch_v0", "render_modes": ["ansi"], "is_parallelizable": False}
 
     def __init__(self, ruleset: str = "tippen/grupp-1975", players: int | None = None,
                  render_mode: str | None = None, **options: Any) -> None:
@@ -51,7 +51,7 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # noqa: N801 (PettingZo
             }) for a in self.possible_agents}
         self._action_spaces = {a: spaces.Discrete(A) for a in self.possible_agents}
         self._rng: np.random.Generator | None = None
-        self.agents = []
+        self.agents: list[str] = []
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self._observation_spaces[agent]
@@ -107,6 +107,6 @@ class raw_env(AECEnv[str, dict[str, np.ndarray], int]):  # noqa: N801 (PettingZo
 
 
 def env(ruleset: str = "tippen/grupp-1975", players: int | None = None, render_mode: str | None = None,
-        **options: Any) -> AECEnv[str, dict[str, np.ndarray], int]:
+        **options: Any) -> Any:
     """The AEC environment with PettingZoo's order-enforcing wrapper (see the module docstring)."""
     return wrappers.OrderEnforcingWrapper(raw_env(ruleset, players, render_mode, **options))
