@@ -50,3 +50,25 @@ def tapp_contracts(game: Any) -> tuple[str, ...]:
 
 def action_string(state: Any, action: int) -> str:
     return str(state.action_to_string(action))
+
+
+def deck_positions_read(game: Any) -> int:
+    """How many deck positions, from the top, a deal of this rule set can ever look at.
+
+    The OpenSpiel game deals these as chance outcomes and lays the rest of the pack under them in
+    pack order: cards nobody can ever see or use need no chance node (this keeps small Tippen
+    games small enough for CFR). Tippen reads the hands, the turned card, the talon only for
+    exchanges, and the bottom card only for Hupf und Sprung; Tapp deals the whole pack.
+    """
+    rules = game.rules
+    size = int(game.pack.size)
+    if rules.family != "tippen" or rules.exchange or rules.hupf_und_sprung != "none":
+        return size
+    upcard = 0 if rules.trump_card == "dealer-last" else 1
+    return min(size, int(rules.players * rules.tricks) + upcard)
+
+
+def resample(state: Any, seat: int, rng: Any) -> Any | None:
+    """A full engine state consistent with what ``seat`` knows, if the engine offers it (else None)."""
+    method = getattr(state, "resample", None)
+    return None if method is None else method(seat, rng)
