@@ -71,7 +71,7 @@ def test_episode_ends_with_the_deal_and_the_reward_is_the_seats_ledger_change() 
         total += reward
         steps += 1
     assert env.table.state.is_terminal()
-    assert total == env.table.table.ledger.player_balances()[1]
+    assert total == env.table.ledger.player_balances()[1]
     assert not info["action_mask"].any()
 
 

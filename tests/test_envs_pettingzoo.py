@@ -51,15 +51,18 @@ def test_rewards_are_the_ledger_change_of_each_deal_and_sessions_carry_the_pot(r
     e = raw_env(rid, session_deals=4, pot=True) if rid.startswith("tapp") else raw_env(rid, session_deals=4)
     e.reset(seed=7)
     totals = _play(e, np.random.default_rng(7))
-    table = e.table.table
-    assert len(table.deals) == 4
+    table = e.table
+    assert len(table.results) == 4
     balances = table.ledger.player_balances()
     assert totals == {f"seat_{s}": float(b) for s, b in enumerate(balances)}
+    assert balances == [sum(r.net(4 if rid.startswith("tippen") else 3)[s] for r in table.results)
+                        for s in range(len(balances))]
     # the pot is carried: the last deal started with the pot the first three left
     pot_after_three = sum(t.amount if t.target == "pot" else -t.amount
-                          for deal in table.deals[:3] for t in deal.result.transfers if "pot" in (t.source, t.target))
-    assert e.table.state.table.pot == pot_after_three
-    assert e.table.state.table.deal_number == 3
+                          for r in table.results[:3] for t in r.transfers if "pot" in (t.source, t.target))
+    assert pot_after_three > 0
+    assert table.table_state.pot == pot_after_three
+    assert table.table_state.deal_number == 3
 
 
 def test_normalised_rewards_are_divided_by_the_stake() -> None:
@@ -76,7 +79,7 @@ def test_one_episode_is_one_deal_by_default() -> None:
     e = raw_env("tapp/modern")
     e.reset(seed=1)
     _play(e, np.random.default_rng(1))
-    assert len(e.table.table.deals) == 1 and e.table.state.is_terminal()
+    assert len(e.table.results) == 1 and e.table.state.is_terminal()
 
 
 def test_a_masked_action_is_refused_by_name_and_changes_nothing() -> None:

@@ -72,3 +72,91 @@ def resample(state: Any, seat: int, rng: Any) -> Any | None:
     """A full engine state consistent with what ``seat`` knows, if the engine offers it (else None)."""
     method = getattr(state, "resample", None)
     return None if method is None else method(seat, rng)
+
+
+#: the Tapp state attributes ``tapp_public_view`` reads; without any of them the slow path is used
+_TAPP_FIELDS = ("hands", "phase", "cur", "dealer", "declarer", "holder", "trick", "leader", "ntricks", "log",
+                "trump_suit", "tout", "called", "given", "picked", "tapp", "contract", "_pot_now",
+                "contract_string")
+
+
+def has_fast_view(state: Any) -> bool:
+    """Whether ``tapp_public_view`` can read this engine state (a Tapp state of the known layout)."""
+    if state.game.rules.family != "tapp":
+        return False
+    from ..games import tapp
+
+    needed = ("PHASE_NAMES", "GIVE", "PLAY", "OVER", "DISCARD_PH", "_OUVERT", "O_DISCARD")
+    return all(hasattr(state, f) for f in _TAPP_FIELDS) and all(hasattr(tapp, k) for k in needed)
+
+
+def tapp_public_view(state: Any, seat: int) -> tuple[dict[str, Any], dict[str, list[Any]], list[int], dict[int, int]]:
+    """What the observation needs of ``view(seat)``, read straight from a Tapp state (fast path).
+
+    Returns the view's scalar keys the encoder reads (the same values ``view(seat)`` gives, by
+    the same rules: the tests compare both encodings on many states), its card keys as card
+    indices (``hand``, ``open_hand``, ``tapp``, ``discards``; ``trick`` as seat·S + card), the
+    cards played so far, and each seat's latest word as an index into the fixed actions. Nothing
+    the seat may not see is read into the result: other hands only as sizes, the tapp and the
+    discards only for the declarer, the given card only for the declarer and the Rufer holder.
+    """
+    from ..games import tapp
+
+    g = state.game
+    n = state.n
+    phase = state.phase
+    hands = state.hands
+    declarer = state.declarer
+    holder = state.holder
+    mask_list = g.mask_list
+    sizes = [h.bit_count() for h in hands]
+    if phase == tapp.GIVE and seat != declarer and seat != holder:
+        sizes[declarer] -= 1
+        if holder >= 0:
+            sizes[holder] += 1
+    leader = state.leader
+    view: dict[str, Any] = {
+        "trump": state.trump_suit,
+        "phase": tapp.PHASE_NAMES[phase],
+        "dealer": state.dealer,
+        "current_player": state.cur,
+        "hand_sizes": sizes,
+        "tricks_won": state.ntricks,
+        "pot": state._pot_now(),
+        "declarer": declarer if declarer >= 0 else None,
+        "contract": state.contract_string(),
+        "tout": state.tout,
+        "called": state.called if state.called >= 0 else None,
+        "given": None,
+        "rufer_holder": None,
+    }
+    cards: dict[str, list[Any]] = {
+        "hand": mask_list(hands[seat]),
+        "trick": [((leader + i) % n, c) for i, c in enumerate(state.trick)],
+    }
+    if state.contract == tapp._OUVERT and g.modern and phase in (tapp.PLAY, tapp.OVER):
+        cards["open_hand"] = mask_list(hands[declarer])
+    if seat == declarer:
+        if state.picked:
+            cards["tapp"] = mask_list(state.picked)
+            if phase != tapp.DISCARD_PH:
+                cards["discards"] = mask_list(state.tapp)
+        if state.called >= 0:
+            view["rufer_holder"] = "tapp" if holder == -2 else holder
+        if state.given >= 0:
+            view["given"] = state.given
+    elif state.called >= 0 and seat == holder:
+        view["rufer_holder"] = seat
+        if state.given >= 0:
+            view["given"] = state.given
+    size = g.N
+    first_word = 3 * size
+    end_words = first_word + tapp.O_DISCARD
+    played: list[int] = []
+    latest: dict[int, int] = {}
+    for s, a in state.log:
+        if a < size:
+            played.append(a)
+        elif first_word <= a < end_words:
+            latest[s] = a - first_word
+    return view, cards, played, latest

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from ..games.base import new_game
+from ..games.base import TableState, new_game
+from ..ledger import Ledger
 from ..rules import ruleset as build_ruleset
-from ..table import Table
 from .actions import DenseActions
 from .observation import ObservationEncoder, value_unit
 
@@ -48,7 +48,13 @@ class DealTable:
         self.encoder = ObservationEncoder(self.game, self.actions)
         self.session_deals = session_deals
         self.reward_unit = value_unit(self.rules) if normalize_rewards else 1.0
-        self.table: Table | None = None
+        self.ledger = Ledger(self.num_players)
+        self.deals_played = 0
+        #: what the deal in progress inherited (dealer, pot, reserve, deal number)
+        self.table_state = TableState()
+        #: the results of the finished deals of this session
+        self.results: list[Any] = []
+        self._state: Any = None
         self.rng = np.random.default_rng()
         self._legal: list[int] | None = None
         self._legal_dense: list[int] | None = None
@@ -56,23 +62,23 @@ class DealTable:
     # ------------------------------------------------------------------ session
     def reset(self, rng: np.random.Generator) -> None:
         self.rng = rng
-        self.table = Table(self.rules, [agent_name(s) for s in range(self.num_players)])
-        self._start_deal()
+        self.ledger = Ledger(self.num_players)
+        self.deals_played = 0
+        self.results = []
+        self._start_deal(TableState())
 
-    def _start_deal(self) -> None:
-        assert self.table is not None
+    def _start_deal(self, table: TableState) -> None:
         deck = self.rng.permutation(self.game.pack.size).tolist()
-        self.table.start_deal(deck)
+        self.table_state = table
+        self._state = self.game.new_deal(table, deck)
+        self.deals_played += 1
         self._legal = self._legal_dense = None
 
     @property
     def state(self) -> Any:
-        assert self.table is not None and self.table.state is not None, "call reset() first"
-        return self.table.state
-
-    @property
-    def deals_played(self) -> int:
-        return len(self.table.deals) if self.table else 0
+        """The engine state of the deal in progress (or just finished)."""
+        assert self._state is not None, "call reset() first"
+        return self._state
 
     def current_seat(self) -> int:
         return int(self.state.current_player())
@@ -91,13 +97,14 @@ class DealTable:
     def observation(self, seat: int) -> np.ndarray:
         state = self.state
         legal = self.legal_dense() if state.current_player() == seat else ()
-        return self.encoder.encode(state.view(seat), legal)
+        return self.encoder.encode_state(state, seat, legal)
 
     def action_mask(self, seat: int) -> np.ndarray:
-        mask = np.zeros(self.actions.num_actions, dtype=np.int8)
+        buf = bytearray(self.actions.num_actions)
         if self.state.current_player() == seat:
-            mask[self.legal_dense()] = 1
-        return mask
+            for d in self.legal_dense():
+                buf[d] = 1
+        return np.frombuffer(buf, dtype=np.int8)
 
     # ------------------------------------------------------------------ acting
     def step(self, dense: int) -> tuple[list[float] | None, bool]:
@@ -111,23 +118,29 @@ class DealTable:
 
     def step_engine(self, engine: int) -> tuple[list[float] | None, bool]:
         """``step`` with an engine action id (what the bots choose)."""
-        assert self.table is not None
-        before = self.table.ledger.player_balances()
-        self.table.apply_id(engine)
+        state = self.state
+        state.apply(engine)
         self._legal = self._legal_dense = None
-        if not self.state.is_terminal():
+        if not state.is_terminal():
             return None, False
-        after = self.table.ledger.player_balances()
+        # The deal is over: its transfers go to the ledger, as a table books them.
+        result = state.result()
+        self.results.append(result)
+        before = self.ledger.player_balances()
+        self.ledger.apply_all(result.transfers)
+        after = self.ledger.player_balances()
         rewards = [(after[s] - before[s]) / self.reward_unit for s in range(self.num_players)]
         if self.deals_played < self.session_deals:
-            self._start_deal()
+            self._start_deal(TableState(dealer=result.next_dealer % self.num_players, pot=self.ledger.pot,
+                                        reserve=self.ledger.reserve,
+                                        deal_number=self.table_state.deal_number + 1))
             return rewards, False
         return rewards, True
 
     # ------------------------------------------------------------------ showing
     def render(self, seat: int | None = None) -> str:
         """The deal as text: the spectator's view, or one seat's."""
-        if self.table is None:
+        if self._state is None:
             return "(no deal yet: call reset())"
         state = self.state
         view = state.view(seat)
@@ -137,7 +150,7 @@ class DealTable:
             mark = ">" if view["current_player"] == s else " "
             hand = " ".join(view["hand"]) if s == seat else f"{view['hand_sizes'][s]} cards"
             lines.append(f"{mark} seat_{s}: {hand}  tricks {view['tricks_won'][s]}  "
-                         f"balance {self.table.ledger.balances[s]}")
+                         f"balance {self.ledger.balances[s]}")
         if view["trick"]:
             lines.append("trick: " + " ".join(f"seat_{s}:{c}" for s, c in view["trick"]))
         if view["log"]:

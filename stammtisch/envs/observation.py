@@ -107,84 +107,195 @@ class ObservationEncoder:
                 self.high[off:off + size] = np.inf
         self.at = {name: off for name, off, _ in self.blocks}
         self.W = W
+        #: per observer, per seat: the relative slot
+        self._relative = tuple(tuple((s - me) % n for s in range(n)) for me in range(n))
+        self._log_kinds: dict[str, tuple[int, int]] = {}
+        #: whether ``encode_state`` may use the fast view (decided on the first state seen)
+        self.fast: bool | None = None
 
     def describe(self) -> list[tuple[str, int, int]]:
         """The table of blocks: (name, offset, size)."""
         return list(self.blocks)
 
-    def encode(self, view: dict[str, Any], legal_dense: Sequence[int]) -> np.ndarray:
-        """The observation of ``view`` (one seat's view) with the seat's legal dense actions."""
-        out = np.zeros(self.size, dtype=np.float32)
+    def _log_entry(self, text: str) -> tuple[int, int]:
+        """What a log text means here: (0, card) played, (1, word), (2, cards exchanged), (3, 0) else."""
+        entry = self._log_kinds.get(text)
+        if entry is None:
+            if text.startswith("play:"):
+                entry = (0, self.card_index[text[5:]])
+            elif text in self.words:
+                entry = (1, self.words[text])
+            elif text.startswith("exchange:"):
+                arg = text[9:]
+                entry = (2, 0 if arg == "-" else int(arg) if arg.isdigit() else arg.count(",") + 1)
+            else:
+                entry = (3, 0)
+            if len(self._log_kinds) > 100_000:
+                self._log_kinds.clear()
+            self._log_kinds[text] = entry
+        return entry
+
+    def _common(self, view: dict[str, Any], scalars: list[tuple[int, float]], rel: Sequence[int]) -> list[int]:
+        """The blocks every family has, except the log's: returns the positions to set to 1 and
+        appends (position, value) of the others to ``scalars``."""
         at = self.at
         ci = self.card_index
-        n = self.n
         S = self.S
+        ones: list[int] = []  # positions set to 1
+        base = at["hand"]
+        ones.extend([base + ci[c] for c in view["hand"]])
+        base = at["trick"]
+        ones.extend([base + rel[seat] * S + ci[card] for seat, card in view["trick"]])
+        trump = view["trump"]
+        if trump:
+            ones.append(at["trump"] + "HDCS".index(trump))
+        ones.append(at["phase"] + self.phases[view["phase"]])
+        ones.append(at["dealer"] + rel[view["dealer"]])
+        cur = view["current_player"]
+        if cur is not None and cur >= 0:
+            ones.append(at["to_act"] + rel[cur])
+        base = at["hand_sizes"]
+        scalars.extend([(base + rel[seat], size / self.max_hand) for seat, size in enumerate(view["hand_sizes"])])
+        base = at["tricks_won"]
+        scalars.extend([(base + rel[seat], won / self.tricks) for seat, won in enumerate(view["tricks_won"])])
+        scalars.append((at["money"], view["pot"] / self.unit))
+        scalars.append((at["money"] + 1, view.get("reserve", 0) / self.unit))
+        return ones
+
+    def _array(self, ones: list[int], scalars: list[tuple[int, float]]) -> np.ndarray:
+        """The observation vector: 1 at ``ones``, the ``scalars`` set, 0 elsewhere.
+
+        Built through a bytearray: a numpy assignment per position, or one with a list of
+        positions, costs several times more.
+        """
+        buf = bytearray(self.size)
+        for i in ones:
+            buf[i] = 1
+        out = np.frombuffer(buf, dtype=np.uint8).astype(np.float32)
+        for i, value in scalars:
+            out[i] = value
+        return out
+
+    def encode(self, view: dict[str, Any], legal_dense: Sequence[int]) -> np.ndarray:
+        """The observation of ``view`` (one seat's view) with the seat's legal dense actions."""
+        at = self.at
         me = view["seat"]
         if me is None:
             raise ValueError("an observation is for a seat, not for a spectator")
-
-        def rel(seat: int) -> int:
-            return int((seat - me) % n)
-
-        def cards(block: str, names: Sequence[str] | None) -> None:
-            if names:
-                base = at[block]
-                for c in names:
-                    out[base + ci[c]] = 1.0
-
-        cards("hand", view["hand"])
-        base = at["trick"]
-        for seat, card in view["trick"]:
-            out[base + rel(seat) * S + ci[card]] = 1.0
-        trump = view.get("trump")
-        if trump:
-            out[at["trump"] + "HDCS".index(trump)] = 1.0
-        out[at["phase"] + self.phases[view["phase"]]] = 1.0
-        out[at["dealer"] + rel(view["dealer"])] = 1.0
-        cur = view["current_player"]
-        if cur is not None and cur >= 0:
-            out[at["to_act"] + rel(cur)] = 1.0
-        for seat, size in enumerate(view["hand_sizes"]):
-            out[at["hand_sizes"] + rel(seat)] = size / self.max_hand
-        for seat, won in enumerate(view["tricks_won"]):
-            out[at["tricks_won"] + rel(seat)] = won / self.tricks
+        rel = self._relative[me]
+        scalars: list[tuple[int, float]] = []
+        ones = self._common(view, scalars, rel)
         played = at["played"]
-        words = self.words
-        last_word = at["last_word"]
         latest: dict[int, int] = {}
         exchanged: dict[int, int] = {}
+        entry = self._log_entry
         for seat, text in view["log"]:
-            if text.startswith("play:"):
-                out[played + ci[text[5:]]] = 1.0
-            elif text in words:
-                latest[seat] = words[text]
-            elif text.startswith("exchange:"):
-                arg = text[9:]
-                exchanged[seat] = (0 if arg == "-" else int(arg) if arg.isdigit()
-                                   else arg.count(",") + 1)
-        for seat, w in latest.items():
-            out[last_word + rel(seat) * self.W + w] = 1.0
-        out[at["money"]] = view["pot"] / self.unit
-        out[at["money"] + 1] = view.get("reserve", 0) / self.unit
-        legal = at["legal"]
-        for d in legal_dense:
-            out[legal + d] = 1.0
+            kind, value = entry(text)
+            if kind == 0:
+                ones.append(played + value)
+            elif kind == 1:
+                latest[seat] = value
+            elif kind == 2:
+                exchanged[seat] = value
+        return self._fill(view, legal_dense, scalars, ones, rel, latest, exchanged)
+
+    def encode_state(self, state: Any, seat: int, legal_dense: Sequence[int]) -> np.ndarray:
+        """``encode(state.view(seat), legal_dense)``, faster where ``_engine`` has a fast view.
+
+        The fast view is built from the same information by ``_engine.tapp_public_view`` (the
+        tests prove both encodings equal); without it this is ``encode(state.view(seat), …)``.
+        """
+        if self.fast is None:
+            self.fast = _engine.has_fast_view(state)
+        if not self.fast:
+            return self.encode(state.view(seat), legal_dense)
+        view, cards, played_cards, latest = _engine.tapp_public_view(state, seat)
+        return self._encode_tapp_fast(seat, view, cards, played_cards, latest, legal_dense)
+
+    def _encode_tapp_fast(self, seat: int, view: dict[str, Any], cards: dict[str, list[Any]],
+                          played_cards: list[int], latest: dict[int, int], legal_dense: Sequence[int]) -> np.ndarray:
+        """The Tapp encoding from ``_engine.tapp_public_view`` (card indices instead of names)."""
+        at = self.at
+        rel = self._relative[seat]
+        S = self.S
+        W = self.W
+        base = at["played"]
+        ones = [base + c for c in played_cards]
+        base = at["hand"]
+        ones.extend([base + c for c in cards["hand"]])
+        base = at["trick"]
+        ones.extend([base + rel[s] * S + c for s, c in cards["trick"]])
+        trump = view["trump"]
+        if trump:
+            ones.append(at["trump"] + "HDCS".index(trump))
+        ones.append(at["phase"] + self.phases[view["phase"]])
+        ones.append(at["dealer"] + rel[view["dealer"]])
+        cur = view["current_player"]
+        if cur >= 0:
+            ones.append(at["to_act"] + rel[cur])
+        base = at["last_word"]
+        ones.extend([base + rel[s] * W + w for s, w in latest.items()])
+        base = at["legal"]
+        ones.extend([base + d for d in legal_dense])
+        for block in ("open_hand", "tapp", "discards"):
+            if block in cards:
+                base = at[block]
+                ones.extend([base + c for c in cards[block]])
+        declarer = view["declarer"]
+        if declarer is not None:
+            ones.append(at["declarer"] + rel[declarer])
+        contract = view["contract"]
+        if contract:
+            ones.append(at["contract"] + self._contract_slot(contract))
+        if view["tout"]:
+            ones.append(at["contract"] + len(self.contracts))
+        if view["called"] is not None:
+            ones.append(at["called"] + view["called"])
+        if view["given"] is not None:
+            ones.append(at["given"] + view["given"])
+        holder = view["rufer_holder"]
+        if holder is not None:
+            ones.append(at["rufer_holder"] + (self.n if holder == "tapp" else rel[holder]))
+        base = at["hand_sizes"]
+        scalars = [(base + rel[s], size / self.max_hand) for s, size in enumerate(view["hand_sizes"])]
+        base = at["tricks_won"]
+        scalars.extend([(base + rel[s], won / self.tricks) for s, won in enumerate(view["tricks_won"])])
+        pot = view["pot"]
+        if pot:
+            scalars.append((at["money"], pot / self.unit))
+        return self._array(ones, scalars)
+
+    def _contract_slot(self, contract: str) -> int:
+        name = contract.split("+", 1)[0]
+        if name not in self.contracts:
+            name = name.split(":", 1)[0]  # Classic "solo:C": the suit is in the trump block
+        return self.contracts[name]
+
+    def _fill(self, view: dict[str, Any], legal_dense: Sequence[int], scalars: list[tuple[int, float]],
+              ones: list[int], rel: Sequence[int], latest: dict[int, int], exchanged: dict[int, int]) -> np.ndarray:
+        at = self.at
+        base = at["last_word"]
+        W = self.W
+        ones.extend([base + rel[seat] * W + w for seat, w in latest.items()])
+        base = at["legal"]
+        ones.extend([base + d for d in legal_dense])
+        out = self._array(ones, scalars)
         if self.family == "tippen":
             self._tippen(view, out, rel, exchanged)
         else:
             self._tapp(view, out, rel)
         return out
 
-    def _tippen(self, view: dict[str, Any], out: np.ndarray, rel: Any, exchanged: dict[int, int]) -> None:
+    def _tippen(self, view: dict[str, Any], out: np.ndarray, rel: Sequence[int], exchanged: dict[int, int]) -> None:
         at = self.at
         ci = self.card_index
         up = view.get("upcard") or view.get("trump_card")
         if up:
             out[at["upcard"] + ci[up]] = 1.0
         for seat in view.get("active") or ():
-            out[at["active"] + rel(seat)] = 1.0
+            out[at["active"] + rel[seat]] = 1.0
         for seat, k in exchanged.items():
-            out[at["exchanged"] + rel(seat)] = k / self.tricks
+            out[at["exchanged"] + rel[seat]] = k / self.tricks
         for c in view.get("folded") or ():
             out[at["folded"] + ci[c]] = 1.0
         stakes = at["stakes"]
@@ -198,18 +309,15 @@ class ObservationEncoder:
         out[flags + 2] = taken == "sniff"
         out[flags + 3] = taken == "knock"
 
-    def _tapp(self, view: dict[str, Any], out: np.ndarray, rel: Any) -> None:
+    def _tapp(self, view: dict[str, Any], out: np.ndarray, rel: Sequence[int]) -> None:
         at = self.at
         ci = self.card_index
         declarer = view.get("declarer")
         if declarer is not None:
-            out[at["declarer"] + rel(declarer)] = 1.0
+            out[at["declarer"] + rel[declarer]] = 1.0
         contract = view.get("contract")
         if contract:
-            name = contract.split("+", 1)[0]
-            if name not in self.contracts:
-                name = name.split(":", 1)[0]  # Classic "solo:C": the suit is in the trump block
-            out[at["contract"] + self.contracts[name]] = 1.0
+            out[at["contract"] + self._contract_slot(contract)] = 1.0
         if view.get("tout"):
             out[at["contract"] + len(self.contracts)] = 1.0
         called = view.get("called")
@@ -223,4 +331,4 @@ class ObservationEncoder:
                 out[at[block] + ci[c]] = 1.0
         holder = view.get("rufer_holder")
         if holder is not None:
-            out[at["rufer_holder"] + (self.n if holder == "tapp" else rel(holder))] = 1.0
+            out[at["rufer_holder"] + (self.n if holder == "tapp" else rel[holder])] = 1.0

@@ -69,6 +69,7 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 (PettingZoo's naming)
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
+        self._rewards_given = False  # whether self.rewards holds a deal's rewards (else all 0)
         self.agent_selection = agent_name(self.table.current_seat())
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
@@ -84,15 +85,16 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 (PettingZoo's naming)
             raise ValueError(f"{agent} is to act; None is only for agents whose episode is over")
         rewards, over = self.table.step(int(action))
         self._cumulative_rewards[agent] = 0.0
-        self.rewards = dict.fromkeys(self.agents, 0.0)
         if rewards is not None:
-            for seat, r in enumerate(rewards):
-                self.rewards[agent_name(seat)] = r
+            self.rewards = {a: rewards[self.seat_of[a]] for a in self.agents}
+            self._accumulate_rewards()
+        elif self._rewards_given:
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._rewards_given = rewards is not None
         if over:
             self.terminations = dict.fromkeys(self.agents, True)
         else:
-            self.agent_selection = agent_name(self.table.current_seat())
-        self._accumulate_rewards()
+            self.agent_selection = self.possible_agents[self.table.current_seat()]
 
     def render(self) -> str | None:
         if self.render_mode is None:
@@ -106,7 +108,29 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 (PettingZoo's naming)
         pass
 
 
+class _OrderEnforcing(wrappers.OrderEnforcingWrapper):  # type: ignore[misc]
+    """PettingZoo's order-enforcing wrapper with the per-step attributes as direct properties.
+
+    The base wrapper reaches them through ``__getattr__`` (two Python-level lookups each, several
+    times per step); the checks are the same: nothing of the episode is readable before reset().
+    """
+
+    def _episode(self, name: str) -> Any:
+        if not self._has_reset:
+            raise AttributeError(f"{name} cannot be accessed before reset")
+        return getattr(self.env, name)
+
+    rewards = property(lambda self: self._episode("rewards"))
+    terminations = property(lambda self: self._episode("terminations"))
+    truncations = property(lambda self: self._episode("truncations"))
+    infos = property(lambda self: self._episode("infos"))
+    agent_selection = property(lambda self: self._episode("agent_selection"))
+    agents = property(lambda self: self._episode("agents"))
+    _cumulative_rewards = property(lambda self: self.env._cumulative_rewards)
+    possible_agents = property(lambda self: self.env.possible_agents)
+
+
 def env(ruleset: str = "tippen/grupp-1975", players: int | None = None, render_mode: str | None = None,
         **options: Any) -> Any:
     """The AEC environment with PettingZoo's order-enforcing wrapper (see the module docstring)."""
-    return wrappers.OrderEnforcingWrapper(raw_env(ruleset, players, render_mode, **options))
+    return _OrderEnforcing(raw_env(ruleset, players, render_mode, **options))
