@@ -90,15 +90,20 @@ def has_fast_view(state: Any) -> bool:
     return all(hasattr(state, f) for f in _TAPP_FIELDS) and all(hasattr(tapp, k) for k in needed)
 
 
-def tapp_public_view(state: Any, seat: int) -> tuple[dict[str, Any], dict[str, list[Any]], list[int], dict[int, int]]:
+def tapp_public_view(state: Any, seat: int, memo: dict[str, Any] | None = None
+                     ) -> tuple[dict[str, Any], dict[str, Any], int, dict[int, int]]:
     """What the observation needs of ``view(seat)``, read straight from a Tapp state (fast path).
 
     Returns the view's scalar keys the encoder reads (the same values ``view(seat)`` gives, by
     the same rules: the tests compare both encodings on many states), its card keys as card
-    indices (``hand``, ``open_hand``, ``tapp``, ``discards``; ``trick`` as seat·S + card), the
-    cards played so far, and each seat's latest word as an index into the fixed actions. Nothing
+    masks (``hand``, ``open_hand``, ``tapp``, ``discards``; ``trick`` as (seat, card) pairs), the
+    mask of the cards played so far, and each seat's latest word as an index into the fixed
+    actions. Nothing
     the seat may not see is read into the result: other hands only as sizes, the tapp and the
     discards only for the declarer, the given card only for the declarer and the Rufer holder.
+
+    ``memo`` (a dict the caller keeps) lets the log be read only from where the last call on
+    the same log stopped: the log of a deal only grows.
     """
     from ..games import tapp
 
@@ -108,7 +113,6 @@ def tapp_public_view(state: Any, seat: int) -> tuple[dict[str, Any], dict[str, l
     hands = state.hands
     declarer = state.declarer
     holder = state.holder
-    mask_list = g.mask_list
     sizes = [h.bit_count() for h in hands]
     if phase == tapp.GIVE and seat != declarer and seat != holder:
         sizes[declarer] -= 1
@@ -130,17 +134,17 @@ def tapp_public_view(state: Any, seat: int) -> tuple[dict[str, Any], dict[str, l
         "given": None,
         "rufer_holder": None,
     }
-    cards: dict[str, list[Any]] = {
-        "hand": mask_list(hands[seat]),
+    cards: dict[str, Any] = {
+        "hand": hands[seat],
         "trick": [((leader + i) % n, c) for i, c in enumerate(state.trick)],
     }
     if state.contract == tapp._OUVERT and g.modern and phase in (tapp.PLAY, tapp.OVER):
-        cards["open_hand"] = mask_list(hands[declarer])
+        cards["open_hand"] = hands[declarer]
     if seat == declarer:
         if state.picked:
-            cards["tapp"] = mask_list(state.picked)
+            cards["tapp"] = state.picked
             if phase != tapp.DISCARD_PH:
-                cards["discards"] = mask_list(state.tapp)
+                cards["discards"] = state.tapp
         if state.called >= 0:
             view["rufer_holder"] = "tapp" if holder == -2 else holder
         if state.given >= 0:
@@ -152,11 +156,17 @@ def tapp_public_view(state: Any, seat: int) -> tuple[dict[str, Any], dict[str, l
     size = g.N
     first_word = 3 * size
     end_words = first_word + tapp.O_DISCARD
-    played: list[int] = []
+    log = state.log
+    done = 0
+    played = 0
     latest: dict[int, int] = {}
-    for s, a in state.log:
+    if memo is not None and memo.get("log") is log and memo["done"] <= len(state.log):
+        played, latest, done = memo["played"], memo["latest"], memo["done"]
+    for s, a in log[done:]:
         if a < size:
-            played.append(a)
+            played |= 1 << a
         elif first_word <= a < end_words:
             latest[s] = a - first_word
+    if memo is not None:
+        memo.update(log=log, done=len(log), played=played, latest=latest)
     return view, cards, played, latest

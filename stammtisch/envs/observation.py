@@ -112,6 +112,15 @@ class ObservationEncoder:
         self._log_kinds: dict[str, tuple[int, int]] = {}
         #: whether ``encode_state`` may use the fast view (decided on the first state seen)
         self.fast: bool | None = None
+        # tables of the bytes-based fast path (_encode_tapp_fast)
+        self._ranks = R = S // 4
+        self._suit_low = (1 << R) - 1
+        self._suit_patterns = tuple(bytes((m >> j) & 1 for j in range(R)) for m in range(1 << R))
+        self.phases_order = _engine.PHASES[self.family]
+        self._onehots = {size: tuple(bytes(int(i == k) for i in range(size)) for k in range(size))
+                         for size in {4, n, n + 1, len(self.phases_order)}}
+        self._zero_parts = {name: bytes(size) for name, _, size in self.blocks}
+        self._log_memo: dict[str, Any] = {}
 
     def describe(self) -> list[tuple[str, int, int]]:
         """The table of blocks: (name, offset, size)."""
@@ -209,61 +218,92 @@ class ObservationEncoder:
             self.fast = _engine.has_fast_view(state)
         if not self.fast:
             return self.encode(state.view(seat), legal_dense)
-        view, cards, played_cards, latest = _engine.tapp_public_view(state, seat)
+        view, cards, played_cards, latest = _engine.tapp_public_view(state, seat, self._log_memo)
         return self._encode_tapp_fast(seat, view, cards, played_cards, latest, legal_dense)
 
-    def _encode_tapp_fast(self, seat: int, view: dict[str, Any], cards: dict[str, list[Any]],
-                          played_cards: list[int], latest: dict[int, int], legal_dense: Sequence[int]) -> np.ndarray:
-        """The Tapp encoding from ``_engine.tapp_public_view`` (card indices instead of names)."""
-        at = self.at
+    def _encode_tapp_fast(self, seat: int, view: dict[str, Any], cards: dict[str, Any],
+                          played: int, latest: dict[int, int], legal_dense: Sequence[int]) -> np.ndarray:
+        """The Tapp encoding from ``_engine.tapp_public_view``: the blocks as bytes, joined.
+
+        Card masks become bytes by one table lookup per suit; the result equals ``encode``.
+        """
         rel = self._relative[seat]
         S = self.S
         W = self.W
-        base = at["played"]
-        ones = [base + c for c in played_cards]
-        base = at["hand"]
-        ones.extend([base + c for c in cards["hand"]])
-        base = at["trick"]
-        ones.extend([base + rel[s] * S + c for s, c in cards["trick"]])
+        n = self.n
+        card_bytes = self._card_bytes
+        onehot = self._onehot
+        parts: dict[str, bytes | bytearray] = dict(self._zero_parts)
+        parts["hand"] = card_bytes(cards["hand"])
+        parts["played"] = card_bytes(played)
+        if cards["trick"]:
+            trick = bytearray(n * S)
+            for s, c in cards["trick"]:
+                trick[rel[s] * S + c] = 1
+            parts["trick"] = trick
         trump = view["trump"]
         if trump:
-            ones.append(at["trump"] + "HDCS".index(trump))
-        ones.append(at["phase"] + self.phases[view["phase"]])
-        ones.append(at["dealer"] + rel[view["dealer"]])
+            parts["trump"] = onehot(4, "HDCS".index(trump))
+        parts["phase"] = onehot(len(self.phases_order), self.phases[view["phase"]])
+        parts["dealer"] = onehot(n, rel[view["dealer"]])
         cur = view["current_player"]
         if cur >= 0:
-            ones.append(at["to_act"] + rel[cur])
-        base = at["last_word"]
-        ones.extend([base + rel[s] * W + w for s, w in latest.items()])
-        base = at["legal"]
-        ones.extend([base + d for d in legal_dense])
+            parts["to_act"] = onehot(n, rel[cur])
+        if latest:
+            words = bytearray(n * W)
+            for s, w in latest.items():
+                words[rel[s] * W + w] = 1
+            parts["last_word"] = words
+        if legal_dense:
+            legal = bytearray(self.num_actions)
+            for d in legal_dense:
+                legal[d] = 1
+            parts["legal"] = legal
         for block in ("open_hand", "tapp", "discards"):
             if block in cards:
-                base = at[block]
-                ones.extend([base + c for c in cards[block]])
+                parts[block] = card_bytes(cards[block])
         declarer = view["declarer"]
         if declarer is not None:
-            ones.append(at["declarer"] + rel[declarer])
+            parts["declarer"] = onehot(n, rel[declarer])
         contract = view["contract"]
-        if contract:
-            ones.append(at["contract"] + self._contract_slot(contract))
-        if view["tout"]:
-            ones.append(at["contract"] + len(self.contracts))
+        if contract or view["tout"]:
+            slots = bytearray(len(self.contracts) + 1)
+            if contract:
+                slots[self._contract_slot(contract)] = 1
+            if view["tout"]:
+                slots[len(self.contracts)] = 1
+            parts["contract"] = slots
         if view["called"] is not None:
-            ones.append(at["called"] + view["called"])
+            parts["called"] = card_bytes(1 << view["called"])
         if view["given"] is not None:
-            ones.append(at["given"] + view["given"])
+            parts["given"] = card_bytes(1 << view["given"])
         holder = view["rufer_holder"]
         if holder is not None:
-            ones.append(at["rufer_holder"] + (self.n if holder == "tapp" else rel[holder]))
+            parts["rufer_holder"] = onehot(n + 1, n if holder == "tapp" else rel[holder])
+        out = np.frombuffer(b"".join(parts.values()), dtype=np.uint8).astype(np.float32)
+        at = self.at
         base = at["hand_sizes"]
-        scalars = [(base + rel[s], size / self.max_hand) for s, size in enumerate(view["hand_sizes"])]
+        for s, size in enumerate(view["hand_sizes"]):
+            if size:
+                out[base + rel[s]] = size / self.max_hand
         base = at["tricks_won"]
-        scalars.extend([(base + rel[s], won / self.tricks) for s, won in enumerate(view["tricks_won"])])
+        for s, won in enumerate(view["tricks_won"]):
+            if won:
+                out[base + rel[s]] = won / self.tricks
         pot = view["pot"]
         if pot:
-            scalars.append((at["money"], pot / self.unit))
-        return self._array(ones, scalars)
+            out[at["money"]] = pot / self.unit
+        return out
+
+    def _card_bytes(self, mask: int) -> bytes:
+        """A card mask as S bytes (1 for each card in it), one table lookup per suit."""
+        R = self._ranks
+        table = self._suit_patterns
+        low = self._suit_low
+        return b"".join([table[(mask >> (k * R)) & low] for k in range(4)])
+
+    def _onehot(self, size: int, k: int) -> bytes:
+        return self._onehots[size][k]
 
     def _contract_slot(self, contract: str) -> int:
         name = contract.split("+", 1)[0]
