@@ -7,7 +7,7 @@ None of it is hidden information: the constants describe the action-id layout an
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 #: Phase names of each family as the views spell them, in the order of the observation's
 #: one-hot. The terminal phase is ``"over"``; Tippen's older spelling ``"done"`` is an alias.
@@ -90,17 +90,38 @@ def has_fast_view(state: Any) -> bool:
     return all(hasattr(state, f) for f in _TAPP_FIELDS) and all(hasattr(tapp, k) for k in needed)
 
 
-def tapp_public_view(state: Any, seat: int, memo: dict[str, Any] | None = None
-                     ) -> tuple[dict[str, Any], dict[str, Any], int, dict[int, int]]:
+class TappFacts(NamedTuple):
+    """What a Tapp observation shows, as ``view(seat)`` would give it (cards as bit masks)."""
+
+    phase: str
+    dealer: int
+    current_player: int
+    hand_sizes: list[int]
+    tricks_won: list[int]
+    pot: int
+    trump: str | None
+    declarer: int | None
+    contract: str | None
+    tout: bool
+    called: int | None  # card index
+    given: int | None  # card index, for the declarer and the Rufer holder only
+    rufer_holder: int | str | None  # a seat or "tapp", for the declarer and the holder only
+    hand: int
+    trick: list[tuple[int, int]]  # (seat, card) in the order played
+    open_hand: int  # Bettel ouvert: the declarer's hand, once shown
+    tapp: int  # the declarer's own pick-up
+    discards: int  # the declarer's own discards
+    played: int  # every card played this deal
+    latest: dict[int, int]  # seat -> index of its latest word among the fixed actions
+
+
+def tapp_public_view(state: Any, seat: int, memo: dict[str, Any] | None = None) -> TappFacts:
     """What the observation needs of ``view(seat)``, read straight from a Tapp state (fast path).
 
-    Returns the view's scalar keys the encoder reads (the same values ``view(seat)`` gives, by
-    the same rules: the tests compare both encodings on many states), its card keys as card
-    masks (``hand``, ``open_hand``, ``tapp``, ``discards``; ``trick`` as (seat, card) pairs), the
-    mask of the cards played so far, and each seat's latest word as an index into the fixed
-    actions. Nothing
-    the seat may not see is read into the result: other hands only as sizes, the tapp and the
-    discards only for the declarer, the given card only for the declarer and the Rufer holder.
+    The values are the ones ``view(seat)`` gives, by the same rules (the tests compare both
+    encodings on many states). Nothing the seat may not see is read into the result: other
+    hands only as sizes, the tapp and the discards only for the declarer, the given card only
+    for the declarer and the Rufer holder.
 
     ``memo`` (a dict the caller keeps) lets the log be read only from where the last call on
     the same log stopped: the log of a deal only grows.
@@ -119,40 +140,24 @@ def tapp_public_view(state: Any, seat: int, memo: dict[str, Any] | None = None
         if holder >= 0:
             sizes[holder] += 1
     leader = state.leader
-    view: dict[str, Any] = {
-        "trump": state.trump_suit,
-        "phase": tapp.PHASE_NAMES[phase],
-        "dealer": state.dealer,
-        "current_player": state.cur,
-        "hand_sizes": sizes,
-        "tricks_won": state.ntricks,
-        "pot": state._pot_now(),
-        "declarer": declarer if declarer >= 0 else None,
-        "contract": state.contract_string(),
-        "tout": state.tout,
-        "called": state.called if state.called >= 0 else None,
-        "given": None,
-        "rufer_holder": None,
-    }
-    cards: dict[str, Any] = {
-        "hand": hands[seat],
-        "trick": [((leader + i) % n, c) for i, c in enumerate(state.trick)],
-    }
+    open_hand = picked = discards = 0
+    given: int | None = None
+    rufer_holder: int | str | None = None
     if state.contract == tapp._OUVERT and g.modern and phase in (tapp.PLAY, tapp.OVER):
-        cards["open_hand"] = hands[declarer]
+        open_hand = hands[declarer]
     if seat == declarer:
         if state.picked:
-            cards["tapp"] = state.picked
+            picked = state.picked
             if phase != tapp.DISCARD_PH:
-                cards["discards"] = state.tapp
+                discards = state.tapp
         if state.called >= 0:
-            view["rufer_holder"] = "tapp" if holder == -2 else holder
+            rufer_holder = "tapp" if holder == -2 else holder
         if state.given >= 0:
-            view["given"] = state.given
+            given = state.given
     elif state.called >= 0 and seat == holder:
-        view["rufer_holder"] = seat
+        rufer_holder = seat
         if state.given >= 0:
-            view["given"] = state.given
+            given = state.given
     size = g.N
     first_word = 3 * size
     end_words = first_word + tapp.O_DISCARD
@@ -169,4 +174,8 @@ def tapp_public_view(state: Any, seat: int, memo: dict[str, Any] | None = None
             latest[s] = a - first_word
     if memo is not None:
         memo.update(log=log, done=len(log), played=played, latest=latest)
-    return view, cards, played, latest
+    return TappFacts(
+        tapp.PHASE_NAMES[phase], state.dealer, state.cur, sizes, state.ntricks, state._pot_now(),
+        state.trump_suit, declarer if declarer >= 0 else None, state.contract_string(), state.tout,
+        state.called if state.called >= 0 else None, given, rufer_holder, hands[seat],
+        [((leader + i) % n, c) for i, c in enumerate(state.trick)], open_hand, picked, discards, played, latest)

@@ -81,11 +81,11 @@ class DealTable:
         return self._state
 
     def current_seat(self) -> int:
-        return int(self.state.current_player())
+        return int(self._state.current_player())
 
     def legal(self) -> list[int]:
         if self._legal is None:
-            self._legal = self.state.legal_actions()
+            self._legal = self._state.legal_actions()
         return self._legal
 
     def legal_dense(self) -> list[int]:
@@ -95,16 +95,27 @@ class DealTable:
 
     # ------------------------------------------------------------------ observing
     def observation(self, seat: int) -> np.ndarray:
-        state = self.state
+        state = self._state
         legal = self.legal_dense() if state.current_player() == seat else ()
         return self.encoder.encode_state(state, seat, legal)
 
     def action_mask(self, seat: int) -> np.ndarray:
         buf = bytearray(self.actions.num_actions)
-        if self.state.current_player() == seat:
+        if self._state.current_player() == seat:
             for d in self.legal_dense():
                 buf[d] = 1
         return np.frombuffer(buf, dtype=np.int8)
+
+    def observe(self, seat: int) -> tuple[np.ndarray, np.ndarray]:
+        """``(observation(seat), action_mask(seat))`` in one call (the per-step hot path)."""
+        state = self._state
+        mask = bytearray(self.actions.num_actions)
+        if state.current_player() == seat:
+            legal = self.legal_dense()
+            for d in legal:
+                mask[d] = 1
+            return self.encoder.encode_state(state, seat, legal), np.frombuffer(mask, dtype=np.int8)
+        return self.encoder.encode_state(state, seat, ()), np.frombuffer(mask, dtype=np.int8)
 
     # ------------------------------------------------------------------ acting
     def step(self, dense: int) -> tuple[list[float] | None, bool]:
@@ -118,7 +129,7 @@ class DealTable:
 
     def step_engine(self, engine: int) -> tuple[list[float] | None, bool]:
         """``step`` with an engine action id (what the bots choose)."""
-        state = self.state
+        state = self._state
         state.apply(engine)
         self._legal = self._legal_dense = None
         if not state.is_terminal():

@@ -112,14 +112,16 @@ class ObservationEncoder:
         self._log_kinds: dict[str, tuple[int, int]] = {}
         #: whether ``encode_state`` may use the fast view (decided on the first state seen)
         self.fast: bool | None = None
-        # tables of the bytes-based fast path (_encode_tapp_fast)
-        self._ranks = R = S // 4
-        self._suit_low = (1 << R) - 1
-        self._suit_patterns = tuple(bytes((m >> j) & 1 for j in range(R)) for m in range(1 << R))
+        # tables of the fast path (_encode_tapp_fast), which joins ASCII digits
+        self._card_format = f"0{S}b"
         self.phases_order = _engine.PHASES[self.family]
-        self._onehots = {size: tuple(bytes(int(i == k) for i in range(size)) for k in range(size))
+        self._onehots = {size: tuple("".join("1" if i == k else "0" for i in range(size)).encode()
+                                     for k in range(size))
                          for size in {4, n, n + 1, len(self.phases_order)}}
-        self._zero_parts = {name: bytes(size) for name, _, size in self.blocks}
+        self._zero_parts = {name: b"0" * size for name, _, size in self.blocks}
+        self._n_phases = len(self.phases_order)
+        if self.family == "tapp":
+            assert tuple(name for name, _, _ in self.blocks) == self.TAPP_ORDER, "update TAPP_ORDER"
         self._log_memo: dict[str, Any] = {}
 
     def describe(self) -> list[tuple[str, int, int]]:
@@ -218,92 +220,79 @@ class ObservationEncoder:
             self.fast = _engine.has_fast_view(state)
         if not self.fast:
             return self.encode(state.view(seat), legal_dense)
-        view, cards, played_cards, latest = _engine.tapp_public_view(state, seat, self._log_memo)
-        return self._encode_tapp_fast(seat, view, cards, played_cards, latest, legal_dense)
+        return self._encode_tapp_fast(seat, _engine.tapp_public_view(state, seat, self._log_memo), legal_dense)
 
-    def _encode_tapp_fast(self, seat: int, view: dict[str, Any], cards: dict[str, Any],
-                          played: int, latest: dict[int, int], legal_dense: Sequence[int]) -> np.ndarray:
-        """The Tapp encoding from ``_engine.tapp_public_view``: the blocks as bytes, joined.
+    #: the block order the bytes fast path writes (checked against ``blocks`` when built)
+    TAPP_ORDER = ("hand", "played", "trick", "trump", "phase", "dealer", "to_act", "hand_sizes", "tricks_won",
+                  "last_word", "money", "legal", "declarer", "contract", "called", "open_hand", "tapp",
+                  "discards", "given", "rufer_holder")
 
-        Card masks become bytes by one table lookup per suit; the result equals ``encode``.
+    def _encode_tapp_fast(self, seat: int, f: _engine.TappFacts, legal_dense: Sequence[int]) -> np.ndarray:
+        """The Tapp encoding from ``_engine.tapp_public_view``: the blocks as ASCII digits, joined.
+
+        A card mask becomes its block by one ``format``; the result equals ``encode``'s.
         """
         rel = self._relative[seat]
         S = self.S
         W = self.W
         n = self.n
         card_bytes = self._card_bytes
-        onehot = self._onehot
-        parts: dict[str, bytes | bytearray] = dict(self._zero_parts)
-        parts["hand"] = card_bytes(cards["hand"])
-        parts["played"] = card_bytes(played)
-        if cards["trick"]:
-            trick = bytearray(n * S)
-            for s, c in cards["trick"]:
-                trick[rel[s] * S + c] = 1
-            parts["trick"] = trick
-        trump = view["trump"]
-        if trump:
-            parts["trump"] = onehot(4, "HDCS".index(trump))
-        parts["phase"] = onehot(len(self.phases_order), self.phases[view["phase"]])
-        parts["dealer"] = onehot(n, rel[view["dealer"]])
-        cur = view["current_player"]
-        if cur >= 0:
-            parts["to_act"] = onehot(n, rel[cur])
-        if latest:
-            words = bytearray(n * W)
-            for s, w in latest.items():
-                words[rel[s] * W + w] = 1
-            parts["last_word"] = words
+        ones = self._onehots
+        zero = self._zero_parts
+        ONE = 49  # the parts are ASCII digits "0"/"1": card masks become them by one format()
+        trick: bytes | bytearray = zero["trick"]
+        if f.trick:
+            trick = bytearray(trick)
+            for s, c in f.trick:
+                trick[rel[s] * S + c] = ONE
+        words: bytes | bytearray = zero["last_word"]
+        if f.latest:
+            words = bytearray(words)
+            for s, w in f.latest.items():
+                words[rel[s] * W + w] = ONE
+        legal: bytes | bytearray = zero["legal"]
         if legal_dense:
-            legal = bytearray(self.num_actions)
+            legal = bytearray(legal)
             for d in legal_dense:
-                legal[d] = 1
-            parts["legal"] = legal
-        for block in ("open_hand", "tapp", "discards"):
-            if block in cards:
-                parts[block] = card_bytes(cards[block])
-        declarer = view["declarer"]
-        if declarer is not None:
-            parts["declarer"] = onehot(n, rel[declarer])
-        contract = view["contract"]
-        if contract or view["tout"]:
-            slots = bytearray(len(self.contracts) + 1)
-            if contract:
-                slots[self._contract_slot(contract)] = 1
-            if view["tout"]:
-                slots[len(self.contracts)] = 1
-            parts["contract"] = slots
-        if view["called"] is not None:
-            parts["called"] = card_bytes(1 << view["called"])
-        if view["given"] is not None:
-            parts["given"] = card_bytes(1 << view["given"])
-        holder = view["rufer_holder"]
-        if holder is not None:
-            parts["rufer_holder"] = onehot(n + 1, n if holder == "tapp" else rel[holder])
-        out = np.frombuffer(b"".join(parts.values()), dtype=np.uint8).astype(np.float32)
+                legal[d] = ONE
+        contract: bytes | bytearray = zero["contract"]
+        if f.contract or f.tout:
+            contract = bytearray(contract)
+            if f.contract:
+                contract[self._contract_slot(f.contract)] = ONE
+            if f.tout:
+                contract[len(self.contracts)] = ONE
+        holder = f.rufer_holder
+        parts = (
+            card_bytes(f.hand), card_bytes(f.played), trick,
+            ones[4]["HDCS".index(f.trump)] if f.trump else zero["trump"],
+            ones[self._n_phases][self.phases[f.phase]],
+            ones[n][rel[f.dealer]],
+            ones[n][rel[f.current_player]] if f.current_player >= 0 else zero["to_act"],
+            zero["hand_sizes"], zero["tricks_won"], words, zero["money"], legal,
+            ones[n][rel[f.declarer]] if f.declarer is not None else zero["declarer"],
+            contract,
+            card_bytes(1 << f.called) if f.called is not None else zero["called"],
+            card_bytes(f.open_hand), card_bytes(f.tapp), card_bytes(f.discards),
+            card_bytes(1 << f.given) if f.given is not None else zero["given"],
+            ones[n + 1][n if holder == "tapp" else rel[int(holder)]] if holder is not None else zero["rufer_holder"],
+        )
+        out = np.frombuffer(b"".join(parts), dtype=np.uint8).astype(np.float32)
+        out -= 48.0
         at = self.at
         base = at["hand_sizes"]
-        for s, size in enumerate(view["hand_sizes"]):
-            if size:
-                out[base + rel[s]] = size / self.max_hand
+        sizes = f.hand_sizes
+        out[base:base + n] = [sizes[(seat + k) % n] / self.max_hand for k in range(n)]
         base = at["tricks_won"]
-        for s, won in enumerate(view["tricks_won"]):
-            if won:
-                out[base + rel[s]] = won / self.tricks
-        pot = view["pot"]
-        if pot:
-            out[at["money"]] = pot / self.unit
+        won = f.tricks_won
+        out[base:base + n] = [won[(seat + k) % n] / self.tricks for k in range(n)]
+        if f.pot:
+            out[at["money"]] = f.pot / self.unit
         return out
 
     def _card_bytes(self, mask: int) -> bytes:
-        """A card mask as S bytes (1 for each card in it), one table lookup per suit."""
-        R = self._ranks
-        table = self._suit_patterns
-        low = self._suit_low
-        return b"".join([table[(mask >> (k * R)) & low] for k in range(4)])
-
-    def _onehot(self, size: int, k: int) -> bytes:
-        return self._onehots[size][k]
+        """A card mask as S ASCII digits, "1" for each card in it (card 0 first)."""
+        return format(mask, self._card_format)[::-1].encode()
 
     def _contract_slot(self, contract: str) -> int:
         name = contract.split("+", 1)[0]

@@ -73,8 +73,8 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 (PettingZoo's naming)
         self.agent_selection = agent_name(self.table.current_seat())
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        seat = self.seat_of[agent]
-        return {"observation": self.table.observation(seat), "action_mask": self.table.action_mask(seat)}
+        observation, mask = self.table.observe(self.seat_of[agent])
+        return {"observation": observation, "action_mask": mask}
 
     def step(self, action: int | None) -> None:
         agent = self.agent_selection
@@ -120,11 +120,12 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):  # type: ignore[misc]
             raise AttributeError(f"{name} cannot be accessed before reset")
         return getattr(self.env, name)
 
-    rewards = property(lambda self: self._episode("rewards"))
-    terminations = property(lambda self: self._episode("terminations"))
-    truncations = property(lambda self: self._episode("truncations"))
-    infos = property(lambda self: self._episode("infos"))
-    agent_selection = property(lambda self: self._episode("agent_selection"))
+    # raw_env has these only after reset(): reading them earlier raises AttributeError as well
+    rewards = property(lambda self: self.env.rewards)
+    terminations = property(lambda self: self.env.terminations)
+    truncations = property(lambda self: self.env.truncations)
+    infos = property(lambda self: self.env.infos)
+    agent_selection = property(lambda self: self.env.agent_selection)
     agents = property(lambda self: self._episode("agents"))
     _cumulative_rewards = property(lambda self: self.env._cumulative_rewards)
     possible_agents = property(lambda self: self.env.possible_agents)
