@@ -90,6 +90,18 @@ def has_fast_view(state: Any) -> bool:
     return all(hasattr(state, f) for f in _TAPP_FIELDS) and all(hasattr(tapp, k) for k in needed)
 
 
+def _tapp_module() -> Any:
+    global _TAPP
+    if _TAPP is None:
+        from ..games import tapp
+
+        _TAPP = tapp
+    return _TAPP
+
+
+_TAPP: Any = None
+
+
 class TappFacts(NamedTuple):
     """What a Tapp observation shows, as ``view(seat)`` would give it (cards as bit masks)."""
 
@@ -126,8 +138,7 @@ def tapp_public_view(state: Any, seat: int, memo: dict[str, Any] | None = None) 
     ``memo`` (a dict the caller keeps) lets the log be read only from where the last call on
     the same log stopped: the log of a deal only grows.
     """
-    from ..games import tapp
-
+    tapp = _tapp_module()
     g = state.game
     n = state.n
     phase = state.phase

@@ -120,6 +120,8 @@ class ObservationEncoder:
                          for size in {4, n, n + 1, len(self.phases_order)}}
         self._zero_parts = {name: b"0" * size for name, _, size in self.blocks}
         self._n_phases = len(self.phases_order)
+        self._contract_slots: dict[str, int] = {}
+        self._trump_parts = {s: self._onehots[4][i] for i, s in enumerate("HDCS")}
         if self.family == "tapp":
             assert tuple(name for name, _, _ in self.blocks) == self.TAPP_ORDER, "update TAPP_ORDER"
         self._log_memo: dict[str, Any] = {}
@@ -238,6 +240,7 @@ class ObservationEncoder:
         n = self.n
         card_bytes = self._card_bytes
         ones = self._onehots
+        one_n = ones[n]
         zero = self._zero_parts
         ONE = 49  # the parts are ASCII digits "0"/"1": card masks become them by one format()
         trick: bytes | bytearray = zero["trick"]
@@ -265,20 +268,21 @@ class ObservationEncoder:
         holder = f.rufer_holder
         parts = (
             card_bytes(f.hand), card_bytes(f.played), trick,
-            ones[4]["HDCS".index(f.trump)] if f.trump else zero["trump"],
+            self._trump_parts[f.trump] if f.trump else zero["trump"],
             ones[self._n_phases][self.phases[f.phase]],
-            ones[n][rel[f.dealer]],
-            ones[n][rel[f.current_player]] if f.current_player >= 0 else zero["to_act"],
+            one_n[rel[f.dealer]],
+            one_n[rel[f.current_player]] if f.current_player >= 0 else zero["to_act"],
             zero["hand_sizes"], zero["tricks_won"], words, zero["money"], legal,
-            ones[n][rel[f.declarer]] if f.declarer is not None else zero["declarer"],
+            one_n[rel[f.declarer]] if f.declarer is not None else zero["declarer"],
             contract,
             card_bytes(1 << f.called) if f.called is not None else zero["called"],
-            card_bytes(f.open_hand), card_bytes(f.tapp), card_bytes(f.discards),
+            card_bytes(f.open_hand) if f.open_hand else zero["open_hand"],
+            card_bytes(f.tapp) if f.tapp else zero["tapp"],
+            card_bytes(f.discards) if f.discards else zero["discards"],
             card_bytes(1 << f.given) if f.given is not None else zero["given"],
             ones[n + 1][n if holder == "tapp" else rel[int(holder)]] if holder is not None else zero["rufer_holder"],
         )
-        out = np.frombuffer(b"".join(parts), dtype=np.uint8).astype(np.float32)
-        out -= 48.0
+        out = np.subtract(np.frombuffer(b"".join(parts), dtype=np.uint8), 48, dtype=np.float32)
         at = self.at
         base = at["hand_sizes"]
         sizes = f.hand_sizes
@@ -295,6 +299,12 @@ class ObservationEncoder:
         return format(mask, self._card_format)[::-1].encode()
 
     def _contract_slot(self, contract: str) -> int:
+        slot = self._contract_slots.get(contract)
+        if slot is None:
+            slot = self._contract_slots[contract] = self._contract_slot_of(contract)
+        return slot
+
+    def _contract_slot_of(self, contract: str) -> int:
         name = contract.split("+", 1)[0]
         if name not in self.contracts:
             name = name.split(":", 1)[0]  # Classic "solo:C": the suit is in the trump block
