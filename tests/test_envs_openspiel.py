@@ -161,3 +161,42 @@ def test_bad_input_is_refused_clearly() -> None:
     with pytest.raises(Exception, match=f"action {masked} "):
         state.apply_action(masked)
     assert state.history() == history
+
+
+def _stand_in_resample(self, seat, rng):
+    """A stand-in for the engine's coming State.resample: the true state itself (it tests the
+    plumbing only; a real resample deals the unseen cards anew)."""
+    return self.clone()
+
+
+@pytest.mark.parametrize("rid", ["tippen/grupp-1975", "tapp/modern"])
+def test_openspiel_ismcts_bot_plays_whole_deals_through_make_bot(rid: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from stammtisch.bots import make_bot
+    from stammtisch.envs import openspiel_bot
+    from stammtisch.games.tapp import TappState
+    from stammtisch.games.tippen import TippenState
+
+    family = rid.split("/")[0]
+    engine_cls = TippenState if family == "tippen" else TappState
+    if not hasattr(engine_cls, "resample"):
+        with pytest.raises(ValueError, match="needs the .* engine's world sampling"):
+            make_bot("openspiel-ismcts", family)
+        monkeypatch.setattr(engine_cls, "resample", _stand_in_resample, raising=False)
+    monkeypatch.setattr(openspiel_bot, "SIMULATIONS", 10)
+    rules = ruleset(rid)
+    game = new_game(rules)
+    rng = random.Random(2)
+    bots = [make_bot("openspiel-ismcts", family, random.Random(1))] + [
+        make_bot("random", family, random.Random(s)) for s in range(1, rules.players)]
+    for deal in range(2):
+        deck = list(range(game.pack.size))
+        rng.shuffle(deck)
+        state = game.new_deal(TableState(dealer=deal), deck)
+        moves = 0
+        while not state.is_terminal():
+            seat = state.current_player()
+            action = bots[seat].act(state, seat)
+            assert action in state.legal_actions()
+            moves += seat == 0
+            state.apply(action)
+        assert moves > 0

@@ -4,7 +4,15 @@ from __future__ import annotations
 
 import random
 
-BOT_NAMES = ("random", "heuristic")
+
+def _optional_bots() -> tuple[str, ...]:
+    """Bots from optional extras, listed only where they can play (nothing heavy is imported)."""
+    from ..envs.openspiel_bot import unavailable_reason
+
+    return ("openspiel-ismcts",) if all(unavailable_reason(f) is None for f in ("tippen", "tapp")) else ()
+
+
+BOT_NAMES = ("random", "heuristic", *_optional_bots())
 
 
 class RandomBot:
@@ -49,4 +57,11 @@ def make_bot(name: str, family: str, rng: random.Random | None = None):
         from .tapp import TappHeuristic
 
         return ViewBot(TappHeuristic(rng))
+    if name == "openspiel-ismcts":
+        from ..envs.openspiel_bot import OpenSpielISMCTS, unavailable_reason
+
+        reason = unavailable_reason(family)
+        if reason is not None:
+            raise ValueError(reason)
+        return OpenSpielISMCTS(rng)
     raise ValueError(f"unknown bot {name!r}; bots are {', '.join(BOT_NAMES)}")

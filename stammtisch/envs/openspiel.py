@@ -304,3 +304,26 @@ def load(ruleset_id: str, players: int | None = None, **params: Any) -> Any:
     if unknown:
         build_rules(ruleset_id, None, {k: params[k] for k in unknown})  # the CLI's RuleError
     return pyspiel.load_game(SHORT_NAMES[ruleset_id], params)
+
+
+_GAMES: dict[tuple[str, tuple[tuple[str, Any], ...]], Any] = {}
+
+
+def game_for(rules: Any) -> Any:
+    """The OpenSpiel game of a rule set (remembered: building one is not free)."""
+    from ..rules import format_options
+
+    specs = rules_class(rules.id).option_specs()
+    params = {k: (0 if v is None and specs[k].kind == "optint" else v) for k, v in format_options(rules).items()}
+    key = (rules.id, tuple(sorted(params.items())))
+    game = _GAMES.get(key)
+    if game is None:
+        game = _GAMES[key] = pyspiel.load_game(SHORT_NAMES[rules.id], params)
+    return game
+
+
+def wrap(engine_state: Any) -> StammtischState:
+    """An OpenSpiel state over a copy of an engine state (its deal already dealt)."""
+    state: StammtischState = game_for(engine_state.game.rules).new_initial_state()
+    state.box = _Box(engine_state.clone())
+    return state
