@@ -200,3 +200,15 @@ def test_openspiel_ismcts_bot_plays_whole_deals_through_make_bot(rid: str, monke
             moves += seat == 0
             state.apply(action)
         assert moves > 0
+
+
+def test_deal_from_limits_the_chance_outcomes_for_small_research_games() -> None:
+    game = load("tippen/drei-karten-1821", players=3, tricks=1, stake=1, deal_from="HAHKHQDA")
+    state = game.new_initial_state()
+    allowed = {game.new_initial_state().shared.game.pack.card(c) for c in ("HA", "HK", "HQ", "DA")}
+    assert {a for a, _ in state.chance_outcomes()} == allowed
+    pyspiel.random_sim_test(game, num_sims=3, serialize=True, verbose=False)
+    with pytest.raises(Exception, match="needs 3"):
+        load("tippen/drei-karten-1821", players=3, tricks=1, stake=1, deal_from="HAHK")
+    with pytest.raises(Exception, match="deal_from"):
+        load("tippen/drei-karten-1821", players=3, tricks=1, stake=1, deal_from="HAXX")

@@ -6,8 +6,11 @@
 
 Short names: ``python_`` + the rule set id with ``/`` and ``-`` as ``_`` (``python_tapp_modern``).
 Parameters: every rule option of the preset under its own name (``players``, ``stake``, …; an
-optional number such as ``max_bete`` is 0 for none), plus ``dealer`` (the
-dealing seat, 0) and ``normalize_rewards`` (divide returns by the rule set's value unit).
+optional number such as ``max_bete`` is 0 for none), plus ``dealer`` (the dealing seat, 0),
+``normalize_rewards`` (divide returns by the rule set's value unit) and ``deal_from`` (for
+research on small games: the chance nodes deal only from these cards, written together as in
+``"HAHKHQDADKDQ"``; everyone knows it; the rest of the pack lies below them; empty: the whole
+pack).
 
 One game is one deal. The deal is explicit chance: one card per chance node, from the top of
 the deck, for as many positions as the rules can ever look at (``_engine.deck_positions_read``;
@@ -37,7 +40,7 @@ from .observation import value_unit
 
 #: short name of each preset
 SHORT_NAMES: dict[str, str] = {rid: "python_" + rid.replace("/", "_").replace("-", "_") for rid in PRESETS}
-ENV_PARAMETERS = {"dealer": 0, "normalize_rewards": False}
+ENV_PARAMETERS = {"dealer": 0, "normalize_rewards": False, "deal_from": ""}
 
 
 def _parameter_defaults(ruleset_id: str) -> dict[str, Any]:
@@ -76,6 +79,24 @@ class _Shared:
         self.encoder = ObservationEncoder(self.game, self.actions)
         self.size = int(game.pack.size)
         self.dealt = _engine.deck_positions_read(self.game)
+        #: the cards the chance nodes deal from, in pack order (all of the pack unless deal_from)
+        self.chance_cards = self._chance_cards(str(params.get("deal_from", "")))
+
+    def _chance_cards(self, text: str) -> list[int]:
+        if not text:
+            return list(range(self.size))
+        pack = self.game.pack
+        names = [text[i:i + 2] for i in range(0, len(text), 2)]
+        try:
+            cards = sorted({pack.card(c) for c in names})
+        except ValueError as e:
+            raise ValueError(f"deal_from: {e}") from None
+        if len(cards) != len(names) or len(text) % 2:
+            raise ValueError(f"deal_from {text!r} must name different cards, two characters each (HAHKHQ…)")
+        if len(cards) < self.dealt:
+            raise ValueError(f"deal_from names {len(cards)} cards; a deal of {self.rules.id} with these options "
+                             f"needs {self.dealt}")
+        return cards
 
     def __deepcopy__(self, memo: dict[int, Any]) -> _Shared:
         return self
@@ -168,14 +189,14 @@ class StammtischState(pyspiel.State):  # type: ignore[misc]
     def chance_outcomes(self) -> list[tuple[int, float]]:
         assert self.box.state is None
         dealt = set(self.deck)
-        rest = [c for c in range(self.shared.size) if c not in dealt]
+        rest = [c for c in self.shared.chance_cards if c not in dealt]
         p = 1.0 / len(rest)
         return [(c, p) for c in rest]
 
     def _apply_action(self, action: int) -> None:
         sh = self.shared
         if self.box.state is None:
-            if action in self.deck or not 0 <= action < sh.size:
+            if action in self.deck or action not in sh.chance_cards:
                 raise ValueError(f"chance outcome {action} is not a card still in the deck")
             self.deck.append(action)
             if len(self.deck) == sh.dealt:
@@ -203,7 +224,7 @@ class StammtischState(pyspiel.State):  # type: ignore[misc]
             # while dealing nobody knows a card yet: any deal prefix of the same length will do
             clone: StammtischState = self.clone()
             rng = random.Random(int(probability_sampler() * 2**53))
-            clone.deck = rng.sample(range(self.shared.size), len(self.deck))
+            clone.deck = rng.sample(self.shared.chance_cards, len(self.deck))
             return clone
         rng = random.Random(int(probability_sampler() * 2**53))
         sampled = _engine.resample(self.box.state, player_id, rng)
