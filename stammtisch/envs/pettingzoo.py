@@ -51,7 +51,7 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 (PettingZoo's naming)
             }) for a in self.possible_agents}
         self._action_spaces = {a: spaces.Discrete(A) for a in self.possible_agents}
         self._rng: np.random.Generator | None = None
-        self.agents: list[str] = []
+        # no self.agents before reset(): PettingZoo's order enforcing expects AttributeError there
 
     def observation_space(self, agent: str) -> spaces.Space[Any]:
         return self._observation_spaces[agent]
@@ -109,16 +109,13 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 (PettingZoo's naming)
 
 
 class _OrderEnforcing(wrappers.OrderEnforcingWrapper):  # type: ignore[misc]
-    """PettingZoo's order-enforcing wrapper with the per-step attributes as direct properties.
+    """PettingZoo's order-enforcing wrapper with the per-step paths made direct.
 
-    The base wrapper reaches them through ``__getattr__`` (two Python-level lookups each, several
-    times per step); the checks are the same: nothing of the episode is readable before reset().
+    The base wrapper reaches the episode's attributes through ``__getattr__`` (two Python-level
+    lookups each, several times per step) and ``last``/``step`` through two layers; the checks
+    are the same: nothing of the episode is readable before reset(), and calls out of order get
+    PettingZoo's own errors.
     """
-
-    def _episode(self, name: str) -> Any:
-        if not self._has_reset:
-            raise AttributeError(f"{name} cannot be accessed before reset")
-        return getattr(self.env, name)
 
     # raw_env has these only after reset(): reading them earlier raises AttributeError as well
     rewards = property(lambda self: self.env.rewards)
@@ -126,9 +123,21 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):  # type: ignore[misc]
     truncations = property(lambda self: self.env.truncations)
     infos = property(lambda self: self.env.infos)
     agent_selection = property(lambda self: self.env.agent_selection)
-    agents = property(lambda self: self._episode("agents"))
+    agents = property(lambda self: self.env.agents)
     _cumulative_rewards = property(lambda self: self.env._cumulative_rewards)
     possible_agents = property(lambda self: self.env.possible_agents)
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if not self._has_reset:
+            return super().last(observe)  # type: ignore[no-any-return]  # PettingZoo's own error
+        return self.env.last(observe)  # type: ignore[no-any-return]
+
+    def step(self, action: int | None) -> None:
+        if self._has_reset and self.env.agents:
+            self._has_updated = True
+            self.env.step(action)
+        else:
+            super().step(action)  # PettingZoo's own error or warning
 
 
 def env(ruleset: str = "tippen/grupp-1975", players: int | None = None, render_mode: str | None = None,
