@@ -173,18 +173,20 @@ def tapp_public_view(state: Any, seat: int, memo: dict[str, Any] | None = None) 
     first_word = 3 * size
     end_words = first_word + tapp.O_DISCARD
     log = state.log
-    done = 0
-    played = 0
-    latest: dict[int, int] = {}
     if memo is not None and memo.get("log") is log and memo["done"] <= len(state.log):
         played, latest, done = memo["played"], memo["latest"], memo["done"]
+    else:
+        played, latest, done = 0, {}, 0
     for s, a in log[done:]:
         if a < size:
             played |= 1 << a
         elif first_word <= a < end_words:
             latest[s] = a - first_word
     if memo is not None:
-        memo.update(log=log, done=len(log), played=played, latest=latest)
+        memo["log"] = log
+        memo["done"] = len(log)
+        memo["played"] = played
+        memo["latest"] = latest
     return TappFacts(
         tapp.PHASE_NAMES[phase], state.dealer, state.cur, sizes, state.ntricks, state._pot_now(),
         state.trump_suit, declarer if declarer >= 0 else None, state.contract_string(), state.tout,

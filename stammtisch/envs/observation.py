@@ -109,6 +109,8 @@ class ObservationEncoder:
         self.W = W
         #: per observer, per seat: the relative slot
         self._relative = tuple(tuple((s - me) % n for s in range(n)) for me in range(n))
+        #: per observer: the seats in relative order (slot k holds seat _seats_from[me][k])
+        self._seats_from = tuple(tuple((me + k) % n for k in range(n)) for me in range(n))
         self._log_kinds: dict[str, tuple[int, int]] = {}
         #: whether ``encode_state`` may use the fast view (decided on the first state seen)
         self.fast: bool | None = None
@@ -238,7 +240,7 @@ class ObservationEncoder:
         S = self.S
         W = self.W
         n = self.n
-        card_bytes = self._card_bytes
+        fmt = self._card_format
         ones = self._onehots
         one_n = ones[n]
         zero = self._zero_parts
@@ -267,7 +269,7 @@ class ObservationEncoder:
                 contract[len(self.contracts)] = ONE
         holder = f.rufer_holder
         parts = (
-            card_bytes(f.hand), card_bytes(f.played), trick,
+            format(f.hand, fmt)[::-1].encode(), format(f.played, fmt)[::-1].encode(), trick,
             self._trump_parts[f.trump] if f.trump else zero["trump"],
             ones[self._n_phases][self.phases[f.phase]],
             one_n[rel[f.dealer]],
@@ -275,21 +277,22 @@ class ObservationEncoder:
             zero["hand_sizes"], zero["tricks_won"], words, zero["money"], legal,
             one_n[rel[f.declarer]] if f.declarer is not None else zero["declarer"],
             contract,
-            card_bytes(1 << f.called) if f.called is not None else zero["called"],
-            card_bytes(f.open_hand) if f.open_hand else zero["open_hand"],
-            card_bytes(f.tapp) if f.tapp else zero["tapp"],
-            card_bytes(f.discards) if f.discards else zero["discards"],
-            card_bytes(1 << f.given) if f.given is not None else zero["given"],
+            self._card_bytes(1 << f.called) if f.called is not None else zero["called"],
+            self._card_bytes(f.open_hand) if f.open_hand else zero["open_hand"],
+            self._card_bytes(f.tapp) if f.tapp else zero["tapp"],
+            self._card_bytes(f.discards) if f.discards else zero["discards"],
+            self._card_bytes(1 << f.given) if f.given is not None else zero["given"],
             ones[n + 1][n if holder == "tapp" else rel[int(holder)]] if holder is not None else zero["rufer_holder"],
         )
         out = np.subtract(np.frombuffer(b"".join(parts), dtype=np.uint8), 48, dtype=np.float32)
         at = self.at
+        order = self._seats_from[seat]
         base = at["hand_sizes"]
         sizes = f.hand_sizes
-        out[base:base + n] = [sizes[(seat + k) % n] / self.max_hand for k in range(n)]
+        out[base:base + n] = [sizes[s] / self.max_hand for s in order]
         base = at["tricks_won"]
         won = f.tricks_won
-        out[base:base + n] = [won[(seat + k) % n] / self.tricks for k in range(n)]
+        out[base:base + n] = [won[s] / self.tricks for s in order]
         if f.pot:
             out[at["money"]] = f.pot / self.unit
         return out
