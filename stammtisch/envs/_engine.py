@@ -18,20 +18,47 @@ PHASES: dict[str, tuple[str, ...]] = {
 PHASE_ALIASES = {"done": "over"}
 
 
-def tippen_layout(game: Any) -> tuple[int, int, int]:
-    """(pack size S, number of words, first exchange id) of a Tippen engine."""
-    from ..games.tippen import EXCHANGE_OFFSET, WORDS
+def _namer(game: Any) -> Any:
+    """A state of a fresh deal, only for naming action ids (``action_to_string``)."""
+    from ..games.base import TableState
 
+    return game.new_deal(TableState(), list(range(game.pack.size)))
+
+
+def _names(game: Any, first: int, end: int) -> list[str]:
+    """The names of the action ids ``first … end-1`` that have one (others are skipped)."""
+    from ..games.base import IllegalAction
+
+    state = _namer(game)
+    out = []
+    for a in range(first, end):
+        try:
+            out.append(str(state.action_to_string(a)))
+        except IllegalAction:
+            break
+    return out
+
+
+def tippen_layout(game: Any) -> tuple[int, int, int]:
+    """(pack size S, number of words, first exchange id) of a Tippen engine.
+
+    Read through the notation: the exchange ids start at ``exchange:-`` and the words are the
+    named ids from ``2S`` (RULES.md §0 and docs/engine-conventions.md).
+    """
     size = int(game.pack.size)
-    return size, len(WORDS), 2 * size + EXCHANGE_OFFSET
+    first_exchange = int(_namer(game).string_to_action("exchange:-"))
+    return size, len(_names(game, 2 * size, first_exchange)), first_exchange
 
 
 def tapp_layout(game: Any) -> tuple[int, int, int, int]:
-    """(pack size N, number of fixed actions, first discard id, cards discarded) of a Tapp engine."""
-    from ..games.tapp import O_DISCARD
+    """(pack size N, number of fixed actions, first discard id, cards discarded) of a Tapp engine.
 
+    The discard ids are ``first + mask`` for every mask of the pack, the last ids of the range
+    (``game.num_distinct_actions``).
+    """
     size = int(game.pack.size)
-    return size, O_DISCARD, 3 * size + O_DISCARD, int(game.tapp_size)
+    first_discard = int(game.num_distinct_actions) - (1 << size)
+    return size, first_discard - 3 * size, first_discard, int(game.tapp_size)
 
 
 def tapp_hand_size(game: Any) -> int:
@@ -40,12 +67,13 @@ def tapp_hand_size(game: Any) -> int:
 
 
 def tapp_contracts(game: Any) -> tuple[str, ...]:
-    """The contract names a Tapp view may show (without ``+tout`` and a Classic solo's suit)."""
-    from ..games.tapp import HISTORIC_BIDS, MODERN_CONTRACTS
-
+    """The contract names a Tapp view may show (without ``+tout`` and a Classic solo's suit),
+    in rank order, read from the notation of the fixed actions (``contract:…``, ``bid:…``)."""
+    size, fixed, _, _ = tapp_layout(game)
+    words = _names(game, 3 * size, 3 * size + fixed)
     if game.rules.modern:
-        return (*(c[0] for c in MODERN_CONTRACTS), "ramsch")
-    return tuple(HISTORIC_BIDS)
+        return (*(w[9:] for w in words if w.startswith("contract:") and w != "contract:pass"), "ramsch")
+    return tuple(w[4:] for w in words if w.startswith("bid:"))
 
 
 def action_string(state: Any, action: int) -> str:
@@ -86,8 +114,7 @@ def has_fast_view(state: Any) -> bool:
         return False
     from ..games import tapp
 
-    needed = ("PHASE_NAMES", "GIVE", "PLAY", "OVER", "DISCARD_PH", "_OUVERT", "O_DISCARD")
-    return all(hasattr(state, f) for f in _TAPP_FIELDS) and all(hasattr(tapp, k) for k in needed)
+    return all(hasattr(state, f) for f in _TAPP_FIELDS) and hasattr(tapp, "PHASE_NAMES")
 
 
 def _tapp_module() -> Any:
@@ -100,6 +127,17 @@ def _tapp_module() -> Any:
 
 
 _TAPP: Any = None
+
+
+def _fast_layout(game: Any) -> tuple[tuple[str, ...], int, int, int, int]:
+    """(phase names, pack size, first word id, end of the words, index of Bettel ouvert or -2)."""
+    size, fixed, _, _ = tapp_layout(game)
+    contracts = tapp_contracts(game)
+    ouvert = contracts.index("bettel-ouvert") if "bettel-ouvert" in contracts else -2
+    return tuple(_tapp_module().PHASE_NAMES), size, 3 * size, 3 * size + fixed, ouvert
+
+
+_FAST_LAYOUTS: dict[Any, tuple[tuple[str, ...], int, int, int, int]] = {}
 
 
 class TappFacts(NamedTuple):
@@ -138,15 +176,19 @@ def tapp_public_view(state: Any, seat: int, memo: dict[str, Any] | None = None) 
     ``memo`` (a dict the caller keeps) lets the log be read only from where the last call on
     the same log stopped: the log of a deal only grows.
     """
-    tapp = _tapp_module()
     g = state.game
+    layout = _FAST_LAYOUTS.get(g)
+    if layout is None:
+        layout = _FAST_LAYOUTS[g] = _fast_layout(g)
+    phase_names, size, first_word, end_words, ouvert = layout
     n = state.n
     phase = state.phase
     hands = state.hands
     declarer = state.declarer
     holder = state.holder
     sizes = [h.bit_count() for h in hands]
-    if phase == tapp.GIVE and seat != declarer and seat != holder:
+    phase_name = phase_names[phase]
+    if phase_name == "give" and seat != declarer and seat != holder:
         sizes[declarer] -= 1
         if holder >= 0:
             sizes[holder] += 1
@@ -154,12 +196,12 @@ def tapp_public_view(state: Any, seat: int, memo: dict[str, Any] | None = None) 
     open_hand = picked = discards = 0
     given: int | None = None
     rufer_holder: int | str | None = None
-    if state.contract == tapp._OUVERT and g.modern and phase in (tapp.PLAY, tapp.OVER):
+    if state.contract == ouvert and phase_name in ("play", "over"):
         open_hand = hands[declarer]
     if seat == declarer:
         if state.picked:
             picked = state.picked
-            if phase != tapp.DISCARD_PH:
+            if phase_name != "discard":
                 discards = state.tapp
         if state.called >= 0:
             rufer_holder = "tapp" if holder == -2 else holder
@@ -169,9 +211,6 @@ def tapp_public_view(state: Any, seat: int, memo: dict[str, Any] | None = None) 
         rufer_holder = seat
         if state.given >= 0:
             given = state.given
-    size = g.N
-    first_word = 3 * size
-    end_words = first_word + tapp.O_DISCARD
     log = state.log
     if memo is not None and memo.get("log") is log and memo["done"] <= len(state.log):
         played, latest, done = memo["played"], memo["latest"], memo["done"]
@@ -188,7 +227,7 @@ def tapp_public_view(state: Any, seat: int, memo: dict[str, Any] | None = None) 
         memo["played"] = played
         memo["latest"] = latest
     return TappFacts(
-        tapp.PHASE_NAMES[phase], state.dealer, state.cur, sizes, state.ntricks, state._pot_now(),
+        phase_name, state.dealer, state.cur, sizes, state.ntricks, state._pot_now(),
         state.trump_suit, declarer if declarer >= 0 else None, state.contract_string(), state.tout,
         state.called if state.called >= 0 else None, given, rufer_holder, hands[seat],
         [((leader + i) % n, c) for i, c in enumerate(state.trick)], open_hand, picked, discards, played, latest)
