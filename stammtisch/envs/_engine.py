@@ -18,16 +18,37 @@ PHASES: dict[str, tuple[str, ...]] = {
 PHASE_ALIASES = {"done": "over"}
 
 
+def preset_options(ruleset_id: str) -> dict[str, Any]:
+    """The options a user may set for a preset, with the preset's values (as ``stammtisch rules``
+    lists them). Raises the CLI's ``RuleError`` for an unknown rule set."""
+    from .. import rules
+
+    rules.rules_class(ruleset_id)  # the CLI's error for an unknown rule set
+    if hasattr(rules, "preset_of"):  # rule sets as Preset records
+        preset = rules.preset_of(ruleset_id)
+        return {k: preset.defaults[k] for k in preset.options}
+    return dict(rules.PRESETS[ruleset_id])
+
+
+def option_kinds(ruleset_id: str) -> dict[str, str]:
+    """Option name → kind (bool, int, optint, choice) of a preset's options."""
+    from .. import rules
+
+    specs = rules.option_specs(ruleset_id) if hasattr(rules, "option_specs") else \
+        rules.rules_class(ruleset_id).option_specs()
+    return {name: str(spec.kind) for name, spec in specs.items() if name in preset_options(ruleset_id)}
+
+
 def _namer(game: Any) -> Any:
     """A state of a fresh deal, only for naming action ids (``action_to_string``)."""
-    from ..games.base import TableState
+    from ..games import TableState
 
     return game.new_deal(TableState(), list(range(game.pack.size)))
 
 
 def _names(game: Any, first: int, end: int) -> list[str]:
     """The names of the action ids ``first … end-1`` that have one (others are skipped)."""
-    from ..games.base import IllegalAction
+    from ..games import IllegalAction
 
     state = _namer(game)
     out = []

@@ -118,7 +118,7 @@ class DenseActions:
         self.num_actions: int = self.fixed_end + self.set_count
         self._by_hand: dict[int, tuple[dict[int, int], dict[int, int]]] = {}
         self._last: tuple[Sequence[int], int, int, int] | None = None
-        from ..games.base import TableState
+        from ..games import TableState
 
         self._namer = game.new_deal(TableState(), list(range(game.pack.size)))
 

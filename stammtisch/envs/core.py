@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ..games.base import TableState, new_game
+from ..games import TableState, new_game
 from ..ledger import Ledger
 from ..rules import ruleset as build_ruleset
 from .actions import DenseActions

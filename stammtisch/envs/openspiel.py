@@ -32,23 +32,23 @@ from typing import Any
 import numpy as np
 import pyspiel  # type: ignore[import-not-found]
 
-from ..games.base import TableState
-from ..rules import PRESETS, rules_class
+from ..games import TableState
+from ..rules import ruleset_ids
 from . import _engine
 from .core import build_rules
 from .observation import value_unit
 
 #: short name of each preset
-SHORT_NAMES: dict[str, str] = {rid: "python_" + rid.replace("/", "_").replace("-", "_") for rid in PRESETS}
+SHORT_NAMES: dict[str, str] = {rid: "python_" + rid.replace("/", "_").replace("-", "_") for rid in ruleset_ids()}
 ENV_PARAMETERS = {"dealer": 0, "normalize_rewards": False, "deal_from": ""}
 
 
 def _parameter_defaults(ruleset_id: str) -> dict[str, Any]:
     """The game parameters of a preset: its rule options (None as "none") and ours."""
     out: dict[str, Any] = {}
-    specs = rules_class(ruleset_id).option_specs()
-    for key, value in PRESETS[ruleset_id].items():
-        if specs[key].kind == "optint":
+    kinds = _engine.option_kinds(ruleset_id)
+    for key, value in _engine.preset_options(ruleset_id).items():
+        if kinds[key] == "optint":
             out[key] = 0 if value is None else int(value)
         else:
             out[key] = value
@@ -60,11 +60,11 @@ class _Shared:
     """What every state of one game shares; copying a state must not copy it."""
 
     def __init__(self, ruleset_id: str, params: dict[str, Any]) -> None:
-        specs = rules_class(ruleset_id).option_specs()
-        options = {k: (None if k in specs and specs[k].kind == "optint" and v == 0 else v)
+        kinds = _engine.option_kinds(ruleset_id)
+        options = {k: (None if kinds.get(k) == "optint" and v == 0 else v)
                    for k, v in params.items() if k not in ENV_PARAMETERS}
         self.rules = build_rules(ruleset_id, None, options)
-        from ..games.base import new_game
+        from ..games import new_game
         from .actions import DenseActions
         from .observation import ObservationEncoder
 
@@ -314,14 +314,14 @@ _register()
 def load(ruleset_id: str, players: int | None = None, **params: Any) -> Any:
     """``pyspiel.load_game`` by rule set id: ``load("tippen/grupp-1975", players=3, knocking=True)``."""
     if ruleset_id not in SHORT_NAMES:
-        rules_class(ruleset_id)  # raises the CLI's RuleError for an unknown rule set
+        _engine.preset_options(ruleset_id)  # raises the CLI's RuleError for an unknown rule set
     if players is not None:
         params["players"] = players
-    specs = rules_class(ruleset_id).option_specs()
+    kinds = _engine.option_kinds(ruleset_id)
     for key, value in params.items():
-        if key in specs and specs[key].kind == "optint" and (value is None or str(value).lower() == "none"):
+        if kinds.get(key) == "optint" and (value is None or str(value).lower() == "none"):
             params[key] = 0
-    unknown = [k for k in params if k not in specs and k not in ENV_PARAMETERS]
+    unknown = [k for k in params if k not in kinds and k not in ENV_PARAMETERS]
     if unknown:
         build_rules(ruleset_id, None, {k: params[k] for k in unknown})  # the CLI's RuleError
     return pyspiel.load_game(SHORT_NAMES[ruleset_id], params)
@@ -332,10 +332,9 @@ _GAMES: dict[tuple[str, tuple[tuple[str, Any], ...]], Any] = {}
 
 def game_for(rules: Any) -> Any:
     """The OpenSpiel game of a rule set (remembered: building one is not free)."""
-    from ..rules import format_options
-
-    specs = rules_class(rules.id).option_specs()
-    params = {k: (0 if v is None and specs[k].kind == "optint" else v) for k, v in format_options(rules).items()}
+    kinds = _engine.option_kinds(rules.id)
+    params = {k: (0 if getattr(rules, k) is None and kind == "optint" else getattr(rules, k))
+              for k, kind in kinds.items()}
     key = (rules.id, tuple(sorted(params.items())))
     game = _GAMES.get(key)
     if game is None:
