@@ -49,7 +49,7 @@ def _states(rid: str, options: dict, deals: int, seed: int = 0):
             state.apply(rng.choice(eager) if eager and rng.random() < 0.6 else rng.choice(legal))
         pot = table.pot + sum(t.amount if t.target == "pot" else -t.amount
                               for t in state.result().transfers if "pot" in (t.source, t.target))
-        table = TableState(dealer=state.result().next_dealer, pot=pot, deal_number=table.deal_number + 1)
+        table = TableState(dealer=state.result().next_dealer, pot=pot)
 
 
 @pytest.mark.parametrize(("rid", "options"), TAPP_VARIANTS, ids=[f"{r}{o or ''}" for r, o in TAPP_VARIANTS])

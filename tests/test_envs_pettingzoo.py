@@ -62,7 +62,7 @@ def test_rewards_are_the_ledger_change_of_each_deal_and_sessions_carry_the_pot(r
                           for r in table.results[:3] for t in r.transfers if "pot" in (t.source, t.target))
     assert pot_after_three > 0
     assert table.table_state.pot == pot_after_three
-    assert table.table_state.deal_number == 3
+    assert table.deals_played == 4
 
 
 def test_normalised_rewards_are_divided_by_the_stake() -> None:

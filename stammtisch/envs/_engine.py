@@ -39,6 +39,14 @@ def option_kinds(ruleset_id: str) -> dict[str, str]:
     return {name: str(spec.kind) for name, spec in specs.items() if name in preset_options(ruleset_id)}
 
 
+def is_modern_tapp(rules: Any) -> bool:
+    """Modern Tapp (cents, Rufer, Durch, Ramsch) rather than a historic Tapp."""
+    modern = getattr(rules, "modern", None)  # the rules' own flag, where it has one
+    if modern is None:
+        modern = getattr(rules, "settlement", None) == "modern"
+    return bool(modern)
+
+
 def _namer(game: Any) -> Any:
     """A state of a fresh deal, only for naming action ids (``action_to_string``)."""
     from ..games import TableState
@@ -92,7 +100,7 @@ def tapp_contracts(game: Any) -> tuple[str, ...]:
     in rank order, read from the notation of the fixed actions (``contract:…``, ``bid:…``)."""
     size, fixed, _, _ = tapp_layout(game)
     words = _names(game, 3 * size, 3 * size + fixed)
-    if game.rules.modern:
+    if is_modern_tapp(game.rules):
         return (*(w[9:] for w in words if w.startswith("contract:") and w != "contract:pass"), "ramsch")
     return tuple(w[4:] for w in words if w.startswith("bid:"))
 

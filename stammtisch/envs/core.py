@@ -143,8 +143,7 @@ class DealTable:
         rewards = [(after[s] - before[s]) / self.reward_unit for s in range(self.num_players)]
         if self.deals_played < self.session_deals:
             self._start_deal(TableState(dealer=result.next_dealer % self.num_players, pot=self.ledger.pot,
-                                        reserve=self.ledger.reserve,
-                                        deal_number=self.table_state.deal_number + 1))
+                                        reserve=self.ledger.reserve))
             return rewards, False
         return rewards, True
 

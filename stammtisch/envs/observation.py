@@ -53,7 +53,7 @@ def value_unit(rules: Any) -> float:
     """The money unit of a rule set: what rewards and pot figures are divided by when normalised."""
     if rules.family == "tippen":
         return float(rules.stake)
-    if rules.modern:
+    if _engine.is_modern_tapp(rules):
         return float(rules.frage_value)
     return 60.0
 

@@ -26,6 +26,7 @@ it, and raises otherwise. Serialisation is OpenSpiel's: the history of actions, 
 from __future__ import annotations
 
 import json
+import pickle
 import random
 from typing import Any
 
@@ -60,6 +61,8 @@ class _Shared:
     """What every state of one game shares; copying a state must not copy it."""
 
     def __init__(self, ruleset_id: str, params: dict[str, Any]) -> None:
+        self.ruleset_id = ruleset_id
+        self.params = dict(params)
         kinds = _engine.option_kinds(ruleset_id)
         options = {k: (None if kinds.get(k) == "optint" and v == 0 else v)
                    for k, v in params.items() if k not in ENV_PARAMETERS}
@@ -101,15 +104,48 @@ class _Shared:
     def __deepcopy__(self, memo: dict[int, Any]) -> _Shared:
         return self
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_Shared, (self.ruleset_id, self.params))
+
 
 class _Box:
-    """Holds the engine state; a deep copy clones it with the engine's fast ``clone()``."""
+    """Holds the engine state; a deep copy clones it with the engine's fast ``clone()``.
 
-    def __init__(self, state: Any) -> None:
+    It also keeps the deck and the engine actions applied, so that a pickle (OpenSpiel's
+    serialisation of Python states) is the deal replayed rather than the engine's objects.
+    ``actions`` is None for a resampled state, which has no history of its own.
+    """
+
+    def __init__(self, state: Any, deck: tuple[int, ...] = (), actions: list[int] | None = None) -> None:
         self.state = state
+        self.deck = deck
+        self.actions = actions
 
     def __deepcopy__(self, memo: dict[int, Any]) -> _Box:
-        return _Box(None if self.state is None else self.state.clone())
+        return _Box(None if self.state is None else self.state.clone(), self.deck,
+                    None if self.actions is None else self.actions[:])
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        if self.state is None:
+            return (_Box, (None,))
+        if self.actions is None:
+            raise pickle.PicklingError("a resampled state has no history to serialise")
+        return (_replayed_box, (self.state.game.rules, self.deck, self.actions))
+
+
+def _replayed_box(rules: Any, deck: tuple[int, ...], actions: list[int]) -> _Box:
+    from ..games import new_game
+
+    game = _REPLAY_GAMES.get(rules)  # rules are frozen dataclasses: equal rules, one engine
+    if game is None:
+        game = _REPLAY_GAMES[rules] = new_game(rules)
+    state = game.new_deal(TableState(dealer=deck[0]), list(deck[1:]))
+    for a in actions:
+        state.apply(a)
+    return _Box(state, deck, list(actions))
+
+
+_REPLAY_GAMES: dict[Any, Any] = {}
 
 
 def _bound(rules: Any) -> float:
@@ -117,7 +153,7 @@ def _bound(rules: Any) -> float:
     n = int(rules.players)
     if rules.family == "tippen":
         return float(rules.stake * n * (n + 2))
-    if rules.modern:
+    if _engine.is_modern_tapp(rules):
         return float(2 * 60 * (n - 1))
     return float(2 * (rules.tout_multiplier * 120 * (n - 1) + 4 * rules.pot_ante + 240))
 
@@ -202,10 +238,13 @@ class StammtischState(pyspiel.State):  # type: ignore[misc]
             if len(self.deck) == sh.dealt:
                 dealt = set(self.deck)
                 deck = self.deck + [c for c in range(sh.size) if c not in dealt]
-                self.box.state = sh.game.new_deal(TableState(dealer=sh.dealer), deck)
+                # the box's deck holds the dealer first, then the cards (for the replay)
+                self.box = _Box(sh.game.new_deal(TableState(dealer=sh.dealer), deck), (sh.dealer, *deck), [])
             return
         engine = sh.actions.to_engine(self._legal_engine(), int(action))
         self.box.state.apply(engine)
+        if self.box.actions is not None:
+            self.box.actions.append(engine)
 
     def _action_to_string(self, player: int, action: int) -> str:
         if player == pyspiel.PlayerId.CHANCE:
