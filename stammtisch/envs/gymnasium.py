@@ -81,8 +81,8 @@ class StammtischEnv(gymnasium.Env[np.ndarray, np.int64]):
         return self.table.action_mask(self.seat)
 
     def _observe(self) -> tuple[np.ndarray, dict[str, Any]]:
-        return self.table.observation(self.seat), {"action_mask": self.table.action_mask(self.seat),
-                                                   "deal": self.table.deals_played}
+        observation, mask = self.table.observe(self.seat)
+        return observation, {"action_mask": mask, "deal": self.table.deals_played}
 
     def _play_others(self) -> tuple[float, bool]:
         """Bots act until it is the learner's turn or the session is over."""
