@@ -5,7 +5,15 @@ from __future__ import annotations
 import random
 from typing import Any, Protocol
 
-BOT_NAMES = ("random", "heuristic")
+
+def _optional_bots() -> tuple[str, ...]:
+    """Bots from optional extras, listed only where they can play (nothing heavy is imported)."""
+    from ..envs.openspiel_bot import unavailable_reason
+
+    return ("openspiel-ismcts",) if all(unavailable_reason(f) is None for f in ("tippen", "tapp")) else ()
+
+
+BOT_NAMES = ("random", "heuristic", *_optional_bots())
 
 #: What a bot is shown: ``state.view(seat)``, JSON-able data (the engines' view keys).
 View = dict[str, Any]
@@ -75,4 +83,11 @@ def make_bot(name: str, family: str, rng: random.Random | None = None) -> Bot:
         from .tapp import TappHeuristic
 
         return ViewBot(TappHeuristic(rng))
+    if name == "openspiel-ismcts":
+        from ..envs.openspiel_bot import OpenSpielISMCTS, unavailable_reason
+
+        reason = unavailable_reason(family)
+        if reason is not None:
+            raise ValueError(reason)
+        return OpenSpielISMCTS(rng)
     raise ValueError(f"unknown bot {name!r}; bots are {', '.join(BOT_NAMES)}")
