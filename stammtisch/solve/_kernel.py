@@ -150,7 +150,9 @@ def _search(hands: np.ndarray, cfg: np.ndarray, pts: np.ndarray, suit: np.ndarra
             if ttk[s] == key and ttv[s, 3] == gen:
                 slot = s
                 break
+        stats[1] += 1
         if slot >= 0:
+            stats[2] += 1
             lo = np.int64(ttv[slot, 0])
             hi = np.int64(ttv[slot, 1])
             tt_move = np.int64(ttv[slot, 2])
@@ -268,7 +270,9 @@ def _search(hands: np.ndarray, cfg: np.ndarray, pts: np.ndarray, suit: np.ndarra
                 break
         lo = 0
         hi = BIG
+        stats[1] += 1
         if slot >= 0:
+            stats[2] += 1
             lo = np.int64(ttv[slot, 0])
             hi = np.int64(ttv[slot, 1])
         else:
