@@ -8,6 +8,7 @@ of random legal cards are played after that, to reach an ending.
 from __future__ import annotations
 
 import random
+from functools import lru_cache
 from typing import Any
 
 from ..games.base import TableState, new_game
@@ -20,17 +21,29 @@ TAPP_CONTRACTS = ("frage", "solo:C", "herzsolo", "bettel", "rufer:C", "herzrufer
 _TIPPEN_PREFERRED = ("tap", "deal", "stay", "turn", "no-rob", "exchange:-")
 
 
+@lru_cache(maxsize=32)
+def _game(ruleset_id: str, players: int) -> Any:
+    return new_game(ruleset(ruleset_id, {"players": players}))
+
+
+def _names(state: Any) -> dict[str, int]:
+    return {state.action_to_string(a): a for a in state.legal_actions()}
+
+
+def _in_play(names: dict[str, int]) -> bool:
+    return bool(names) and all(name.startswith("play:") for name in names)
+
+
 def tapp_state(rng: random.Random, contract: str, players: int = 3, ruleset_id: str = "tapp/modern") -> Any:
     """A ``tapp/modern`` state at the first lead of ``contract`` (``ramsch``: everybody weg)."""
-    game = new_game(ruleset(ruleset_id, {"players": players}))
+    game = _game(ruleset_id, players)
     deck = list(range(game.pack.size))
     rng.shuffle(deck)
     state = game.new_deal(TableState(dealer=rng.randrange(players)), deck)
     declared = False
-    while state.view(None)["phase"] != "play":
+    while not _in_play(names := _names(state)):
         if state.is_terminal():
             raise AssertionError("the deal ended before play")
-        names = {state.action_to_string(a): a for a in state.legal_actions()}
         if "play" in names and "weg" in names:
             want = "weg" if contract == "ramsch" or declared else "play"
             declared = declared or want == "play"
@@ -44,13 +57,12 @@ def tapp_state(rng: random.Random, contract: str, players: int = 3, ruleset_id: 
 
 def tippen_state(rng: random.Random, ruleset_id: str = "tippen/grupp-1975", players: int = 4) -> Any:
     """A Tippen state at the first lead, every player tapping where he may choose."""
-    game = new_game(ruleset(ruleset_id, {"players": players}))
+    game = _game(ruleset_id, players)
     while True:
         deck = list(range(game.pack.size))
         rng.shuffle(deck)
         state = game.new_deal(TableState(dealer=rng.randrange(players)), deck)
-        while not state.is_terminal() and state.view(None)["phase"] != "play":
-            names = {state.action_to_string(a): a for a in state.legal_actions()}
+        while not state.is_terminal() and not _in_play(names := _names(state)):
             for word in _TIPPEN_PREFERRED:
                 if word in names:
                     state.apply(names[word])
@@ -63,8 +75,6 @@ def tippen_state(rng: random.Random, ruleset_id: str = "tippen/grupp-1975", play
 
 def play_randomly(state: Any, rng: random.Random, tricks: int) -> Any:
     """Play ``tricks`` complete tricks (or until the deal ends) with random legal cards."""
-    start = len(state.view(None)["log"])
-    del start
     done = 0
     while done < tricks and not state.is_terminal():
         before = sum(state.view(None)["tricks_won"])
