@@ -46,7 +46,7 @@ def random_card_keeping_the_deal_alive(rng: random.Random, state: Any) -> int | 
         child = state.clone()
         child.apply(action)
         if not child.is_terminal():
-            return action
+            return int(action)
     return None
 
 
@@ -67,7 +67,7 @@ def ending(rng: random.Random, state: Any, tricks_left: int) -> Any | None:
 
 def tapp_endings(contract: str, players: int, count: int, seed: int) -> list[Any]:
     rng = random.Random(seed)
-    out = []
+    out: list[Any] = []
     while len(out) < count:
         state = ending(rng, tapp_state(rng, contract, players), 4 if players == 3 else 3)
         if state is not None:
@@ -97,12 +97,12 @@ def test_tapp_endings_match_engine_minimax(contract: str, players: int, backend:
                 assert Solver(pos, backend).can_reach(target) == (best >= target)
             assert solver.contract_move_values() == engine_move_values(state, points, {declarer})
         elif pos.kind == Kind.ALL_TRICKS:
-            def all_taken(s: Any) -> int:
+            def all_taken(s: Any, declarer: int = declarer) -> int:
                 return int(all(t == 0 for seat, t in tricks_of(s).items() if seat != declarer))
             assert int(solver.all_tricks()) == engine_minimax(state, all_taken, {declarer})
             assert solver.contract_move_values() == engine_move_values(state, all_taken, {declarer})
         elif pos.kind == Kind.NO_TRICK:
-            def none_taken(s: Any) -> int:
+            def none_taken(s: Any, declarer: int = declarer) -> int:
                 return int(tricks_of(s)[declarer] == 0)
             assert int(solver.no_trick()) == engine_minimax(state, none_taken, {declarer})
             assert solver.contract_move_values() == engine_move_values(state, none_taken, {declarer})
@@ -114,7 +114,7 @@ def test_tapp_endings_match_engine_minimax(contract: str, players: int, backend:
                     return int(s.result().summary["card_points"][str(seat)])
                 assert ramsch[seat] == engine_minimax(state, own, set(pos.seats) - {seat})
             mover = pos.turn
-            def mover_points(s: Any) -> int:
+            def mover_points(s: Any, mover: int = mover) -> int:
                 return int(s.result().summary["card_points"][str(mover)])
             assert solver.contract_move_values() == engine_move_values(state, mover_points,
                                                                        set(pos.seats) - {mover})
@@ -159,7 +159,7 @@ def test_tippen_endings_match_engine_minimax(ruleset_id: str, players: int, back
                 return tricks_of(s)[seat]
             assert guaranteed[seat] == engine_minimax(state, own, {seat})
         mover = pos.turn
-        def mover_tricks(s: Any) -> int:
+        def mover_tricks(s: Any, mover: int = mover) -> int:
             return tricks_of(s)[mover]
         assert solver.contract_move_values() == engine_move_values(state, mover_tricks, {mover})
         values, card = solver.maxn()

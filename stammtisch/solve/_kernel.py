@@ -1,3 +1,6 @@
+# mypy: ignore-errors
+# (numba code: int64 scalars, intrinsics and dispatchers that mypy cannot type; the kernel is
+# checked by tests against the typed Python reference instead)
 """The compiled search kernel (numba, nopython, ``cache=True``): imported only when a solve runs.
 
 Same search as :mod:`stammtisch.solve.reference`, on flat int64 data:
@@ -11,7 +14,9 @@ Same search as :mod:`stammtisch.solve.reference`, on flat int64 data:
 * at every trick start a two-way transposition table keyed on (cards still in the hands,
   leader), holding a lower and an upper bound and the best lead; entries of other queries are
   told apart by a generation number, so the table is never cleared;
-* bounds: 0 ≤ future ≤ points (or tricks) still out, checked before anything else;
+* bounds: 0 ≤ future ≤ points (or tricks) still out, checked before anything else; at a
+  trick start also the run of highest trumps held by one side (each such card wins its
+  trick, so its points are sure for that side: a lower or an upper bound);
 * merging: of several cards of one hand that are neighbours in their suit among the cards
   still out (the trick in progress included) and have the same card points, only the highest
   is searched: they win and lose exactly the same tricks;
@@ -23,7 +28,7 @@ Follow rules (``_legal``) and trick winners (``_beats``) are ``games.tricks.lega
 ``games.tricks.beats`` transcribed; ``tests/test_solve_kernel.py`` checks them against the
 originals on random inputs.
 
-The drivers ``exact`` (MTD(f): zero-window searches that converge on the value) and ``probe``
+The drivers ``exact`` (MTD-bi: zero-window searches that bisect the value's interval) and ``probe``
 (one zero-window search: "is the future ≥ t?") are what Python calls.
 """
 
@@ -31,7 +36,7 @@ from __future__ import annotations
 
 import numpy as np
 from numba import njit, types
-from numba.cpython.unsafe.numbers import trailing_zeros
+from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
 # cfg indices
 C_M, C_TRUMP, C_MAX, C_COUNT, C_TRICKW, C_BONUS, C_MUST, C_HEAD, C_FORCED, C_ACE, C_GEN, C_TTMASK = range(12)
@@ -138,6 +143,35 @@ def _search(hands: np.ndarray, cfg: np.ndarray, pts: np.ndarray, suit: np.ndarra
         if (count >> wp) & 1:
             return rempts + trick_w + bonus
         return 0
+    if k == 0 and trump and count == cfg[C_MAX] and bonus == 0:
+        # sure tricks: the run of highest trumps still out held by one side wins a trick per card
+        max_cards = 0
+        for i in range(m):
+            if (count >> i) & 1:
+                max_cards |= hands[i]
+        tr = allc & trump
+        c = 63 - leading_zeros(tr) if tr else 0
+        if tr == 0:
+            pass
+        elif (max_cards >> c) & 1:
+            if trick_w == 0 or count & (count - 1) == 0:
+                sure = 0
+                while tr and (max_cards >> c) & 1:
+                    sure += pts[c] + trick_w
+                    tr ^= 1 << c
+                    if tr:
+                        c = 63 - leading_zeros(tr)
+                if sure >= beta:
+                    return sure
+        elif trick_w == 0:
+            lost = 0
+            while tr and not (max_cards >> c) & 1:
+                lost += pts[c]
+                tr ^= 1 << c
+                if tr:
+                    c = 63 - leading_zeros(tr)
+            if top - lost <= alpha:
+                return top - lost
     slot = -1
     tt_move = -1
     key = 0
@@ -187,14 +221,19 @@ def _search(hands: np.ndarray, cfg: np.ndarray, pts: np.ndarray, suit: np.ndarra
             if (legal >> nh) & 1 and pts[nh] == pts[c]:
                 continue
         if k == 0:
-            score = rank[c] + pts[c]
+            # trumps first for the side that holds the most of them is left to the table;
+            # here: high cards of long holdings first
+            score = rank[c] + pts[c] + 4 * ((trump >> c) & 1) * is_max
             if c == tt_move:
                 score = 10000
         else:
             wins = _beats(c, win_card, trump, suit)
             new_w = turn if wins else win_pl
             if ((count >> new_w) & 1) == is_max:
-                score = 1000 + 8 * pts[c] - (rank[c] if wins else 0)
+                if wins and k + 1 < m:
+                    score = 1000 + 8 * pts[c] + rank[c]  # not last: win high, harder to overtake
+                else:
+                    score = 1000 + 8 * pts[c] - (rank[c] if wins else 0)
             else:
                 score = -8 * pts[c] - rank[c]
         # insertion by descending score
@@ -318,20 +357,20 @@ def exact(hands: np.ndarray, cfg: np.ndarray, pts: np.ndarray, suit: np.ndarray,
           ttk: np.ndarray, ttv: np.ndarray, stats: np.ndarray, scratch: np.ndarray,
           turn: int, k: int, lead_suit: int, win_card: int, win_pl: int, tval: int, tmask: int,
           rempts: int, rem: int, trick_no: int, guess: int) -> int:
-    """MTD(f): zero-window searches around a guess until the bounds meet; the exact future."""
+    """Zero-window searches until the bounds meet: the exact future. Each search at ``beta``
+    halves the interval (bisection, MTD-bi) and its fail-soft value may narrow it further; a
+    guess only sets the first window."""
     lower = 0
     upper = rempts + cfg[C_TRICKW] * rem + cfg[C_BONUS]
-    g = guess
-    if g < lower:
-        g = lower
-    if g > upper:
-        g = upper
+    beta = guess
     while lower < upper:
-        beta = g + 1 if g == lower else g
+        if beta <= lower or beta > upper:
+            beta = (lower + upper + 1) // 2
         g = _search(hands, cfg, pts, suit, rank, ttk, ttv, stats, scratch, ZERO, turn, k, lead_suit, win_card,
                     win_pl, tval, tmask, rempts, rem, trick_no, beta - 1, beta)
-        if g < beta:
-            upper = g
-        else:
+        if g >= beta:
             lower = g
-    return g
+        else:
+            upper = g
+        beta = (lower + upper + 1) // 2
+    return lower

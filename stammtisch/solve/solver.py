@@ -239,8 +239,9 @@ class Solver:
         """The future takings: exact (``need`` None) or one zero-window search at ``need``."""
         import numpy as np
 
-        from . import _kernel as K
+        from . import _kernel
 
+        kernel: Any = _kernel  # numba dispatchers: untyped for mypy
         comp = self._compile(goal)
         mem = _KernelMemory.get()
         seats = pos.seats
@@ -263,10 +264,10 @@ class Solver:
                                  rempts, pos.tricks_left, pos.tricks_played)
         before = int(mem.stats[0])
         if need is None:
-            out = int(K.exact(*args, (rempts + int(comp.cfg[K.C_BONUS])) // 2 if goal.by_points
+            out = int(kernel.exact(*args, (rempts + int(comp.cfg[kernel.C_BONUS])) // 2 if goal.by_points
                               else pos.tricks_left // 2))
         else:
-            out = int(K.probe(*args, need - 1, need))
+            out = int(kernel.probe(*args, need - 1, need))
         self.nodes += int(mem.stats[0]) - before
         del np
         return out
