@@ -193,3 +193,24 @@ def test_unknown_backend_is_refused() -> None:
     pos = position_from_state(tapp_state(random.Random(1), "frage"))
     with pytest.raises(ValueError, match="backend"):
         Solver(pos, "fortran")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_rufer_partnership_side_against_plain_minimax(backend: str) -> None:
+    """A side of two seats (declarer and the called card's holder, known to the solver): the
+    solver's answers equal an unpruned minimax over the position's own moves."""
+    from dataclasses import replace
+
+    from stammtisch.solve import Goal
+    from stammtisch.solve.reference import brute_force_value
+
+    for state in tapp_endings("rufer:C", 3, 3, seed=11) + tapp_endings("frage", 3, 3, seed=12):
+        pos = position_from_state(state)
+        partner = (pos.declarer + 1) % 3
+        pos = replace(pos, side=pos.side | 1 << partner, partner=partner)
+        solver = Solver(pos, backend)
+        points = Goal(pos.side, pos.side, by_points=True)
+        tricks = Goal(pos.side, pos.side, by_points=False)
+        assert solver.declarer_points() == brute_force_value(pos, points) + pos.tapp_points
+        total = pos.tricks_played + pos.tricks_left
+        assert solver.all_tricks() == (brute_force_value(pos, tricks) == total)
