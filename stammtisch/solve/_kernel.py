@@ -224,6 +224,8 @@ def _search(hands: np.ndarray, cfg: np.ndarray, pts: np.ndarray, suit: np.ndarra
             # trumps first for the side that holds the most of them is left to the table;
             # here: high cards of long holdings first
             score = rank[c] + pts[c] + 4 * ((trump >> c) & 1) * is_max
+            if above == 0:
+                score += 20  # the highest card of its suit still out
             if c == tt_move:
                 score = 10000
         else:
