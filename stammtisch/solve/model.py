@@ -190,9 +190,3 @@ class Goal:
         if pos.kind == Kind.RAMSCH:
             out += pos.tapp_points
         return out
-
-    def gain_of_trick(self, trick_points: int, last: bool, pos: Position) -> int:
-        """What one completed trick brings the counted seats if they win it."""
-        if not self.by_points:
-            return 1
-        return trick_points + (pos.tapp_points if last and pos.kind == Kind.RAMSCH else 0)
