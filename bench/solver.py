@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import statistics
 import sys
@@ -61,7 +62,7 @@ def jit_line() -> dict[str, Any]:
     pos = position_from_state(state)
     first, _ = timed(lambda: Solver(pos).declarer_points())
     return {"bench": "solver", "group": "jit", "import_s": round(imported, 3),
-            "first_solve_s": round(first, 3),
+            "first_solve_s": round(first, 3), "load_average_1min": round(os.getloadavg()[0], 2),
             "note": "first solve compiles the kernel, or loads it from numba's cache (cache=True)"}
 
 
