@@ -1,0 +1,19 @@
+"""Open-hand ("double dummy") solvers for Tapp and Tippen (issue 9).
+
+``position_from_state(state)`` turns an engine state in the play phase into a
+:class:`Position`; a :class:`Solver` answers the questions of each game on it:
+
+* Tapp: ``declarer_points()`` (exact card points of the declarer's side, the tapp included),
+  ``can_reach(61)`` (one zero-window search), ``all_tricks()`` (Durch, Rufer), ``no_trick()``
+  (Bettel), ``ramsch()`` (per seat, paranoid), ``contract_move_values()`` (every legal card);
+* Tippen: ``guaranteed_tricks()`` (per active player, paranoid), ``maxn()``.
+
+The numba kernel (``_kernel``) is imported only when a solve runs on the ``"numba"`` backend;
+``backend="python"`` uses the readable reference search. Install numba with the ``solve`` extra.
+"""
+
+from .model import Goal, Kind, Position
+from .position import NotInPlay, position_from_state
+from .solver import Solver
+
+__all__ = ["Goal", "Kind", "NotInPlay", "Position", "Solver", "position_from_state"]

@@ -1,0 +1,295 @@
+"""Open-hand ("double dummy") queries on a :class:`Position`, on the numba kernel or in Python.
+
+Every query is a :class:`~stammtisch.solve.model.Goal` (who maximizes, whose takings count,
+points or tricks) answered by one of two backends with the same answers:
+
+* ``"numba"`` (default): :mod:`stammtisch.solve._kernel`, imported on the first solve;
+* ``"python"``: :mod:`stammtisch.solve.reference`, the readable reference.
+
+Tapp (``declarer_points``, ``can_reach``, ``all_tricks``, ``no_trick``, ``ramsch``) and Tippen
+(``guaranteed_tricks``, ``maxn``) questions are phrased as goals here; ``move_values`` gives
+the value of every legal card of the seat on turn, not only the best.
+
+A :class:`Solver` belongs to one deal: its transposition table entries are valid for every
+position reached from the position it was made with (the remaining cards then fix the hands),
+and are shared by all queries with the same goal.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .model import Goal, Kind, Position
+from .reference import ReferenceSearch
+
+if TYPE_CHECKING:
+    import numpy as np
+
+BACKENDS = ("numba", "python")
+TT_BITS = 20
+
+_generation = itertools.count(1)
+
+
+class _KernelMemory:
+    """The kernel's transposition table and scratch space, allocated once per process."""
+
+    _instance: _KernelMemory | None = None
+
+    def __init__(self) -> None:
+        import numpy as np
+
+        size = 1 << TT_BITS
+        self.keys = np.full(size, -1, dtype=np.int64)
+        self.values = np.zeros((size, 5), dtype=np.int32)  # low, high, best lead, generation, tricks left
+        self.stats = np.zeros(4, dtype=np.int64)
+        self.scratch = np.zeros((64, 64), dtype=np.int64)
+
+    @classmethod
+    def get(cls) -> _KernelMemory:
+        if cls._instance is None:
+            cls._instance = _KernelMemory()
+        return cls._instance
+
+
+@dataclass
+class _Compiled:
+    """A goal on this deal in the kernel's terms."""
+
+    cfg: np.ndarray
+    pts: np.ndarray
+    suit: np.ndarray
+    rank: np.ndarray
+
+
+class Solver:
+    """Queries on one deal with all cards open (see the module docstring)."""
+
+    def __init__(self, pos: Position, backend: str = "numba") -> None:
+        if backend not in BACKENDS:
+            raise ValueError(f"unknown solver backend {backend!r}; choose one of {', '.join(BACKENDS)}")
+        self.root = pos
+        self.backend = backend
+        self._reference: dict[Goal, ReferenceSearch] = {}
+        self._compiled: dict[Goal, _Compiled] = {}
+        self.nodes = 0
+
+    # ------------------------------------------------------------------ generic queries
+    def value(self, goal: Goal, pos: Position | None = None) -> int:
+        """The final takings of the counted seats with best play by all (tapp not included)."""
+        pos = self.root if pos is None else pos
+        if self.backend == "python":
+            search = self._reference_for(goal)
+            before = search.nodes
+            out = search.value(pos)
+            self.nodes += search.nodes - before
+            return out
+        return goal.taken(pos) + self._kernel_call(goal, pos, None)
+
+    def at_least(self, goal: Goal, target: int, pos: Position | None = None) -> bool:
+        """Can the maximizers make the counted seats' final takings reach ``target``? One
+        zero-window search (the threshold query)."""
+        pos = self.root if pos is None else pos
+        need = target - goal.taken(pos)
+        if need <= 0:
+            return True
+        if need > goal.upper(pos):
+            return False
+        if self.backend == "python":
+            search = self._reference_for(goal)
+            before = search.nodes
+            out = search.future(pos, need - 1, need) >= need
+            self.nodes += search.nodes - before
+            return out
+        return self._kernel_call(goal, pos, need) >= need
+
+    def move_values(self, goal: Goal, pos: Position | None = None) -> dict[int, int]:
+        """The final takings of the counted seats after each legal card of the seat on turn."""
+        pos = self.root if pos is None else pos
+        return {card: self.value(goal, pos.play(card)) for card in pos.legal_cards()}
+
+    # ------------------------------------------------------------------ Tapp
+    def points_goal(self) -> Goal:
+        return Goal(maximizers=self.root.side, counted=self.root.side, by_points=True)
+
+    def tricks_goal(self) -> Goal:
+        return Goal(maximizers=self.root.side, counted=self.root.side, by_points=False)
+
+    def bettel_goal(self) -> Goal:
+        others = self.root.seat_mask() & ~self.root.side
+        return Goal(maximizers=self.root.side, counted=others, by_points=False)
+
+    def ramsch_goal(self, seat: int) -> Goal:
+        return Goal(maximizers=self.root.seat_mask() & ~(1 << seat), counted=1 << seat, by_points=True)
+
+    def declarer_points(self, pos: Position | None = None) -> int:
+        """Card points of the declarer's side at the end (the tapp included), best play by all."""
+        pos = self.root if pos is None else pos
+        return self.value(self.points_goal(), pos) + pos.tapp_points
+
+    def can_reach(self, target: int = 61, pos: Position | None = None) -> bool:
+        """Can the declarer's side reach ``target`` card points (the tapp included)?"""
+        pos = self.root if pos is None else pos
+        return self.at_least(self.points_goal(), target - pos.tapp_points, pos)
+
+    def all_tricks(self, pos: Position | None = None) -> bool:
+        """Can the declarer's side take every trick (Durch, Rufer, Tout)?"""
+        pos = self.root if pos is None else pos
+        return self.at_least(self.tricks_goal(), pos.tricks_played + pos.tricks_left, pos)
+
+    def no_trick(self, pos: Position | None = None) -> bool:
+        """Can the declarer avoid taking any trick (Bettel)?"""
+        pos = self.root if pos is None else pos
+        return self.at_least(self.bettel_goal(), pos.tricks_played + pos.tricks_left, pos)
+
+    def ramsch(self, pos: Position | None = None) -> dict[int, int]:
+        """Per seat: the fewest card points he can hold himself to if all others play against
+        him (paranoid; the tapp goes to the last trick's winner)."""
+        pos = self.root if pos is None else pos
+        return {s: self.value(self.ramsch_goal(s), pos) for s in pos.seats}
+
+    # ------------------------------------------------------------------ Tippen
+    def tippen_goal(self, seat: int) -> Goal:
+        return Goal(maximizers=1 << seat, counted=1 << seat, by_points=False)
+
+    def guaranteed_tricks(self, pos: Position | None = None) -> dict[int, int]:
+        """Per active seat: the tricks he takes against all others together (paranoid)."""
+        pos = self.root if pos is None else pos
+        return {s: self.value(self.tippen_goal(s), pos) for s in pos.seats}
+
+    def maxn(self, pos: Position | None = None) -> tuple[dict[int, int], int]:
+        """Max-n: every player maximizes his own tricks; (final tricks per seat, the card the
+        seat on turn plays). Ties go to the lowest card."""
+        pos = self.root if pos is None else pos
+        values, card = _maxn(pos, {})
+        return {s: values[i] for i, s in enumerate(pos.seats)}, card
+
+    # ------------------------------------------------------------------ per contract
+    def contract_goal(self, pos: Position | None = None) -> Goal:
+        """The goal that decides the position's contract, seen from the seat on turn for Ramsch
+        and Tippen (everyone for himself)."""
+        pos = self.root if pos is None else pos
+        if pos.kind == Kind.POINTS:
+            return self.points_goal()
+        if pos.kind == Kind.ALL_TRICKS:
+            return self.tricks_goal()
+        if pos.kind == Kind.NO_TRICK:
+            return self.bettel_goal()
+        if pos.kind == Kind.RAMSCH:
+            return self.ramsch_goal(pos.turn)
+        return self.tippen_goal(pos.turn)
+
+    def contract_move_values(self, pos: Position | None = None) -> dict[int, int]:
+        """The value of each legal card in the contract's own terms: final declarer points
+        (tapp included) for point contracts, 1/0 for won/lost in all-tricks and no-trick
+        contracts, the mover's own final points (Ramsch, paranoid) or tricks (Tippen)."""
+        pos = self.root if pos is None else pos
+        goal = self.contract_goal(pos)
+        if pos.kind == Kind.POINTS:
+            return {c: v + pos.tapp_points for c, v in self.move_values(goal, pos).items()}
+        if pos.kind in (Kind.ALL_TRICKS, Kind.NO_TRICK):
+            total = pos.tricks_played + pos.tricks_left
+            return {c: int(self.at_least(goal, total, pos.play(c))) for c in pos.legal_cards()}
+        return self.move_values(goal, pos)
+
+    # ------------------------------------------------------------------ backends
+    def _reference_for(self, goal: Goal) -> ReferenceSearch:
+        search = self._reference.get(goal)
+        if search is None:
+            search = self._reference[goal] = ReferenceSearch(goal)
+        return search
+
+    def _compile(self, goal: Goal) -> _Compiled:
+        compiled = self._compiled.get(goal)
+        if compiled is not None:
+            return compiled
+        import numpy as np
+
+        from . import _kernel as K
+
+        root = self.root
+        seats = root.seats
+        cfg = np.zeros(K.CFG_SIZE, dtype=np.int64)
+        cfg[K.C_M] = len(seats)
+        cfg[K.C_TRUMP] = root.trump
+        cfg[K.C_MAX] = sum(1 << i for i, s in enumerate(seats) if goal.maximizers >> s & 1)
+        cfg[K.C_COUNT] = sum(1 << i for i, s in enumerate(seats) if goal.counted >> s & 1)
+        cfg[K.C_TRICKW] = 0 if goal.by_points else 1
+        cfg[K.C_BONUS] = root.tapp_points if goal.by_points and root.kind == Kind.RAMSCH else 0
+        cfg[K.C_MUST] = ("always", "untrumped", "never").index(root.must_trump)
+        cfg[K.C_HEAD] = int(root.head)
+        cfg[K.C_FORCED] = int(root.forced_leads and root.trump != 0)
+        cfg[K.C_ACE] = root.trump.bit_length() - 1
+        cfg[K.C_GEN] = next(_generation) & 0x7FFFFFFF
+        cfg[K.C_TTMASK] = (1 << TT_BITS) - 1
+        size = len(root.card_points)
+        pts = np.zeros(64, dtype=np.int64)
+        suit = np.zeros(64, dtype=np.int64)
+        rank = np.zeros(64, dtype=np.int64)
+        for c in range(size):
+            pts[c] = root.card_points[c] if goal.by_points else 0
+            suit[c] = root.suit_mask_of(c)
+            rank[c] = c % root.ranks_per_suit
+        compiled = self._compiled[goal] = _Compiled(cfg, pts, suit, rank)
+        return compiled
+
+    def _kernel_call(self, goal: Goal, pos: Position, need: int | None) -> int:
+        """The future takings: exact (``need`` None) or one zero-window search at ``need``."""
+        import numpy as np
+
+        from . import _kernel
+
+        kernel: Any = _kernel  # numba dispatchers: untyped for mypy
+        comp = self._compile(goal)
+        mem = _KernelMemory.get()
+        seats = pos.seats
+        index = {s: i for i, s in enumerate(seats)}
+        hands = np.array([pos.hands[s] for s in seats], dtype=np.int64)
+        k = len(pos.trick)
+        pts = comp.pts
+        if k:
+            win_card, win_seat = pos.winner_so_far()
+            lead_suit = pos.suit_mask_of(pos.trick[0])
+            win_pl = index[win_seat]
+        else:
+            win_card, win_pl, lead_suit = -1, -1, 0
+        tval = sum(int(pts[c]) for c in pos.trick)
+        tmask = sum(1 << c for c in pos.trick)
+        remaining = pos.remaining
+        rempts = tval + sum(int(pts[c]) for c in range(remaining.bit_length()) if remaining >> c & 1)
+        args: tuple[Any, ...] = (hands, comp.cfg, pts, comp.suit, comp.rank, mem.keys, mem.values, mem.stats,
+                                 mem.scratch, index[pos.turn], k, lead_suit, win_card, win_pl, tval, tmask,
+                                 rempts, pos.tricks_left, pos.tricks_played)
+        before = int(mem.stats[0])
+        if need is None:
+            out = int(kernel.exact(*args, (rempts + int(comp.cfg[kernel.C_BONUS])) // 2 if goal.by_points
+                              else pos.tricks_left // 2))
+        else:
+            out = int(kernel.probe(*args, need - 1, need))
+        self.nodes += int(mem.stats[0]) - before
+        del np
+        return out
+
+
+def _maxn(pos: Position, memo: dict[tuple[int, int], tuple[tuple[int, ...], int]]) -> tuple[tuple[int, ...], int]:
+    """Max-n by plain recursion, memoised at trick starts: (final tricks per seat in
+    ``pos.seats`` order, the chosen card)."""
+    if pos.is_over():
+        return tuple(pos.tricks[s] for s in pos.seats), -1
+    key = (pos.remaining, pos.leader)
+    if not pos.trick and key in memo:
+        future, card = memo[key]
+        return tuple(pos.tricks[s] + f for s, f in zip(pos.seats, future, strict=True)), card
+    me = pos.seats.index(pos.turn)
+    best: tuple[int, ...] | None = None
+    best_card = -1
+    for card in pos.legal_cards():
+        values, _ = _maxn(pos.play(card), memo)
+        if best is None or values[me] > best[me]:
+            best, best_card = values, card
+    assert best is not None
+    if not pos.trick:
+        memo[key] = (tuple(v - pos.tricks[s] for s, v in zip(pos.seats, best, strict=True)), best_card)
+    return best, best_card
