@@ -133,7 +133,7 @@ def resample(state: Any, seat: int, rng: Any) -> Any | None:
 
 #: the Tapp state attributes ``tapp_public_view`` reads; without any of them the slow path is used
 _TAPP_FIELDS = ("hands", "phase", "cur", "dealer", "declarer", "holder", "trick", "leader", "ntricks", "log",
-                "trump_suit", "tout", "called", "given", "picked", "tapp", "contract", "_pot_now",
+                "trump_suit", "tout", "called", "called_in_tapp", "given", "picked", "tapp", "contract", "_pot_now",
                 "contract_string")
 
 
@@ -233,7 +233,7 @@ def tapp_public_view(state: Any, seat: int, memo: dict[str, Any] | None = None) 
             if phase_name != "discard":
                 discards = state.tapp
         if state.called >= 0:
-            rufer_holder = "tapp" if holder == -2 else holder
+            rufer_holder = "tapp" if state.called_in_tapp else holder
         if state.given >= 0:
             given = state.given
     elif state.called >= 0 and seat == holder:

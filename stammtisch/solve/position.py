@@ -4,7 +4,7 @@ Every read of an engine attribute by the solvers happens in this module (the eng
 being refactored; when an attribute moves, only this file changes). Attributes read:
 
 * Tapp (``TappState``): ``hands``, ``trick`` (card list), ``leader``, ``points``, ``ntricks``,
-  ``trump`` (mask), ``kind`` (0 points, 1 Bettel, 2 all tricks, 3 Ramsch), ``declarer``,
+  ``trump_mask``, ``kind`` (0 points, 1 Bettel, 2 all tricks, 3 Ramsch), ``declarer``,
   ``holder`` (Rufer), ``tapp`` (mask), ``played`` (tricks completed), ``game.pack``.
 * Tippen (``TippenState``): ``hands``, ``trick`` (list of (seat, card)), ``status``,
   ``trump_mask``, ``tricks_won``, ``game.pack``, ``game.rules`` (``void_must_trump``,
@@ -57,7 +57,7 @@ def _from_tapp(state: Any) -> Position:
         hands=tuple(state.hands),
         trick=tuple(state.trick),
         leader=state.leader,
-        trump=state.trump,
+        trump=state.trump_mask,
         suit_masks=tuple(pack.suit_masks),
         ranks_per_suit=pack.ranks_per_suit,
         card_points=tuple(pack.points),
