@@ -24,10 +24,8 @@ def preset_options(ruleset_id: str) -> dict[str, Any]:
     from .. import rules
 
     rules.rules_class(ruleset_id)  # the CLI's error for an unknown rule set
-    if hasattr(rules, "preset_of"):  # rule sets as Preset records
-        preset = rules.preset_of(ruleset_id)
-        return {k: preset.defaults[k] for k in preset.options}
-    return dict(rules.PRESETS[ruleset_id])
+    preset = rules.preset_of(ruleset_id)
+    return {k: preset.defaults[k] for k in preset.options}
 
 
 def option_kinds(ruleset_id: str) -> dict[str, str]:

@@ -55,6 +55,7 @@ from ..rules import PRESETS, RuleError, option_specs
 from ..rules import ruleset as build_ruleset
 from ..table import Table
 from .guard import Guard
+from .guide_routes import router as guide_router
 from .limits import (
     MAX_DEALS_LIMIT,
     OPTION_MAXIMA,
@@ -63,7 +64,6 @@ from .limits import (
     check_rules_bounds,
 )
 from .names import NameError_, clean_name, look_alike_pair
-from .guide_routes import router as guide_router
 from .storage import Storage, StoredTable, default_database_url, token_digest
 from .tables import Bucket, Conn, LiveTable, TableManager, dumps
 

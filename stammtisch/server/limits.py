@@ -14,6 +14,7 @@ from typing import Any
 
 from ..rules import PRESETS, TappRules, TippenRules
 
+
 def _option_maxima() -> dict[str, int]:
     """The largest value per numeric rule option: the rule sets' own documented maxima
     (``OptionSpec.maximum``), and the most players any rule set seats."""

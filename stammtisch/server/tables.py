@@ -313,7 +313,9 @@ class LiveTable:
         t = self.table
         while len(self.score) < len(t.deals) and t.deals[len(self.score)].result is not None:
             k = len(self.score)
-            deal = summarise_deal(t.deals[k].result, t.num_players)
+            result = t.deals[k].result
+            assert result is not None  # the loop condition
+            deal = summarise_deal(result, t.num_players)
             entry = {"deal": k + 1, "dealer": deal["dealer"], "net": deal["net"],
                      "outcome": deal["outcome"],
                      "pot": t.ledger.pot + t.ledger.reserve}  # called as each deal ends
@@ -465,7 +467,6 @@ class LiveTable:
             self._check_open()
             if self.started:
                 raise IllegalAction("started", "the table has already started")
-            n = len(self.seats)
             first = draw_first_dealer(self.rules, _sysrand)  # by Ace or by lot, as the rules say
             self.table = Table(self.rules, [s.name for s in self.seats], first)
             self.first_dealer = first

@@ -11,7 +11,7 @@ import random
 from functools import lru_cache
 from typing import Any
 
-from ..games.base import TableState, new_game
+from ..games import TableState, new_game
 from ..rules import ruleset
 
 #: Modern Tapp contracts a benchmark or test may ask for (``contract:NAME``), and Ramsch.
