@@ -78,6 +78,10 @@ def normalise_view(view: dict) -> dict:
     if v.get("phase") == "done":  # issue 7 item 3: one name for the terminal phase
         v["phase"] = "over"
     v["options"] = {k: x for k, x in v["options"].items() if k not in _DROPPED_OPTIONS}
+    if v["ruleset"] in ("tapp/wuerttemberg-tarock", "tapp/classic-1879"):
+        v["options"].pop("pack", None)  # item 1 too: the historic games offer no pack option
+    if v.get("phase") == "give" and v.get("called"):  # item 8: the called card may go back
+        v["legal_actions"] = [a for a in v["legal_actions"] if a != f"give:{v['called']}"]
     return v
 
 
@@ -90,6 +94,8 @@ def normalise_legal(state, legal: list[str]) -> list[str]:
     return legal
 
 
+DUMP: str | None = None
+
 SUMMARY_KEYS = ("tricks", "active", "outcome", "declarer", "contract", "card_points", "won",
                 "ended_early")
 
@@ -99,8 +105,13 @@ def play(rid: str, deals: int, seed: int) -> dict:
     h = hashlib.sha256()
     counts = {"deals": 0, "actions": 0, "refusals": 0, "views": 0}
 
+    dump = open(DUMP, "a") if DUMP else None  # noqa: SIM115  (a debugging aid: every fed object)
+
     def feed(obj: Any) -> None:
-        h.update(json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str).encode())
+        text = json.dumps(obj, sort_keys=True, separators=(",", ":"), default=str)
+        h.update(text.encode())
+        if dump is not None:
+            dump.write(text + "\n")
 
     per_table = 20
     done = 0
@@ -173,7 +184,14 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--only", default=None, help="one rule-set id")
+    ap.add_argument("--dump", default=None, help="also write every hashed object to this file (one worker)")
     args = ap.parse_args(argv)
+    if args.dump:
+        global DUMP
+        DUMP = args.dump
+        for rid in [args.only] if args.only else list(PRESETS):
+            print(json.dumps(play(rid, args.deals, args.seed)), flush=True)
+        return
     ids = [args.only] if args.only else list(PRESETS)
     with ProcessPoolExecutor(args.workers) as pool:
         for out in pool.map(play, ids, [args.deals] * len(ids), [args.seed] * len(ids)):
