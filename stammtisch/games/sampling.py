@@ -538,8 +538,9 @@ def _rebuild_deck(w: TippenState, state: TippenState, seat: int | None, remainde
                 kept = w.hands[s] | _plays_by(log, S, s)
                 if s == robber:
                     kept = (kept & ~(1 << w.trump_card)) | (1 << seven)
-                if s == d and w.taken != T.TAKE_NONE:
-                    kept &= ~(1 << w.trump_card)
+                if s == d and w.trump_card >= 0 and (w.taken != T.TAKE_NONE
+                                                     or g.rules.trump_card == "dealer-last"):
+                    kept &= ~(1 << w.trump_card)  # dealt or taken, not drawn
                 seg = rng.sample(cards_in(kept), k)
             drawn[s] = _mask(seg)
             segments.append(seg)
