@@ -60,7 +60,7 @@ def tapp_deck(s: TappState) -> list[int]:
     if s.called >= 0 and not (s.called_in_tapp and g.rules.rufer_in_tapp == "none"):
         c = 1 << s.called
         gift = 1 << s.given if s.given >= 0 else 0
-        have[d] = (have[d] & ~c) | gift
+        have[d] = (have[d] | gift) & ~c  # the called card may be the one given back
         if s.called_in_tapp:
             tapp = (tapp & ~gift) | c
         else:

@@ -548,11 +548,12 @@ def _rebuild_deck(w: TippenState, state: TippenState, seat: int | None, remainde
         if g.DISCARD_BASE <= a < g.WORD_BASE or a >= g.EXCHANGE_BASE:
             have[s] |= (1 << (a - g.DISCARD_BASE)) if a < g.WORD_BASE else a - g.EXCHANGE_BASE
     for s in range(n):
-        m = have[s] & ~drawn[s]
+        m = have[s]
+        if s == robber:  # he had the 7 (dealt or drawn), not the upcard
+            m = (m & ~(1 << w.trump_card)) | (1 << seven)
+        m &= ~drawn[s]
         if s == d and w.taken != T.TAKE_NONE:
             m &= ~(1 << w.trump_card)
-        if s == robber:
-            m = (m & ~(1 << w.trump_card)) | (1 << seven)
         initial.append(m)
     deck = [-1] * S
     first_up = w.trump_card if w.trump_card >= 0 else w.upcard
