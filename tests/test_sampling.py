@@ -16,6 +16,7 @@ from itertools import permutations
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from test_tippen_properties import tippen_rules
 
 from stammtisch.cards import cards_in
 from stammtisch.games import TableState, new_game
@@ -27,8 +28,6 @@ from stammtisch.games.tippen import TippenState
 from stammtisch.games.tricks import legal_follows
 from stammtisch.rules import ruleset
 from stammtisch.rules.tapp import TAPP_PRESETS
-
-from test_tippen_properties import tippen_rules
 
 TAPP_CONFIGS = [(rid, {}) for rid in sorted(TAPP_PRESETS)] + [
     ("tapp/modern", {"players": 4}),

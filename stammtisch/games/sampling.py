@@ -32,7 +32,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator, Sequence
 from math import factorial
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from ..cards import cards_in
 from .tricks import higher_in_suit
@@ -232,7 +232,10 @@ def _shuffled(cards: int, rng: random.Random) -> list[int]:
     return out
 
 
-def _until(draw: Callable[[], tuple[bool, object]]) -> object:
+World = TypeVar("World")
+
+
+def _until(draw: Callable[[], tuple[bool, World]]) -> World:
     """Draw until a draw is accepted (rejection on top of a uniform draw stays uniform)."""
     while True:
         ok, world = draw()
@@ -325,14 +328,14 @@ def resample_tapp(state: TappState, seat: int | None, rng: random.Random) -> Tap
     over = state.phase == Phase.OVER
     tapp_points = g.mask_points(state.tapp)
 
-    def draw() -> tuple[bool, object]:
+    def draw() -> tuple[bool, tuple[int, list[int]]]:
         k = choose_weighted(weights, rng) if len(options) > 1 else 0
         dealt = deal_uniform(hidden, option_places[k], rng)
         # After the deal the settlement shows what the tapp was worth: keep its points.
         ok = not over or g.mask_points((state.tapp & known) | dealt[tapp_place]) == tapp_points
         return ok, (options[k], dealt)
 
-    h, dealt = _until(draw)  # type: ignore[misc]
+    h, dealt = _until(draw)
     w = state.clone()
     w._legal = -1
     for s in range(n):
@@ -450,7 +453,7 @@ def resample_tippen(state: TippenState, seat: int | None, rng: random.Random) ->
     # Hupf und Sprung: the card at the bottom of the deck was no Ace or Seven.
     bottom_rule = g.ace_or_seven if hupf else 0
     places.append((1 if up_hidden else 0, bottom_rule if up == S - 1 else 0))
-    rest = [c for c in state.talon[state.talon_pos:]]
+    rest: list[int] = list(state.talon[state.talon_pos:])
     talon_place = len(places)
     if rest and bottom_rule:
         places.append((len(rest) - 1, 0))
@@ -472,7 +475,7 @@ def resample_tippen(state: TippenState, seat: int | None, rng: random.Random) ->
             exchanged[s] = (a - g.EXCHANGE_BASE).bit_count()
     trump_suit = g.suit_masks[state.trump] if state.trump >= 0 else 0
 
-    def draw() -> tuple[bool, object]:
+    def draw() -> tuple[bool, tuple[list[int], int]]:
         dealt = deal_uniform(hidden, places, rng)
         if not secret_take:
             return True, (dealt, state.trump_card)
@@ -488,7 +491,7 @@ def resample_tippen(state: TippenState, seat: int | None, rng: random.Random) ->
             ok = False  # he exchanged every card: the one he took must be among the discards
         return ok, (dealt, t)
 
-    dealt, took = _until(draw)  # type: ignore[misc]
+    dealt, took = _until(draw)
     w = state.clone()
     for s in range(n):
         w.hands[s] = (state.hands[s] & known) | dealt[s]
@@ -532,6 +535,7 @@ def _rebuild_deck(w: TippenState, state: TippenState, seat: int | None, remainde
     for s, a in log:
         if a >= g.EXCHANGE_BASE:
             k = (a - g.EXCHANGE_BASE).bit_count()
+            seg: list[int]
             if s == seat:  # he knows what he drew, in order
                 seg = list(state.talon[drawn_pos:drawn_pos + k])
             else:
@@ -579,4 +583,4 @@ def _rebuild_deck(w: TippenState, state: TippenState, seat: int | None, remainde
         if swap is not None:
             deck[last], deck[swap] = deck[swap], deck[last]
     w.deck = tuple(deck)
-    w.talon = tuple(deck[talon_start:])
+    w.talon = tuple(deck[talon_start:])  # type: ignore[assignment]  # inferred as () in tippen
