@@ -22,8 +22,8 @@ from stammtisch.cards import cards_in
 from stammtisch.games import TableState, new_game
 from stammtisch.games import tippen as T
 from stammtisch.games.sampling import count_deals, deal_uniform, trick_forbidden
+from stammtisch.games.tapp import MODERN_CONTRACTS, TappState
 from stammtisch.games.tapp import Phase as TP
-from stammtisch.games.tapp import TappState
 from stammtisch.games.tippen import TippenState
 from stammtisch.games.tricks import legal_follows
 from stammtisch.rules import ruleset
@@ -337,3 +337,36 @@ def test_tapp_worlds_are_uniform_late_in_a_deal():
         w = s.resample(seat, rng)
         counts[(tuple(w.hands), w.tapp)] += 1
     assert_uniform(counts, worlds, draws)
+
+
+def test_rufer_holder_is_drawn_as_the_deal_would_have_placed_the_called_card():
+    """A third seat cannot tell who held the called card: another hand of 11 or (swap) the
+    tapp of 3. Uniform worlds give the hand 11/14 of them, before and after the give."""
+    game = new_game(ruleset("tapp/modern", {"rufer_in_tapp": "swap"}))
+    rng = random.Random(13)
+    call = game.A_CONTRACT + next(i for i, c in enumerate(MODERN_CONTRACTS) if c.calls_card)
+    for _ in range(200):
+        deck = list(range(game.N))
+        rng.shuffle(deck)
+        s = game.new_deal(TableState(), deck)
+        s.apply(game.A_PLAY)  # forehand plays, the others say weg
+        s.apply(game.A_WEG)
+        s.apply(game.A_WEG)
+        if call not in s.legal_actions():
+            continue
+        s.apply(call)
+        s.apply(rng.choice(s.legal_actions()))  # the call
+        if s.phase == TP.GIVE:
+            break
+    assert s.phase == TP.GIVE
+    declarer = s.declarer
+    third = next(x for x in range(3) if x not in (declarer, s.holder))
+    other = next(x for x in range(3) if x not in (declarer, third))
+    after = s.clone()
+    after.apply(after.legal_actions()[0])  # the give
+    for state in (s, after):
+        draws = 4000
+        hand = sum(state.resample(third, rng).holder == other for _ in range(draws))
+        expected = draws * 11 / 14
+        sd = (draws * 11 / 14 * 3 / 14) ** 0.5
+        assert abs(hand - expected) < 4 * sd, (state.phase, hand, expected)
