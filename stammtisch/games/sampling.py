@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable, Iterator, Sequence
-from math import factorial
+from math import comb
 from typing import TYPE_CHECKING, TypeVar
 
 from ..cards import cards_in
@@ -81,68 +81,86 @@ def _mask(cards: Sequence[int]) -> int:
     return m
 
 
-def _groups(pool: int, places: Sequence[Place]) -> tuple[tuple[tuple[int, ...], list[int]], ...]:
-    """The pool's cards grouped by the tuple of places that admit them."""
-    groups: dict[tuple[int, ...], list[int]] = {}
-    for c in cards_in(pool):
-        key = tuple(j for j, (size, forbidden) in enumerate(places) if size and not forbidden >> c & 1)
-        groups.setdefault(key, []).append(c)
-    return tuple(sorted(groups.items()))
-
-
-def _splits(n: int, caps: Sequence[int]) -> Iterator[tuple[int, ...]]:
-    """Every way to put ``n`` cards into places with the given remaining capacities."""
-    if len(caps) == 1:
-        if n <= caps[0]:
-            yield (n,)
-        return
+def _compositions(n: int, caps: Sequence[int]) -> Iterator[tuple[int, ...]]:
+    """Every way to take ``n`` cards from groups holding ``caps`` cards each."""
     if not caps:
         if n == 0:
             yield ()
         return
-    for k in range(min(n, caps[0]), -1, -1):
-        for rest in _splits(n - k, caps[1:]):
+    rest_max = sum(caps[1:])
+    for k in range(min(n, caps[0]), max(0, n - rest_max) - 1, -1):
+        for rest in _compositions(n - k, caps[1:]):
             yield (k, *rest)
 
 
-class _Counter:
-    """Exact numbers of completions for one grouping (memoised: a bot asks many times)."""
+class _Plan:
+    """The exact count of deals for one shape of problem, memoised (a bot asks many times).
 
-    def __init__(self, group_sizes: tuple[tuple[tuple[int, ...], int], ...]):
-        self.groups = group_sizes
+    Places with the same forbidden mask are merged (a uniform deal into the merged place,
+    split at random, is a uniform deal into the parts), and the places that forbid nothing
+    come last as one place that takes whatever is left. Cards are grouped by the constrained
+    places that admit them; the state of the count is how many cards of each group are left.
+    """
+
+    def __init__(self, sizes: tuple[int, ...], admits: tuple[tuple[bool, ...], ...]):
+        self.sizes = sizes  # the constrained (merged) places
+        self.admits = admits  # per place, per group: may the place take the group's cards
         self.memo: dict[tuple[int, tuple[int, ...]], int] = {}
 
-    def count(self, i: int, caps: tuple[int, ...]) -> int:
-        if i == len(self.groups):
-            return 1 if not any(caps) else 0
-        key = (i, caps)
+    def options(self, j: int, left: tuple[int, ...]) -> Iterator[tuple[tuple[int, ...], int]]:
+        """The ways place ``j`` can take its cards from the groups: (per group, ways)."""
+        admits = self.admits[j]
+        idx = [t for t in range(len(left)) if admits[t] and left[t]]
+        for comp in _compositions(self.sizes[j], [left[t] for t in idx]):
+            take = [0] * len(left)
+            ways = 1
+            for t, k in zip(idx, comp, strict=True):
+                take[t] = k
+                ways *= comb(left[t], k)
+            yield tuple(take), ways
+
+    def count(self, j: int, left: tuple[int, ...]) -> int:
+        if j == len(self.sizes):
+            return 1  # the free place takes the rest (its size is what is left)
+        key = (j, left)
         got = self.memo.get(key)
-        if got is not None:
-            return got
-        allowed, n = self.groups[i]
-        total = 0
-        for split in _splits(n, [caps[j] for j in allowed]):
-            rest = list(caps)
-            ways = factorial(n)
-            for j, k in zip(allowed, split, strict=True):
-                rest[j] -= k
-                ways //= factorial(k)
-            total += ways * self.count(i + 1, tuple(rest))
-        self.memo[key] = total
-        return total
+        if got is None:
+            got = 0
+            for take, ways in self.options(j, left):
+                got += ways * self.count(j + 1, tuple(a - b for a, b in zip(left, take, strict=True)))
+            self.memo[key] = got
+        return got
 
 
-_COUNTERS: dict[tuple[tuple[tuple[int, ...], int], ...], _Counter] = {}
+_PLANS: dict[tuple[object, ...], _Plan] = {}
 
 
-def _counter(groups: tuple[tuple[tuple[int, ...], list[int]], ...]) -> _Counter:
-    key = tuple((allowed, len(cards)) for allowed, cards in groups)
-    counter = _COUNTERS.get(key)
-    if counter is None:
-        if len(_COUNTERS) > 512:
-            _COUNTERS.clear()
-        counter = _COUNTERS[key] = _Counter(key)
-    return counter
+def _problem(pool: int, places: Sequence[Place]) -> tuple[_Plan, list[list[int]], list[list[int]], list[int]]:
+    """The plan, the cards per group, the original places behind each merged constrained
+    place, and the original places merged into the free place."""
+    merged: dict[int, list[int]] = {}
+    free: list[int] = []
+    for j, (size, forbidden) in enumerate(places):
+        if not size:
+            continue
+        if forbidden & pool:
+            merged.setdefault(forbidden & pool, []).append(j)
+        else:
+            free.append(j)
+    masks = list(merged)
+    groups: dict[tuple[bool, ...], list[int]] = {}
+    for c in cards_in(pool):
+        groups.setdefault(tuple(not (m >> c) & 1 for m in masks), []).append(c)
+    keys = sorted(groups)
+    sizes = tuple(sum(places[j][0] for j in merged[m]) for m in masks)
+    admits = tuple(tuple(key[i] for key in keys) for i in range(len(masks)))
+    shape = (sizes, admits, tuple(len(groups[k]) for k in keys))
+    plan = _PLANS.get(shape)
+    if plan is None:
+        if len(_PLANS) > 256:
+            _PLANS.clear()
+        plan = _PLANS[shape] = _Plan(sizes, admits)
+    return plan, [groups[k] for k in keys], [merged[m] for m in masks], free
 
 
 def count_deals(pool: int, places: Sequence[Place]) -> int:
@@ -150,41 +168,53 @@ def count_deals(pool: int, places: Sequence[Place]) -> int:
     count) that put no card where it is forbidden."""
     if sum(size for size, _ in places) != pool.bit_count():
         return 0
-    groups = _groups(pool, places)
-    return _counter(groups).count(0, tuple(size for size, _ in places))
+    plan, cards, behind, free = _problem(pool, places)
+    total = plan.count(0, tuple(len(g) for g in cards))
+    # the merged places split their cards in every way; so does the free place
+    for parts in [*behind, free]:
+        left = sum(places[j][0] for j in parts)
+        for j in parts:
+            total *= comb(left, places[j][0])
+            left -= places[j][0]
+    return total
+
+
+def _split(cards: list[int], parts: list[int], places: Sequence[Place], out: list[int],
+           rng: random.Random) -> None:
+    rng.shuffle(cards)
+    pos = 0
+    for j in parts:
+        size = places[j][0]
+        out[j] = _mask(cards[pos:pos + size])
+        pos += size
 
 
 def _deal_exact(pool: int, places: Sequence[Place], rng: random.Random) -> list[int]:
-    groups = _groups(pool, places)
-    counter = _counter(groups)
-    caps = tuple(size for size, _ in places)
-    total = counter.count(0, caps)
-    if total == 0:
-        raise ValueError("no deal satisfies the constraints (the state contradicts itself)")
+    plan, cards, behind, free = _problem(pool, places)
+    left = tuple(len(g) for g in cards)
+    remaining = [g[:] for g in cards]
     out = [0] * len(places)
-    for i, (allowed, cards) in enumerate(groups):
-        n = len(cards)
-        r = rng.randrange(total)
-        for split in _splits(n, [caps[j] for j in allowed]):
-            rest = list(caps)
-            ways = factorial(n)
-            for j, k in zip(allowed, split, strict=True):
-                rest[j] -= k
-                ways //= factorial(k)
-            weight = ways * counter.count(i + 1, tuple(rest))
+    if plan.count(0, left) == 0:
+        raise ValueError("no deal satisfies the constraints (the state contradicts itself)")
+    for j in range(len(plan.sizes)):
+        r = rng.randrange(plan.count(j, left))
+        for take, ways in plan.options(j, left):
+            after = tuple(a - b for a, b in zip(left, take, strict=True))
+            weight = ways * plan.count(j + 1, after)
             if r < weight:
                 break
             r -= weight
-        else:  # pragma: no cover - the weights add up to ``total``
+        else:  # pragma: no cover - the weights add up to the count
             raise AssertionError("exact sampler: weights do not add up")
-        shuffled = cards[:]
-        rng.shuffle(shuffled)
-        pos = 0
-        for j, k in zip(allowed, split, strict=True):
-            out[j] |= _mask(shuffled[pos:pos + k])
-            pos += k
-        caps = tuple(rest)
-        total = weight // ways
+        got: list[int] = []
+        for t, k in enumerate(take):
+            if k:
+                chosen = rng.sample(remaining[t], k)
+                got.extend(chosen)
+                remaining[t] = [c for c in remaining[t] if c not in chosen]
+        _split(got, behind[j], places, out, rng)
+        left = after
+    _split([c for g in remaining for c in g], free, places, out, rng)
     return out
 
 
