@@ -223,10 +223,18 @@ def brute_deals(pool, places):
     return out
 
 
+PLACES = {
+    "distinct voids": [(2, 1 << 3 | 1 << 4 | 1 << 5), (3, 1 << 9), (2, 1 << 6 | 1 << 7 | 1 << 8)],
+    # two hands with the same void (merged, then split) and two places that forbid nothing
+    "merged and free": [(1, 0b111 << 3), (2, 0b111 << 3), (2, 0), (1, 1 << 9), (1, 0)],
+}
+
+
 @pytest.mark.parametrize("tries", [0, 1, 24])
-def test_deal_uniform_is_uniform_over_the_consistent_deals(tries):
+@pytest.mark.parametrize("shape", sorted(PLACES))
+def test_deal_uniform_is_uniform_over_the_consistent_deals(tries, shape):
     pool = 0b1111111 << 3  # cards 3..9
-    places = [(2, 1 << 3 | 1 << 4 | 1 << 5), (3, 1 << 9), (2, 1 << 6 | 1 << 7 | 1 << 8)]
+    places = PLACES[shape]
     worlds = brute_deals(pool, places)
     assert count_deals(pool, places) == len(worlds)
     rng = random.Random(11)
