@@ -16,9 +16,20 @@ a hand as it is now (hands only shrink during play, and the cards played since a
 
 ``deal_uniform`` draws uniformly over all consistent deals of a card pool into places:
 first by rejection from unconstrained uniform deals (each success is uniform over the
-consistent deals), and when that keeps failing by exact counting (cards grouped by the set of
-places that admit them; the number of completions per group split is a product of
-multinomials, memoised). Both stages draw uniformly, so their mixture is uniform.
+consistent deals), and when that keeps failing by exact counting: places with the same
+forbidden mask are merged and the unconstrained ones become one free place; the cards are
+grouped by the constrained places that admit them, and a memoised count over "how many cards
+of each group are left" gives each place's choice its exact weight (products of binomials).
+Both stages draw uniformly, so their mixture is uniform.
+
+What is uniform: the places of the hidden cards now (the talon in order), together with the
+hidden facts that change which places are possible (the Rufer holder, with the card given
+back to him; the card a modern sniffer or knocker took unseen): the weight of such a fact is
+the number of deals it allows, as a uniformly shuffled deck would give it. Facts that only
+the history records (which of a player's cards he drew from the talon, which of a Frage
+declarer's cards lay in the tapp, the order of the dealt hands) are drawn uniformly among the
+consistent ones afterwards; no rule reads them after they happened. After a Tapp deal the
+settlement shows what the tapp was worth: a sampled tapp keeps its card points.
 
 The per-engine functions (``resample_tippen``, ``resample_tapp``) are the one adapter that
 reads engine internals: they list the hidden places and constraints and write a sampled world
