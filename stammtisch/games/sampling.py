@@ -337,6 +337,11 @@ def resample_tapp(state: TappState, seat: int | None, rng: random.Random) -> Tap
     holder_hidden = (c >= 0 and seat != d and seat != state.holder
                      and not (state.called_in_tapp and g.rules.rufer_in_tapp == "none"))
     forced = False
+    if c >= 0 and (hidden >> c) & 1:
+        # known_mask names the called card's place for everyone; should that change (after a
+        # give-back only the declarer and the holder know it), this card must be constrained
+        # to the declarer's hand or, given back, the holder's: fail loudly rather than leak.
+        raise NotImplementedError("resample_tapp: the called card's place is hidden from this seat")
     if holder_hidden:
         owner = next((s for s in range(n) if s != d and ((state.hands[s] >> c) & 1
                       or (_plays_by(log, N, s) >> c) & 1)), -1)
