@@ -23,6 +23,7 @@ pot and reserve the state shows are the table's balances plus those transfers.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable, Sequence
 from enum import IntEnum
 from typing import Any, ClassVar
@@ -871,6 +872,12 @@ class TippenState(EngineState):
         c.log = self.log[:]
         c.folded = self.folded[:]
         return c
+
+    def resample(self, seat: int | None, rng: random.Random) -> TippenState:
+        """A full state consistent with what ``seat`` knows, random in the rest (``sampling``)."""
+        from .sampling import resample_tippen
+
+        return resample_tippen(self, self._viewer(seat), rng)
 
     # -- what a seat may know -----------------------------------------------------------------
     def card_sets(self) -> dict[str, int]:

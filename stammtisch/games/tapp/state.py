@@ -9,6 +9,7 @@ the settlement (pure functions in ``scoring``), the result, the view and what a 
 
 from __future__ import annotations
 
+import random
 from collections.abc import Callable
 from enum import IntEnum
 from itertools import combinations, repeat
@@ -160,6 +161,12 @@ class TappState(EngineState):
         c._legal = self._legal
         c._net = self._net
         return c
+
+    def resample(self, seat: int | None, rng: random.Random) -> TappState:
+        """A full state consistent with what ``seat`` knows, random in the rest (``sampling``)."""
+        from ..sampling import resample_tapp
+
+        return resample_tapp(self, self._viewer(seat), rng)
 
     def _pot_now(self) -> int:
         pot = self.table.pot

@@ -1,0 +1,380 @@
+"""World sampling (issue 9 item 1): ``state.resample(seat, rng)``.
+
+Properties over every preset with random valid options: the sampled state shows ``seat`` the
+same view and the same known cards, conserves the cards, is the state its own deck and log
+replay to (so every past action was legal in the sampled world), and plays to the end; the
+hidden cards really vary; and on tiny positions the sampled worlds are uniform over the
+consistent worlds enumerated by brute force.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from itertools import permutations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from test_tippen_properties import tippen_rules
+
+from stammtisch.cards import cards_in
+from stammtisch.games import TableState, new_game
+from stammtisch.games import tippen as T
+from stammtisch.games.sampling import count_deals, deal_uniform, trick_forbidden
+from stammtisch.games.tapp import MODERN_CONTRACTS, TappState
+from stammtisch.games.tapp import Phase as TP
+from stammtisch.games.tippen import TippenState
+from stammtisch.games.tricks import legal_follows
+from stammtisch.rules import ruleset
+from stammtisch.rules.tapp import TAPP_PRESETS
+
+TAPP_CONFIGS = [(rid, {}) for rid in sorted(TAPP_PRESETS)] + [
+    ("tapp/modern", {"players": 4}),
+    ("tapp/modern", {"pack": "skat32"}),
+    ("tapp/modern", {"rufer_in_tapp": "swap"}),
+    ("tapp/modern", {"pack": "skat32", "players": 4, "rufer_in_tapp": "swap"}),
+    ("tapp/classic-1879", {"pot": True}),
+]
+
+
+# ------------------------------------------------------------------ consistency by replay
+def _plays(log, num_cards, seat, after=-1):
+    m = 0
+    for i, (s, a) in enumerate(log):
+        if s == seat and a < num_cards and i > after:
+            m |= 1 << a
+    return m
+
+
+def tapp_deck(s: TappState) -> list[int]:
+    """A deck from which the deal of ``s`` was dealt (the test's own account of the deal)."""
+    g = s.game
+    n, N, d = s.n, g.N, s.declarer
+    have = [s.hands[x] | _plays(s.log, N, x) for x in range(n)]
+    tapp = s.tapp
+    if s.picked:
+        have[d] = (have[d] | (s.tapp if s.phase != TP.DISCARD else 0)) & ~s.picked
+        tapp = s.picked
+    if s.called >= 0 and not (s.called_in_tapp and g.rules.rufer_in_tapp == "none"):
+        c = 1 << s.called
+        gift = 1 << s.given if s.given >= 0 else 0
+        have[d] = (have[d] | gift) & ~c  # the called card may be the one given back
+        if s.called_in_tapp:
+            tapp = (tapp & ~gift) | c
+        else:
+            have[s.holder] = (have[s.holder] & ~gift) | c
+    parts = [cards_in(have[(s.fh + r) % n]) for r in range(n)] + [cards_in(tapp)]
+    deck = []
+    for receiver in g.deal_plan:
+        deck.append(parts[receiver].pop())
+    return deck
+
+
+def replayed(s, deck):
+    g = s.game
+    r = g.new_deal(s.table, deck)
+    for seat, a in s.log:
+        assert r.current_player() == seat
+        r.apply(a)
+    return r
+
+
+def fields(s):
+    cls = TippenState if isinstance(s, TippenState) else TappState
+    skip = {"game", "table", "_result", "_legal", "_net"}
+    return {k: getattr(s, k) for k in cls.__slots__ if k not in skip}
+
+
+def check_world(state, world, seat):
+    """``world`` is a consistent state that ``seat`` cannot tell from ``state``."""
+    assert type(world) is type(state)
+    assert world.view(seat) == state.view(seat)
+    assert world.known_mask(seat) == state.known_mask(seat)
+    known = state.known_mask(seat)
+    if isinstance(state, TippenState):
+        sets = world.card_sets()
+        assert sum(m.bit_count() for m in sets.values()) == world.game.size
+        assert world.deck and sorted(world.deck) == list(range(world.game.size))
+        for name, m in state.card_sets().items():  # the known cards lie where they lay
+            assert sets[name] & known == m & known, name
+        for x in range(state.game.num_players):
+            assert world.hands[x] & known == state.hands[x] & known
+        deck = list(world.deck)
+    else:
+        parts = [*world.hands, world.tapp, _plays(world.log, world.game.N, -1) or sum(
+            1 << a for _, a in world.log if a < world.game.N)]
+        assert sum(p.bit_count() for p in parts) == world.game.N
+        for x in range(state.n):
+            assert world.hands[x] & known == state.hands[x] & known
+        assert world.tapp & known == state.tapp & known
+        deck = tapp_deck(world)
+    # the world is what its deal and the public log replay to: every past action was legal
+    assert fields(replayed(world, deck)) == fields(world)
+
+
+def play_out(world, rng):
+    w = world.clone()
+    while not w.is_terminal():
+        w.apply(rng.choice(w.legal_actions()))
+    assert w.result() is not None
+    assert len(w.returns()) == w.game.num_players
+
+
+def random_states(game, rng, deals=1):
+    """Every state of ``deals`` random deals with random play."""
+    for _ in range(deals):
+        deck = list(range(game.pack.size))
+        rng.shuffle(deck)
+        s = game.new_deal(TableState(dealer=rng.randrange(game.num_players),
+                                     pot=rng.choice([0, 0, 3 * game.num_players])), deck)
+        yield s.clone()
+        while not s.is_terminal():
+            s.apply(rng.choice(s.legal_actions()))
+            yield s.clone()
+
+
+# ------------------------------------------------------------------ properties
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tippen_rules(), st.randoms(use_true_random=False))
+def test_tippen_resample_is_consistent_for_every_seat(rules, rnd):
+    game = new_game(rules)
+    rng = random.Random(rnd.random())
+    for s in random_states(game, rng):
+        for seat in [None, *range(game.num_players)]:
+            w = s.resample(seat, rng)
+            check_world(s, w, seat)
+            play_out(w, rng)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(TAPP_CONFIGS), st.randoms(use_true_random=False))
+def test_tapp_resample_is_consistent_for_every_seat(config, rnd):
+    game = new_game(ruleset(*config))
+    rng = random.Random(rnd.random())
+    for s in random_states(game, rng):
+        for seat in [None, *range(game.num_players)]:
+            w = s.resample(seat, rng)
+            check_world(s, w, seat)
+            play_out(w, rng)
+
+
+def test_hidden_cards_vary_and_known_cards_stay():
+    rng = random.Random(7)
+    for rid, opts in [("tapp/modern", {}), ("tippen/grupp-1975", {})]:
+        game = new_game(ruleset(rid, opts))
+        states = [s for s in random_states(game, rng) if s.phase == (TP.PLAY if rid.startswith("tapp")
+                                                                         else T.PLAY)]
+        s = states[len(states) // 3]
+        for seat in range(game.num_players):
+            worlds = [s.resample(seat, rng) for _ in range(30)]
+            others = {tuple(h for x, h in enumerate(w.hands) if x != seat) for w in worlds}
+            assert len(others) > 10, (rid, seat)
+            assert all(w.hands[seat] == s.hands[seat] for w in worlds)
+
+
+# ------------------------------------------------------------------ the voids, exactly
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, (1 << 32) - 1), st.integers(0, 31), st.integers(0, 31), st.integers(0, 31),
+       st.integers(0, 3), st.sampled_from(["always", "untrumped", "never"]), st.booleans())
+def test_trick_forbidden_is_legal_follows_read_backwards(hand, card, lead, win, trump, must, head):
+    suits = tuple(0xFF << (8 * k) for k in range(4))
+    tm = suits[trump]
+    led = suits[lead // 8]
+    if not ((win // 8 == lead // 8 and win >= lead) or (tm >> win) & 1):
+        win = lead  # the winning card is the lead, a higher card of its suit, or a trump
+    if card in (lead, win):
+        return
+    hand = (hand | 1 << card) & ~(1 << lead) & ~(1 << win)
+    legal = legal_follows(hand, led, tm, win, suits[win // 8], must, head)
+    forbidden = trick_forbidden(card, led, tm, win, suits[win // 8], must, head)
+    assert bool((legal >> card) & 1) == (hand & forbidden == 0)
+
+
+# ------------------------------------------------------------------ uniformity
+def chi_square_bound(cells: int, z: float = 4.0) -> float:
+    """A quantile of the chi-square law with ``cells - 1`` degrees of freedom far in the tail
+    (Wilson–Hilferty, z standard deviations): a fixed-seed test that fails only when the
+    counts are not uniform."""
+    k = cells - 1
+    return float(k * (1 - 2 / (9 * k) + z * (2 / (9 * k)) ** 0.5) ** 3)
+
+
+def assert_uniform(counts: Counter, worlds: set, draws: int):
+    assert set(counts) == worlds  # no inconsistent world, and every consistent one appears
+    expected = draws / len(worlds)
+    chi2 = sum((counts[w] - expected) ** 2 / expected for w in worlds)
+    assert chi2 < chi_square_bound(len(worlds)), (chi2, len(worlds))
+
+
+def brute_deals(pool, places):
+    cards = cards_in(pool)
+    out = set()
+    for perm in permutations(cards):
+        deal, pos = [], 0
+        for size, forbidden in places:
+            m = sum(1 << c for c in perm[pos:pos + size])
+            if m & forbidden:
+                break
+            deal.append(m)
+            pos += size
+        else:
+            out.add(tuple(deal))
+    return out
+
+
+PLACES = {
+    "distinct voids": [(2, 1 << 3 | 1 << 4 | 1 << 5), (3, 1 << 9), (2, 1 << 6 | 1 << 7 | 1 << 8)],
+    # two hands with the same void (merged, then split) and two places that forbid nothing
+    "merged and free": [(1, 0b111 << 3), (2, 0b111 << 3), (2, 0), (1, 1 << 9), (1, 0)],
+}
+
+
+@pytest.mark.parametrize("tries", [0, 1, 24])
+@pytest.mark.parametrize("shape", sorted(PLACES))
+def test_deal_uniform_is_uniform_over_the_consistent_deals(tries, shape):
+    pool = 0b1111111 << 3  # cards 3..9
+    places = PLACES[shape]
+    worlds = brute_deals(pool, places)
+    assert count_deals(pool, places) == len(worlds)
+    rng = random.Random(11)
+    draws = 40 * len(worlds)
+    counts = Counter(tuple(deal_uniform(pool, places, rng, tries=tries)) for _ in range(draws))
+    assert_uniform(counts, worlds, draws)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 255), min_size=3, max_size=3), st.integers(0, 2))
+def test_count_deals_is_the_brute_force_count(forbidden, split):
+    pool = 0b11111111
+    sizes = [(3, 3, 2), (2, 2, 4), (1, 4, 3)][split]
+    places = list(zip(sizes, forbidden, strict=True))
+    assert count_deals(pool, places) == len(brute_deals(pool, places))
+
+
+def _consistent(state, hands, follow_rule):
+    """Would every play of ``state``'s log have been legal had the seats held ``hands`` now?
+    (An account of the rules independent of the sampler: replay the plays on the hands.)"""
+    g = state.game
+    n_cards = g.pack.size
+    held = [hands[x] | _plays(state.log, n_cards, x) for x in range(len(hands))]
+    trick = []
+    per_trick = state.n_active if isinstance(state, TippenState) else state.n
+    for x, a in state.log:
+        if a >= n_cards:
+            continue
+        if trick and not (follow_rule(held[x], trick) >> a) & 1:
+            return False
+        held[x] &= ~(1 << a)
+        trick = [] if len(trick) + 1 == per_trick else [*trick, a]
+    return True
+
+
+def _late_state(game, seat_filter, tricks_left, seed, want):
+    rng = random.Random(seed)
+    for s in random_states(game, rng, deals=200):
+        if want(s) and all(h.bit_count() <= tricks_left for h in s.hands) and seat_filter(s):
+            return s
+    raise AssertionError("no such position in 200 deals")
+
+
+def test_tippen_worlds_are_uniform_late_in_a_deal():
+    # Loup with 5 players: 30 cards dealt, 2 in the talon; head the trick, trump while untrumped
+    game = new_game(ruleset("tippen/loup-1821", {"players": 5, "head_trick": True,
+                                                 "void_must_trump": "untrumped"}))
+    s = _late_state(game, lambda s: not s.trick, 1, 3,
+                    lambda s: s.phase == T.PLAY and s.n_active == 5)
+    seat = s.cur
+    g = s.game
+    known = s.known_mask(seat)
+    others = [x for x in range(5) if x != seat]
+    hidden = cards_in(g.pack.full_mask & ~known)
+
+    def follow(hand, trick):
+        led = g.suit_masks[g.suit_of[trick[0]]]
+        win = trick[0]
+        for c in trick[1:]:
+            if (g.beaters[s.trump_mask][win] >> c) & 1:
+                win = c
+        return legal_follows(hand, led, s.trump_mask, win, g.suit_masks[g.suit_of[win]],
+                             "untrumped", True)
+
+    worlds = set()
+    for perm in permutations(hidden):
+        hands = list(s.hands)
+        for x, c in zip(others, perm, strict=False):
+            hands[x] = 1 << c
+        if _consistent(s, hands, follow):
+            worlds.add((tuple(hands), perm[len(others):]))
+    rng = random.Random(5)
+    draws = 30 * len(worlds)
+    counts = Counter()
+    for _ in range(draws):
+        w = s.resample(seat, rng)
+        counts[(tuple(w.hands), w.talon[w.talon_pos:])] += 1
+    assert len(worlds) < 6 * 5 * 4 * 3 * 2  # the voids rule worlds out
+    assert_uniform(counts, worlds, draws)
+
+
+def test_tapp_worlds_are_uniform_late_in_a_deal():
+    game = new_game(ruleset("tapp/modern", {}))
+    s = _late_state(game, lambda s: s.trick == [] and s.declarer >= 0 and s.called < 0,
+                    2, 4, lambda s: s.phase == TP.PLAY)
+    seat = next(x for x in range(3) if x != s.declarer)
+    g = s.game
+    known = s.known_mask(seat)
+    hidden = cards_in(g.full & ~known)
+    sizes = [(s.hands[x] & ~known).bit_count() for x in range(3)] + [s.tapp.bit_count()]
+
+    def follow(hand, trick):
+        return legal_follows(hand, g.suitmask_of[trick[0]], s.trump, trick[0], 0, "always", False)
+
+    worlds = set()
+    for perm in permutations(hidden):
+        parts, pos = [], 0
+        for size in sizes:
+            parts.append(sum(1 << c for c in perm[pos:pos + size]))
+            pos += size
+        hands = [(s.hands[x] & known) | parts[x] for x in range(3)]
+        if _consistent(s, hands, follow):
+            worlds.add((tuple(hands), parts[3]))
+    rng = random.Random(9)
+    draws = 40 * len(worlds)
+    counts = Counter()
+    for _ in range(draws):
+        w = s.resample(seat, rng)
+        counts[(tuple(w.hands), w.tapp)] += 1
+    assert_uniform(counts, worlds, draws)
+
+
+def test_rufer_holder_is_drawn_as_the_deal_would_have_placed_the_called_card():
+    """A third seat cannot tell who held the called card: another hand of 11 or (swap) the
+    tapp of 3. Uniform worlds give the hand 11/14 of them, before and after the give."""
+    game = new_game(ruleset("tapp/modern", {"rufer_in_tapp": "swap"}))
+    rng = random.Random(13)
+    call = game.A_CONTRACT + next(i for i, c in enumerate(MODERN_CONTRACTS) if c.calls_card)
+    for _ in range(200):
+        deck = list(range(game.N))
+        rng.shuffle(deck)
+        s = game.new_deal(TableState(), deck)
+        s.apply(game.A_PLAY)  # forehand plays, the others say weg
+        s.apply(game.A_WEG)
+        s.apply(game.A_WEG)
+        if call not in s.legal_actions():
+            continue
+        s.apply(call)
+        s.apply(rng.choice(s.legal_actions()))  # the call
+        if s.phase == TP.GIVE:
+            break
+    assert s.phase == TP.GIVE
+    declarer = s.declarer
+    third = next(x for x in range(3) if x not in (declarer, s.holder))
+    other = next(x for x in range(3) if x not in (declarer, third))
+    after = s.clone()
+    after.apply(after.legal_actions()[0])  # the give
+    for state in (s, after):
+        draws = 4000
+        hand = sum(state.resample(third, rng).holder == other for _ in range(draws))
+        expected = draws * 11 / 14
+        sd = (draws * 11 / 14 * 3 / 14) ** 0.5
+        assert abs(hand - expected) < 4 * sd, (state.phase, hand, expected)
