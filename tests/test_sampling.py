@@ -327,7 +327,7 @@ def test_tapp_worlds_are_uniform_late_in_a_deal():
     sizes = [(s.hands[x] & ~known).bit_count() for x in range(3)] + [s.tapp.bit_count()]
 
     def follow(hand, trick):
-        return legal_follows(hand, g.suitmask_of[trick[0]], s.trump, trick[0], 0, "always", False)
+        return legal_follows(hand, g.suitmask_of[trick[0]], s.trump_mask, trick[0], 0, "always", False)
 
     worlds = set()
     for perm in permutations(hidden):

@@ -290,7 +290,7 @@ def tapp_voids(state: TappState) -> list[int]:
     did not follow was void in the led suit, and if it did not trump either, in trumps)."""
     g = state.game
     voids = [0] * state.n
-    trump = state.trump
+    trump = state.trump_mask
     lead = -1
     in_trick = 0
     for s, a in state.log:
@@ -428,8 +428,8 @@ def tippen_voids(state: TippenState) -> list[int]:
             led, win = g.suit_masks[g.suit_of[a]], a
             if r.forced_leads and trick_no == 0 and state.n_active >= 3 and not (tm >> a) & 1:
                 voids[s] |= tm
-            if r.forced_leads and trick_no == 1 and a != g.ace_of[state.trump]:
-                voids[s] |= 1 << g.ace_of[state.trump]
+            if r.forced_leads and trick_no == 1 and a != g.ace_of[state.trump_index]:
+                voids[s] |= 1 << g.ace_of[state.trump_index]
         else:
             voids[s] |= trick_forbidden(a, led, tm, win, g.suit_masks[g.suit_of[win]],
                                         r.void_must_trump, r.head_trick)
@@ -519,7 +519,7 @@ def resample_tippen(state: TippenState, seat: int | None, rng: random.Random) ->
     for _, s, a in discard_entries:
         if a >= g.EXCHANGE_BASE:
             exchanged[s] = (a - g.EXCHANGE_BASE).bit_count()
-    trump_suit = g.suit_masks[state.trump] if state.trump >= 0 else 0
+    trump_suit = g.suit_masks[state.trump_index] if state.trump_index >= 0 else 0
 
     def draw() -> tuple[bool, tuple[list[int], int]]:
         dealt = deal_uniform(hidden, places, rng)
@@ -629,4 +629,4 @@ def _rebuild_deck(w: TippenState, state: TippenState, seat: int | None, remainde
         if swap is not None:
             deck[last], deck[swap] = deck[swap], deck[last]
     w.deck = tuple(deck)
-    w.talon = tuple(deck[talon_start:])  # type: ignore[assignment]  # inferred as () in tippen
+    w.talon = tuple(deck[talon_start:])
