@@ -1,3 +1,3 @@
 """stammtisch: the old German card games Tippen and Tapp."""
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
