@@ -149,7 +149,7 @@ def play(rid: str, deals: int, seed: int) -> dict:
                     pid = probe if isinstance(probe, int) else state.string_to_action(probe)
                     if pid in legal_ids:
                         raise LookupError
-                    if isinstance(probe, str) and probe.startswith("give:"):
+                    if state.action_to_string(pid).startswith("give:"):
                         raise LookupError  # legality of give changed on purpose (item 8)
                     state.apply(pid)
                     feed(["accepted?!", probe])
