@@ -8,6 +8,7 @@ actions. Replay re-applies every action through the engine and so verifies the r
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,8 +112,12 @@ def load(source: str | Path | Record) -> Record:
     return data
 
 
-def replay(source: str | Path | Record, allow_incomplete: bool = False) -> Replay:
-    """Re-apply every action of a record, verifying each. Raises RecordError."""
+def replay(source: str | Path | Record, allow_incomplete: bool = False,
+           on_deal: Callable[[Table], None] | None = None) -> Replay:
+    """Re-apply every action of a record, verifying each. Raises RecordError.
+
+    ``on_deal(table)`` is called after each finished deal (e.g. to add it to a summary while
+    the table is as it was then)."""
     data = load(source)
     players = [str(p) for p in data["players"]]
     options = dict(data.get("options", {}))
@@ -164,6 +169,8 @@ def replay(source: str | Path | Record, allow_incomplete: bool = False) -> Repla
                 f"the actions end before the deal is over ({players[table.current_state().current_player()]} "
                 "is to act)", deal=i
             )
+        if on_deal is not None and not table.in_deal:
+            on_deal(table)
     return Replay(table)
 
 

@@ -12,9 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from ..games.base import IllegalAction
-from ..record import RecordError, load
-from ..rules import RuleError, ruleset
+from ..record import RecordError, replay
 from ..table import Table
 from .simulate import SimulationSummary, account_deal, close_session
 
@@ -40,41 +38,19 @@ def record_files(sources: Iterable[Path]) -> list[Path]:
 
 
 def summarise_record(source: Path | dict[str, Any]) -> tuple[Any, SimulationSummary]:
-    """Replay one record (verifying it) and summarise it as ``simulate`` does; returns (rules, summary)."""
-    data = load(source)
-    try:
-        rules = ruleset(data["ruleset"], data.get("options", {}))
-    except RuleError as e:
-        raise RecordError(str(e)) from None
-    players = [str(p) for p in data["players"]]
-    first = data.get("first_dealer", players[0] if players else None)
-    if first not in players:
-        raise RecordError(f"first_dealer {first!r} is not one of the players")
-    try:
-        table = Table(rules, players, players.index(first))
-    except ValueError as e:
-        raise RecordError(str(e)) from None
-    summary = SimulationSummary(players=players)
-    for i, deal in enumerate(data["deals"]):
-        if not isinstance(deal, dict) or not isinstance(deal.get("deck"), list):
-            raise RecordError("a deal needs a 'deck' list", deal=i)
-        try:
-            state = table.start_deal(table.game.deck_from_strings(deal["deck"]))
-        except (ValueError, TypeError, AttributeError) as e:
-            raise RecordError(f"bad deck: {e}", deal=i) from None
-        for j, item in enumerate(deal.get("actions", [])):
-            name, text = (item.get("player"), item.get("action")) if isinstance(item, dict) else (None, item)
-            if not isinstance(text, str) or (name is not None and name not in players):
-                raise RecordError(f"bad action {item!r}", deal=i, action=j)
-            try:
-                table.apply(text, players.index(name) if name is not None else None)
-            except IllegalAction as e:
-                raise RecordError(f"{text}: {e.message}", deal=i, action=j, rule=e.rule) from None
-        if not state.is_terminal():
-            raise RecordError("the actions end before the deal is over", deal=i)
-        account_deal(summary, table, state)
+    """Replay one record (verifying it: ``record.replay``) and summarise it as ``simulate``
+    does, deal by deal; returns (rules, summary)."""
+    summaries: list[SimulationSummary] = []
+
+    def add(table: Table) -> None:
+        if not summaries:
+            summaries.append(SimulationSummary(players=list(table.players)))
+        account_deal(summaries[0], table, table.current_state())
+
+    table = replay(source, on_deal=add).table
+    summary = summaries[0] if summaries else SimulationSummary(players=list(table.players))
     close_session(summary, table)
-    return rules, summary
+    return table.rules, summary
 
 
 def merge_records(sources: Iterable[Path]) -> tuple[Any, SimulationSummary, int]:
