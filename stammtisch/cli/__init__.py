@@ -8,7 +8,15 @@ from __future__ import annotations
 
 import sys
 
-from . import play_cmd, replay_cmd, report_cmd, rules_cmd, serve_cmd, simulate_cmd  # noqa: F401  (register)
+from . import (  # noqa: F401  (register the commands)
+    play_cmd,
+    replay_cmd,
+    report_cmd,
+    rules_cmd,
+    serve_cmd,
+    simulate_cmd,
+    tournament_cmd,
+)
 from .common import CliError, app, print_error
 
 __all__ = ["CliError", "app", "main"]

@@ -1,0 +1,112 @@
+"""``stammtisch tournament``: bots against each other on the same decks (duplicate play)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import typer
+from rich.table import Table as RichTable
+from rich.text import Text
+
+from ..bots import BOT_NAMES
+from .common import CliError, _build_rules, app, console, err_console
+
+# User-facing texts, together until the i18n catalogue takes them; refusals carry a stable code.
+TEXTS = {
+    "unknown_bot": "unknown bot {bot!r}; bots are {bots}",
+    "two_bots": "a tournament needs at least two different bots (--bots A,B)",
+    "too_many": "{count} bots do not fit at a table of {players}",
+    "title": "{ruleset}: duplicate tournament, {deals} deals per arrangement × {arrangements} "
+             "arrangements, seed {seed}",
+    "bot": "bot", "mean": "net per deal", "ci": "95% interval", "deals": "deals",
+    "pair": "{a} − {b}: {estimate:+.3f} per deal, 95% interval [{low:+.3f}, {high:+.3f}] "
+            "over {n} sessions{verdict}",
+    "better": " — {a} is better", "worse": " — {b} is better", "unclear": " — not distinguishable yet",
+    "roles": "By role (net per deal):",
+    "problems": "warning: {line}",
+}
+
+
+def _refuse(key: str, **values: Any) -> CliError:
+    error = CliError(TEXTS[key].format(**values))
+    error.rule = key  # type: ignore[attr-defined]
+    return error
+
+
+@app.command("tournament")
+def tournament_cmd(
+    ruleset_id: str = typer.Argument(..., metavar="RULESET", help="e.g. tippen/grupp-1975 or tapp/modern"),
+    bots: str = typer.Option(..., "--bots", "-b", help="The bots, comma-separated: e.g. heuristic,random."),
+    deals: int = typer.Option(1000, "--deals", "-k", min=1,
+                              help="Deals per arrangement of the bots (the same decks for every arrangement)."),
+    seed: int | None = typer.Option(None, "--seed", help="Random seed (the same seed, the same figures on "
+                                                         "any number of workers). Drawn and printed if not given."),
+    players: int | None = typer.Option(None, "--players", "-n", help="Number of players."),
+    option: list[str] = typer.Option([], "--option", "-o", help="Rule option key=value (repeatable)."),
+    session_deals: int = typer.Option(10, "--session-deals", min=1,
+                                      help="Deals per session: a table on which the deal rotates and the pot "
+                                           "carries; sessions are the independent units of the intervals."),
+    workers: int | None = typer.Option(None, "--workers", "-w", min=1,
+                                       help="Worker processes (default: all cores; 1 runs in this process)."),
+    ray: str | None = typer.Option(None, "--ray", help="Run on a Ray cluster: auto, HOST:PORT or local."),
+    as_json: bool = typer.Option(False, "--json", help="Print the results as one JSON object."),
+) -> None:
+    """Duplicate tournament: every session's decks are played with every arrangement of the bots
+    over the seats, so the luck of the cards cancels. Per bot the mean net per deal with a 95%
+    interval, every pair's paired difference, and the figures by role (declarer/defender in
+    Tapp, tapper/passer in Tippen).
+
+    Example: stammtisch tournament tapp/modern --bots heuristic,random --deals 2000 --seed 1
+    """
+    from ..sim.batch import BatchError, choose_backend, progress_bar
+    from ..sim.simulate import new_seed
+    from ..sim.tournament import arrangements, run_tournament
+
+    names = [b.strip() for b in bots.split(",") if b.strip()]
+    for b in names:
+        if b not in BOT_NAMES:
+            raise _refuse("unknown_bot", bot=b, bots=", ".join(BOT_NAMES))
+    if len(set(names)) < 2:
+        raise _refuse("two_bots")
+    rules = _build_rules(ruleset_id, players, option)
+    if len(set(names)) > rules.players:
+        raise _refuse("too_many", count=len(set(names)), players=rules.players)
+    job_seed = seed if seed is not None else new_seed()
+    sessions = -(-deals // session_deals)
+    try:
+        backend = choose_backend(workers, ray)
+        with progress_bar(ruleset_id, sessions, unit="sessions",
+                          disable=as_json and not err_console.is_terminal) as tick:
+            result = run_tournament(rules, names, deals, job_seed, backend, session_deals, tick)
+    except BatchError as e:
+        raise CliError(str(e)) from None
+    if not result.sessions:
+        raise CliError("no session finished")
+    data = {"ruleset": ruleset_id, **result.to_json()}
+    for line in data["problems"]:
+        err_console.print(Text(TEXTS["problems"].format(line=line), style="yellow"))
+    if as_json:
+        sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
+        return
+    console.print(Text(TEXTS["title"].format(ruleset=ruleset_id, deals=data["deals_per_arrangement"],
+                                             arrangements=len(arrangements(names, rules.players)),
+                                             seed=job_seed), style="bold"))
+    t = RichTable()
+    for col in ("bot", "mean", "ci", "deals"):
+        t.add_column(TEXTS[col], justify="left" if col == "bot" else "right")
+    for bot, interval in result.per_bot().items():
+        deals_played = sum(s[bot].deals for s in result.sessions)
+        t.add_row(Text(bot), f"{interval.estimate:+.3f}", f"[{interval.low:+.3f}, {interval.high:+.3f}]",
+                  str(deals_played))
+    console.print(t)
+    for a, b, interval in result.pairs():
+        verdict = (TEXTS["better"] if interval.low > 0 else TEXTS["worse"] if interval.high < 0
+                   else TEXTS["unclear"]).format(a=a, b=b)
+        console.print(Text(TEXTS["pair"].format(a=a, b=b, estimate=interval.estimate, low=interval.low,
+                                                high=interval.high, n=interval.n, verdict=verdict)))
+    console.print(Text(TEXTS["roles"]))
+    for bot, roles in result.roles().items():
+        parts = [f"{role} {i.estimate:+.2f} ({d})" for role, (i, d) in roles.items()]
+        console.print(Text(f"  {bot}: " + ", ".join(parts)))
