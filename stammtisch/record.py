@@ -113,11 +113,13 @@ def load(source: str | Path | Record) -> Record:
 
 
 def replay(source: str | Path | Record, allow_incomplete: bool = False,
-           on_deal: Callable[[Table], None] | None = None) -> Replay:
+           on_deal: Callable[[Table], None] | None = None,
+           on_action: Callable[[Table, str], None] | None = None) -> Replay:
     """Re-apply every action of a record, verifying each. Raises RecordError.
 
     ``on_deal(table)`` is called after each finished deal (e.g. to add it to a summary while
-    the table is as it was then)."""
+    the table is as it was then); ``on_action(table, text)`` before each action is applied
+    (e.g. to analyse the position it is played in)."""
     data = load(source)
     players = [str(p) for p in data["players"]]
     options = dict(data.get("options", {}))
@@ -160,6 +162,8 @@ def replay(source: str | Path | Record, allow_incomplete: bool = False,
                 text = item
             if not isinstance(text, str):
                 raise RecordError(f"an action is a string, not {text!r}", deal=i, action=j)
+            if on_action is not None:
+                on_action(table, text)
             try:
                 table.apply(text, seat)
             except IllegalAction as e:

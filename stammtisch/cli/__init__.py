@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 
 from . import (  # noqa: F401  (register the commands)
+    analyze_cmd,
     play_cmd,
     replay_cmd,
     report_cmd,

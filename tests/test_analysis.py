@@ -1,0 +1,69 @@
+"""``stammtisch analyze`` on the RULES.md worked examples: the open-hand values of a deal
+chain from card to card, end at the deal's real result, and name the mistakes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from stammtisch.cli import app
+from stammtisch.record import replay
+from stammtisch.solve.analysis import analyze_record
+
+RECORDS = Path(__file__).parent / "records"
+TAPP = sorted(RECORDS.glob("rules-3-*.json"))
+TIPPEN = sorted(RECORDS.glob("rules-2.4-*.json"))
+
+
+@pytest.mark.parametrize("path", TAPP, ids=lambda p: p.stem)
+def test_tapp_values_chain_and_end_at_the_result(path):
+    analyses = analyze_record(path)
+    summaries = replay(path).summary()["deals"]
+    for a in analyses:
+        plays = a.plays
+        assert plays and all(p.loss >= 0 for p in plays)
+        if a.measure == "declarer-points":
+            assert a.start_value == plays[0].before
+            # with all cards open a card leaves exactly the value the next player starts from
+            for here, nxt in zip(plays, plays[1:], strict=False):
+                assert here.after == nxt.before, (here, nxt)
+            final = summaries[a.deal]["card_points"]["declarer"]
+            assert plays[-1].after == final
+            assert sum(p.loss for p in plays) >= abs(final - a.start_value)
+        elif a.measure == "won":
+            assert all(p.before in (0, 1) and p.after in (0, 1) for p in plays)
+
+
+@pytest.mark.parametrize("path", TIPPEN, ids=lambda p: p.stem)
+def test_tippen_the_last_card_leaves_the_real_tricks(path):
+    data = json.loads(path.read_text())
+    summaries = replay(path).summary()["deals"]
+    for a in analyze_record(path):
+        assert a.measure == "own-tricks"
+        last = a.plays[-1]
+        name = data["players"][last.seat]
+        assert last.after == summaries[a.deal]["tricks"][name]
+        assert all(0 <= p.after <= p.before or p.loss == 0 for p in a.plays)
+
+
+def test_mistakes_are_listed_largest_first_and_json_has_the_shape_of_the_issue():
+    path = RECORDS / "rules-3-classic-frage-65.json"
+    result = CliRunner().invoke(app, ["analyze", str(path), "--json"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    deal = json.loads(result.output)["deals"][0]
+    assert isinstance(deal["start_value"], int)
+    assert set(deal["plays"][0]) == {"seat", "action", "before", "after", "loss"}
+    losses = [m["loss"] for m in deal["mistakes"]]
+    assert losses == sorted(losses, reverse=True) and losses and losses[0] > 0
+    text = CliRunner().invoke(app, ["analyze", str(path)], catch_exceptions=False).output
+    assert "Deal 1: the declarer's card points" in text and "(−" in text
+
+
+def test_a_missing_record_is_one_line():
+    from stammtisch.cli import CliError
+
+    with pytest.raises(CliError, match="no such file"):
+        CliRunner().invoke(app, ["analyze", "nope.json"], catch_exceptions=False)
