@@ -5,7 +5,10 @@ talon or tapp (the Tippen talon in the order still to come), cards folded, disca
 exchanged away unseen, an unturned or unseen upcard, plus the few hidden facts the engines
 record beside the cards (the Rufer holder and the card given to him, the card a modern
 sniffer or knocker took unseen). ``known_mask(seat)`` is the one source of which cards'
-places the seat knows; those stay where they are.
+places the seat knows; those stay where they are. Two cards are public by identity but not
+by place: the called Rufer card after the give (with the declarer, or given back to the
+holder) and a public trump card its dealer may have laid away face down (in his hand, folded
+cards or discards); the sampler keeps each within those places.
 
 The consistent worlds are the ones in which every hidden card lies in a place of the right
 size and no past play would have been illegal from the sampled hand: a player who did not
@@ -24,7 +27,8 @@ Both stages draw uniformly, so their mixture is uniform.
 
 What is uniform: the places of the hidden cards now (the talon in order), together with the
 hidden facts that change which places are possible (the Rufer holder, with the card given
-back to him; the card a modern sniffer or knocker took unseen): the weight of such a fact is
+back to him, which may be the called card itself; the card a modern sniffer or knocker took
+unseen): the weight of such a fact is
 the number of deals it allows, as a uniformly shuffled deck would give it. Facts that only
 the history records (which of a player's cards he drew from the talon, which of a Frage
 declarer's cards lay in the tapp, the order of the dealt hands) are drawn uniformly among the
