@@ -67,13 +67,26 @@ def observe(state: Any) -> tuple[Any, ...]:
             state.current_player(), state.is_terminal(), tuple(state.known_mask(s) for s in seats))
 
 
-def cards_named(obj: Any, skip: tuple[str, ...] = ("ruleset", "game", "legal_actions", "options")) -> set[str]:
-    """The card strings a view names (legal action strings name cards to call: not a leak)."""
+#: view keys that name no card's place (legal action strings name cards to call: not a leak)
+NOT_PLACES = ("ruleset", "game", "legal_actions", "options")
+#: view keys that name a card's identity, not its place: the Rufer ``called`` card after the
+#: give, a ``trump_card`` the dealer laid away face down may lie where the seat cannot know
+#: (``known_mask``); while its place is known, naming it is how the view shows it
+IDENTITY_KEYS = ("called", "trump_card")
+#: log entries that name a card's identity only (the Rufer call: the card's place is known
+#: until the give, then only to the declarer and the holder)
+IDENTITY_ACTIONS = ("call:",)
+
+
+def cards_named(obj: Any, skip: tuple[str, ...] = NOT_PLACES + IDENTITY_KEYS,
+                skip_actions: tuple[str, ...] = IDENTITY_ACTIONS) -> set[str]:
+    """The card strings a view names as lying somewhere the viewer may know."""
     out: set[str] = set()
 
     def walk(x: Any) -> None:
         if isinstance(x, str):
-            out.update(CARD_RE.findall(x))
+            if not x.startswith(skip_actions):
+                out.update(CARD_RE.findall(x))
         elif isinstance(x, dict):
             for k, y in x.items():
                 if k not in skip:
@@ -86,6 +99,11 @@ def cards_named(obj: Any, skip: tuple[str, ...] = ("ruleset", "game", "legal_act
     return out
 
 
+def cards_shown(obj: Any) -> set[str]:
+    """The card strings a view shows at all, by place or by identity (``IDENTITY_KEYS``)."""
+    return cards_named(obj, NOT_PLACES, ())
+
+
 def names_of(mask: int, cards: tuple[str, ...]) -> set[str]:
     return {cards[c] for c in range(len(cards)) if mask >> c & 1}
 
@@ -93,7 +111,7 @@ def names_of(mask: int, cards: tuple[str, ...]) -> set[str]:
 @pytest.fixture
 def conformance():
     """The conformance helpers as one namespace: ``random_rules``, ``observe``,
-    ``cards_named``, ``names_of``."""
+    ``cards_named``, ``cards_shown``, ``names_of``."""
 
     class Helpers:
         pass
@@ -102,6 +120,7 @@ def conformance():
     h.random_rules = random_rules
     h.observe = observe
     h.cards_named = cards_named
+    h.cards_shown = cards_shown
     h.names_of = names_of
     return h
 

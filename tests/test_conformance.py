@@ -51,13 +51,14 @@ def _check_secrets(state, seen, conformance):
     for entry in spectator_view["log"]:
         if entry[1].startswith("play:"):
             played.add(entry[1][5:])
-    assert public <= played | named, ("spectator knows cards nobody showed", public - played - named)
+    shown = conformance.cards_shown(spectator_view)
+    assert public <= played | shown, ("spectator knows cards nobody showed", public - played - shown)
     for seat in range(n):
         v = state.view(seat)
         known = conformance.names_of(state.known_mask(seat), cards)
         named = conformance.cards_named(v)
         assert named <= known, (seat, "view names unknown cards", named - known)
-        seen[seat] |= named
+        seen[seat] |= conformance.cards_shown(v)
         assert known <= seen[seat] | public, (seat, "knows cards it was never shown",
                                              known - seen[seat] - public)
         assert set(v["hand"]) <= known

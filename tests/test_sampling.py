@@ -378,3 +378,145 @@ def test_rufer_holder_is_drawn_as_the_deal_would_have_placed_the_called_card():
         expected = draws * 11 / 14
         sd = (draws * 11 / 14 * 3 / 14) ** 0.5
         assert abs(hand - expected) < 4 * sd, (state.phase, hand, expected)
+
+
+# ------------------------------------------------------------------ identity public, place hidden
+def _rufer_after_give(rules, seed):
+    """A Rufer deal just after the give, with a third seat (neither declarer nor holder)."""
+    game = new_game(rules)
+    rng = random.Random(seed)
+    call = game.A_CONTRACT + next(i for i, c in enumerate(MODERN_CONTRACTS) if c.calls_card)
+    for _ in range(500):
+        deck = list(range(game.N))
+        rng.shuffle(deck)
+        s = game.new_deal(TableState(), deck)
+        s.apply(game.A_PLAY)  # forehand plays, the others say weg
+        s.apply(game.A_WEG)
+        s.apply(game.A_WEG)
+        if call not in s.legal_actions():
+            continue
+        s.apply(call)
+        s.apply(rng.choice(s.legal_actions()))  # the call
+        if s.phase == TP.GIVE and s.holder >= 0:
+            s.apply(rng.choice(s.legal_actions()))  # the give
+            return s
+    raise AssertionError("no Rufer deal with a holder in 500 deals")
+
+
+@pytest.mark.parametrize("opts", [{}, {"rufer_in_tapp": "swap"}])
+def test_after_the_give_only_declarer_and_holder_know_where_the_called_card_is(opts):
+    s = _rufer_after_give(ruleset("tapp/modern", opts), 21)
+    c = 1 << s.called
+    third = next(x for x in range(3) if x not in (s.declarer, s.holder))
+    assert not s.known_mask(third) & c
+    assert not s.known_mask(None) & c
+    assert s.known_mask(s.declarer) & c and s.known_mask(s.holder) & c
+    # once played, it is known to all
+    while not s.is_terminal() and not (s.known_mask(None) & c):
+        s.apply(sorted(s.legal_actions(), key=lambda a: a != s.called)[0])
+    assert s.known_mask(third) & c or s.is_terminal()
+
+
+def test_a_third_seat_cannot_tell_whether_the_called_card_was_given_back():
+    """Uniform worlds: the declarer gave back any of his 12 cards, so the called card is
+    back with the holder (hand of 11, or with swap the tapp of 3) in 1/12 of them; the
+    holder is the other hand in 11/14 of them."""
+    s = _rufer_after_give(ruleset("tapp/modern", {"rufer_in_tapp": "swap"}), 5)
+    d, c = s.declarer, s.called
+    third = next(x for x in range(3) if x not in (d, s.holder))
+    other = next(x for x in range(3) if x not in (d, third))
+    rng = random.Random(17)
+    draws = 3000
+    back = with_other = 0
+    for i in range(draws):
+        w = s.resample(third, rng)
+        if i < 50:
+            check_world(s, w, third)
+        if (w.hands[d] >> c) & 1:
+            assert w.given != c
+        else:  # given back: with the holder, or in the tapp he swapped it from
+            back += 1
+            assert w.given == c
+            assert (w.tapp if w.called_in_tapp else w.hands[w.holder]) >> c & 1
+        with_other += w.holder == other
+    for hits, p in ((back, 1 / 12), (with_other, 11 / 14)):
+        sd = (draws * p * (1 - p)) ** 0.5
+        assert abs(hits - draws * p) < 4 * sd, (hits, draws * p)
+    # the declarer and the holder know: their worlds keep the called card where it is
+    for seat in (d, s.holder):
+        for _ in range(20):
+            w = s.resample(seat, rng)
+            assert w.given == s.given and w.holder == s.holder
+            assert w.hands[d] >> c & 1 == s.hands[d] >> c & 1
+
+
+def _dealer_laid_away(rules, seed, want):
+    """A Tippen state right after the dealer, holding the public trump card, laid cards away."""
+    game = new_game(rules)
+    rng = random.Random(seed)
+    W = game.WORD_BASE
+    for _ in range(500):
+        deck = list(range(game.pack.size))
+        rng.shuffle(deck)
+        s = game.new_deal(TableState(dealer=rng.randrange(game.num_players)), deck)
+        while not s.is_terminal():
+            legal = s.legal_actions()
+            a = W + T.W_SNIFF if W + T.W_SNIFF in legal else rng.choice(legal)
+            if s.phase == T.DECLARE:
+                a = W + T.W_TAP
+            mover = s.cur
+            s.apply(a)
+            if mover == s.dealer and want(s.game, a):
+                return s
+    raise AssertionError("no such deal in 500 deals")
+
+
+TRUMP_LAID_AWAY = {
+    # a 1859 sniffer took the upcard (shown to all), then discards one card face down
+    "1859 sniff": (ruleset("tippen/dreiblatt-1859", {"sniffing": "1859"}),
+                   lambda g, a: g.DISCARD_BASE <= a < g.WORD_BASE),
+    # the dealer's own last card fixed trumps; he exchanges cards
+    "dealer-last exchange": (ruleset("tippen/drei-karten-1821", {"exchange": True}),
+                             lambda g, a: a > g.EXCHANGE_BASE),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TRUMP_LAID_AWAY))
+def test_a_trump_card_laid_away_face_down_is_known_by_identity_not_by_place(case):
+    rules, want = TRUMP_LAID_AWAY[case]
+    s = _dealer_laid_away(rules, 3, want)
+    g, d, t = s.game, s.dealer, s.trump_card
+    assert s.view(None)["trump_card"] == g.card_names[t]  # its identity stays public
+    others = [x for x in range(g.num_players) if x != d]
+    for seat in [None, *others]:
+        assert not (s.known_mask(seat) >> t) & 1, seat
+    assert (s.known_mask(d) >> t) & 1
+    rng = random.Random(29)
+    for seat in [None, *others]:
+        in_discards = 0
+        for i in range(300):
+            w = s.resample(seat, rng)
+            if i < 30:
+                check_world(s, w, seat)
+            laid = 0
+            for x, a in w.log:
+                if x == d and g.DISCARD_BASE <= a < g.WORD_BASE:
+                    laid |= 1 << (a - g.DISCARD_BASE)
+                elif x == d and a >= g.EXCHANGE_BASE:
+                    laid |= a - g.EXCHANGE_BASE
+            assert ((w.hands[d] | w.folded[d] | laid) >> t) & 1, (seat, "trump card left the dealer")
+            in_discards += (laid >> t) & 1
+        assert 0 < in_discards < 300, (seat, in_discards)
+
+
+def test_a_1859_sniffers_trump_card_is_in_his_discard_as_often_as_a_uniform_deal_says():
+    """He held his 3 cards and the upcard and laid one of the 4 away: 1 in 4 worlds."""
+    rules, want = TRUMP_LAID_AWAY["1859 sniff"]
+    s = _dealer_laid_away(rules, 8, want)
+    g, d, t = s.game, s.dealer, s.trump_card
+    seat = (d + 1) % g.num_players
+    rng = random.Random(31)
+    draws = 2000
+    hits = sum(not (s.resample(seat, rng).hands[d] >> t) & 1 for _ in range(draws))
+    sd = (draws * 0.25 * 0.75) ** 0.5
+    assert abs(hits - draws / 4) < 4 * sd, hits

@@ -5,7 +5,10 @@ talon or tapp (the Tippen talon in the order still to come), cards folded, disca
 exchanged away unseen, an unturned or unseen upcard, plus the few hidden facts the engines
 record beside the cards (the Rufer holder and the card given to him, the card a modern
 sniffer or knocker took unseen). ``known_mask(seat)`` is the one source of which cards'
-places the seat knows; those stay where they are.
+places the seat knows; those stay where they are. Two cards are public by identity but not
+by place: the called Rufer card after the give (with the declarer, or given back to the
+holder) and a public trump card its dealer may have laid away face down (in his hand, folded
+cards or discards); the sampler keeps each within those places.
 
 The consistent worlds are the ones in which every hidden card lies in a place of the right
 size and no past play would have been illegal from the sampled hand: a player who did not
@@ -24,7 +27,8 @@ Both stages draw uniformly, so their mixture is uniform.
 
 What is uniform: the places of the hidden cards now (the talon in order), together with the
 hidden facts that change which places are possible (the Rufer holder, with the card given
-back to him; the card a modern sniffer or knocker took unseen): the weight of such a fact is
+back to him, which may be the called card itself; the card a modern sniffer or knocker took
+unseen): the weight of such a fact is
 the number of deals it allows, as a uniformly shuffled deck would give it. Facts that only
 the history records (which of a player's cards he drew from the talon, which of a Frage
 declarer's cards lay in the tapp, the order of the dealt hands) are drawn uniformly among the
@@ -333,55 +337,60 @@ def resample_tapp(state: TappState, seat: int | None, rng: random.Random) -> Tap
     c = state.called
     give_index = next((i for i, (s, a) in enumerate(log) if s == d and 2 * N <= a < 3 * N), -1)
     real = state.holder if state.holder >= 0 else tapp_place
-    options = [real]
     holder_hidden = (c >= 0 and seat != d and seat != state.holder
                      and not (state.called_in_tapp and g.rules.rufer_in_tapp == "none"))
+    # After the give the called card lies with the declarer, or (given back) with the holder;
+    # only they know which (known_mask). The holder choice is (holder, called card given back).
+    called_hidden = c >= 0 and bool((hidden >> c) & 1)
+    options: list[tuple[int, bool]] = [(real, False)]
     forced = False
-    if c >= 0 and (hidden >> c) & 1:
-        # known_mask names the called card's place for everyone; should that change (after a
-        # give-back only the declarer and the holder know it), this card must be constrained
-        # to the declarer's hand or, given back, the holder's: fail loudly rather than leak.
-        raise NotImplementedError("resample_tapp: the called card's place is hidden from this seat")
     if holder_hidden:
-        owner = next((s for s in range(n) if s != d and ((state.hands[s] >> c) & 1
-                      or (_plays_by(log, N, s) >> c) & 1)), -1)
-        if owner >= 0 or (state.tapp >> c) & 1:  # the called card was given back: the holder shows
+        # a holder who played the called card shows himself (it was given back to him)
+        owner = next((s for s in range(n) if s != d and (_plays_by(log, N, s) >> c) & 1), -1)
+        if owner >= 0:
             forced = True
         else:
-            options = [s for s in range(n) if s != d and s != seat]
+            holders = [s for s in range(n) if s != d and s != seat]
             if g.rules.rufer_in_tapp == "swap":
-                options.append(tapp_place)
+                holders.append(tapp_place)
+            options = [(h, back) for h in holders for back in ((False, True) if called_hidden else (False,))]
     in_give = state.phase == Phase.GIVE
 
-    def places_for(h: int) -> list[Place]:
+    def places_for(h: int, back: bool) -> list[Place]:
         sz = sizes[:]
         if in_give and h != real:  # the holder is one card short until the give
             sz[real] += 1
             sz[h] -= 1
-        return list(zip(sz, forbidden, strict=True))
+        forbid = forbidden[:]
+        if called_hidden:  # the called card lies with the declarer, or given back with ``h``
+            where = h if back else d
+            forbid = [f | (1 << c) if j != where else f for j, f in enumerate(forbid)]
+        return list(zip(sz, forbid, strict=True))
 
-    def gift_choices(h: int) -> int:
-        """How many cards could be the one given back to holder ``h`` (1 before the give)."""
-        if give_index < 0:
+    def gift_choices(h: int, back: bool) -> int:
+        """How many cards could be the one given back to holder ``h`` (1 before the give, and
+        when the called card itself was given back)."""
+        if give_index < 0 or back:
             return 1
         if h == tapp_place:
             return state.tapp.bit_count()
         return state.hands[h].bit_count() + _plays_by(log, N, h, give_index).bit_count()
 
-    option_places = [places_for(h) for h in options]
-    weights = ([count_deals(hidden, p) * gift_choices(h) if all(sz >= 0 for sz, _ in p) else 0
-                for h, p in zip(options, option_places, strict=True)] if len(options) > 1 else [1])
+    option_places = [places_for(h, back) for h, back in options]
+    weights = ([count_deals(hidden, p) * gift_choices(h, back) if all(sz >= 0 for sz, _ in p) else 0
+                for (h, back), p in zip(options, option_places, strict=True)]
+               if len(options) > 1 else [1])
     over = state.phase == Phase.OVER
     tapp_points = g.mask_points(state.tapp)
 
-    def draw() -> tuple[bool, tuple[int, list[int]]]:
+    def draw() -> tuple[bool, tuple[tuple[int, bool], list[int]]]:
         k = choose_weighted(weights, rng) if len(options) > 1 else 0
         dealt = deal_uniform(hidden, option_places[k], rng)
         # After the deal the settlement shows what the tapp was worth: keep its points.
         ok = not over or g.mask_points((state.tapp & known) | dealt[tapp_place]) == tapp_points
         return ok, (options[k], dealt)
 
-    h, dealt = _until(draw)
+    (h, back), dealt = _until(draw)
     w = state.clone()
     w._legal = -1
     for s in range(n):
@@ -390,9 +399,10 @@ def resample_tapp(state: TappState, seat: int | None, rng: random.Random) -> Tap
     if holder_hidden and not forced:
         w.holder = h if h != tapp_place else -1
         w.called_in_tapp = h == tapp_place
-        if give_index >= 0:  # the card given back: any card the holder has had since
+        if give_index >= 0:  # the card given back: the called one, or any other card the
+            # holder has had since
             gets = w.tapp if h == tapp_place else w.hands[h] | _plays_by(log, N, h, give_index)
-            w.given = rng.choice(cards_in(gets))
+            w.given = c if back else rng.choice(cards_in(gets & ~(1 << c)))
             w.log[give_index] = (d, 2 * N + w.given)
     if state.picked and seat != d:  # Frage: which of the declarer's cards came from the tapp
         has = w.hands[d] | _plays_by(log, N, d) | (w.tapp if state.phase != Phase.DISCARD else 0)
@@ -520,9 +530,24 @@ def resample_tippen(state: TippenState, seat: int | None, rng: random.Random) ->
         if a >= g.EXCHANGE_BASE:
             exchanged[s] = (a - g.EXCHANGE_BASE).bit_count()
     trump_suit = g.suit_masks[state.trump_index] if state.trump_index >= 0 else 0
+    # A public trump card the dealer may have laid away face down (a 1859 sniffer's discard,
+    # a ``dealer-last`` exchange): it lies in his hand or folded cards, or among his discards.
+    trump_laid_away = (not secret_take and state.trump_card >= 0
+                       and bool((hidden >> state.trump_card) & 1))
+    if trump_laid_away:
+        dealers = {d, n + d} | {first_discard + k for k, (_, s, _) in enumerate(discard_entries)
+                                if s == d}
+        places = [(size, f | (1 << state.trump_card) if j not in dealers else f)
+                  for j, (size, f) in enumerate(places)]
 
     def draw() -> tuple[bool, tuple[list[int], int]]:
         dealt = deal_uniform(hidden, places, rng)
+        if trump_laid_away:
+            # he was dealt or took it, not drew it: if it is in his hand, he drew at most the
+            # other cards of his hand
+            has = (state.hands[d] & known) | dealt[d] | played_by[d]
+            ok = not (has >> state.trump_card) & 1 or has.bit_count() - 1 >= exchanged[d]
+            return ok, (dealt, state.trump_card)
         if not secret_take:
             return True, (dealt, state.trump_card)
         # The card the dealer took unseen: any trump he has had since (uniform over pairs).

@@ -908,7 +908,9 @@ class TippenState(EngineState):
 
     def known_mask(self, seat: int | None) -> int:
         """The cards whose place ``seat`` may know (RULES.md 2): everyone the cards played,
-        the face-up upcard, a public trump card, the Hupf und Sprung cards; a seat also its
+        the face-up upcard, a public trump card until the dealer who holds it may have laid
+        it away face down (a 1859 sniffer's discard, a ``dealer-last`` dealer's exchange: its
+        identity stays public, its place does not), the Hupf und Sprung cards; a seat also its
         own hand (not while deciding blind whether to knock), the cards it folded, discarded
         or exchanged away; the dealer the trump card he took. Passers' cards, the talon and
         others' discards stay hidden, even after the deal."""
@@ -916,7 +918,14 @@ class TippenState(EngineState):
         known = self.played
         if self.up_state == UP_FACE:
             known |= 1 << self.upcard
-        if self.trump_card >= 0 and (self._trump_card_public() or (seat is not None and seat == self.dealer)):
+        d = self.dealer
+        # the trump card went into the dealer's hand (sniffed in 1859, or his own last card);
+        # an exchange of no card lays nothing away
+        in_dealers_hand = self.taken == TAKE_SNIFF1859 or g.rules.trump_card == "dealer-last"
+        laid_away = in_dealers_hand and any(
+            s == d and (g.DISCARD_BASE <= a < g.WORD_BASE or a > g.EXCHANGE_BASE) for s, a in self.log)
+        if self.trump_card >= 0 and ((self._trump_card_public() and not laid_away)
+                                     or (seat is not None and seat == d)):
             known |= 1 << self.trump_card
         for c in self.jump_cards or ():
             known |= 1 << c

@@ -528,26 +528,30 @@ class TappState(EngineState):
         """The cards whose place ``seat`` may know (RULES.md 3; rules-research P5).
 
         Everyone: the cards played to tricks; a Bettel ouvert declarer's hand once it lies
-        open; once a Rufer card is called, where it goes (the declarer's hand, or the tapp
-        where it lay). The declarer also:
-        the tapp he picked up and what he discarded; the Rufer holder: the card given back
-        to him. A seat always knows its own hand. A Solo's tapp is never
-        seen, not even after the deal."""
+        open; a called Rufer card from the call until the give (it is in the declarer's
+        hand), and always when it lay in the tapp under ``rufer_in_tapp=none`` (nothing is
+        exchanged). After a give only the declarer and the holder know where the called card
+        is: the declarer may give back any card, the called one included (RULES.md 3.4).
+        The declarer also: the tapp he picked up and what he discarded; the Rufer holder: the
+        card given back to him, and so where the called card is. A seat always knows its own
+        hand. A Solo's tapp is never seen, not even after the deal."""
         g = self.game
         known = g.full & ~self.tapp & ~self._unplayed()
         if self._open_hand_shown():
             known |= self.hands[self.declarer]
-        if self.called >= 0:  # once called, all know where it goes: the declarer, or the tapp
-            known |= 1 << self.called
+        called = 1 << self.called if self.called >= 0 else 0
+        stays_in_tapp = self.called_in_tapp and g.rules.rufer_in_tapp == "none"
+        if called and (self.given < 0 or stays_in_tapp):
+            known |= called
         if seat is None:
             return known
         known |= self.hands[seat]
         if seat == self.declarer:
-            known |= self.picked | (self.tapp if self.picked else 0)
+            known |= self.picked | (self.tapp if self.picked else 0) | called
             if self.given >= 0:
                 known |= 1 << self.given
         elif self.given >= 0 and seat == self.holder:
-            known |= 1 << self.given
+            known |= (1 << self.given) | called
         return known
 
     def _unplayed(self) -> int:
