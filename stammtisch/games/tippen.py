@@ -889,14 +889,12 @@ class TippenState(EngineState):
         names = self.game.card_names
         k = self.n_active
         plays = self.log[len(self.log) - self.tricks_done * k:] if self.tricks_done else []
-        chunks = [plays[i:i + k] for i in range(0, len(plays), max(k, 1))]
-        tricks_log: list[dict[str, Any]] = []
-        for i, chunk in enumerate(chunks):
-            if i + 1 < len(chunks):
-                winner = chunks[i + 1][0][0]
-            else:
-                winner = self.last_trick[1] if self.last_trick else -1
-            tricks_log.append({"cards": [[s, names[c]] for s, c in chunk], "winner": winner})
+        # each trick's winner leads the next one; the last winner is kept in last_trick
+        winners = [plays[i][0] for i in range(k, len(plays), k)] if plays else []
+        if plays and self.last_trick:
+            winners.append(self.last_trick[1])
+        tricks_log = [{"cards": [[s, names[c]] for s, c in plays[i * k:i * k + k]], "winner": w}
+                      for i, w in enumerate(winners)]
         summary.update({
             "payments": payments,
             "pot_before": self.table.pot + self.table.reserve,

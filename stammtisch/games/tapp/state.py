@@ -530,14 +530,12 @@ class TappState(EngineState):
             payments.append(entry)
         names = g.pack.cards
         plays = self.log[len(self.log) - self.played * n:] if self.played else []
-        chunks = [plays[i:i + n] for i in range(0, len(plays), n)]
-        tricks_log = []
-        for i, chunk in enumerate(chunks):
-            if i + 1 < len(chunks):
-                winner = chunks[i + 1][0][0]
-            else:
-                winner = self.last_trick[2] if self.last_trick else -1
-            tricks_log.append({"cards": [[s, names[c]] for s, c in chunk], "winner": winner})
+        # each trick's winner leads the next one; the last winner is kept in last_trick
+        winners = [plays[i][0] for i in range(n, len(plays), n)]
+        if self.last_trick:
+            winners.append(self.last_trick[2])
+        tricks_log = [{"cards": [[s, names[c]] for s, c in plays[i * n:i * n + n]], "winner": w}
+                      for i, w in enumerate(winners)]
         out: dict[str, Any] = {"payments": payments, "tricks_log": tricks_log,
                                "tout": self.tout, "kind": self.kind.name.lower()}
         if self.kind == K_RAMSCH:
