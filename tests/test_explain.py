@@ -3,6 +3,7 @@
 stammtisch.explain in English and German, and ``stammtisch replay --tricks`` / ``--json``."""
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -10,8 +11,10 @@ from typer.testing import CliRunner
 
 from stammtisch.cli import app
 from stammtisch.explain import explain, explain_tricks
+from stammtisch.games import TableState, new_game
 from stammtisch.games.base import POT, RESERVE, net_change
 from stammtisch.record import replay
+from stammtisch.rules import PRESETS, ruleset
 
 RECORDS = Path(__file__).parent / "records"
 ALL_RECORDS = sorted(p.stem for p in RECORDS.glob("rules-*.json"))
@@ -208,3 +211,53 @@ def test_replay_json_adds_the_explanation_in_the_chosen_language():
     assert {"dealer", "outcome", "tricks", "net"} <= set(first)
     assert first["explanation"][-1] == "Pot after the deal: 6."
     assert de["deals"][0]["explanation"][-1] == "Topf nach dem Spiel: 6."
+
+
+def test_terminal_play_prints_the_explanation_of_its_settlement(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[1]
+    record = tmp_path / "g.json"
+    proc = subprocess.run(
+        [sys.executable, "-m", "stammtisch.cli", "play", "tapp/modern", "--deals", "1", "--seed", "1",
+         "--record", str(record)],
+        env={**os.environ, "PYTHONPATH": str(root), "COLUMNS": "200"}, cwd=root,
+        input="\n".join(["play", "frage", "1 2", "1 2 3"] + ["1"] * 40) + "\n",
+        capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    table = replay(json.loads(record.read_text())).table
+    lines = explain(table.deals[0].result.summary, table.players, "en")
+    assert any(" of 61: " in line for line in lines)
+    out = [line.strip() for line in proc.stdout.splitlines()]
+    for line in lines:
+        assert line in out
+
+
+@pytest.mark.parametrize("rid", sorted(PRESETS))
+def test_random_deals_of_every_rule_set_are_explained_without_a_gap(rid):
+    """Every payment has a known code and every line is filled, in both languages."""
+    rules = ruleset(rid, ["players=4"] if rid.startswith("tippen/") else [])
+    game = new_game(rules)
+    rng = random.Random(7)
+    deck = list(range(game.pack.size))
+    table = TableState()
+    names = ["A", "B", "C", "D"]
+    for _ in range(40):
+        rng.shuffle(deck)
+        state = game.new_deal(table, deck)
+        while not state.is_terminal():
+            state.apply(rng.choice(state.legal_actions()))
+        result = state.result()
+        assert all(p["code"] != "other" for p in result.summary["payments"]), result.summary["payments"]
+        for lang in ("en", "de"):
+            lines = explain(result.summary, names, lang) + explain_tricks(result.summary, names, lang)
+            assert lines and not any("{" in line or "explain." in line for line in lines), lines
+        pot, reserve = table.pot, table.reserve
+        for t in result.transfers:
+            pot += (t.target == POT) * t.amount - (t.source == POT) * t.amount
+            reserve += (t.target == RESERVE) * t.amount - (t.source == RESERVE) * t.amount
+        if "pot_after" in result.summary:
+            assert result.summary["pot_after"] == pot + reserve
+        table = TableState(result.next_dealer % rules.players, pot, reserve)
