@@ -261,3 +261,36 @@ def test_random_deals_of_every_rule_set_are_explained_without_a_gap(rid):
         if "pot_after" in result.summary:
             assert result.summary["pot_after"] == pot + reserve
         table = TableState(result.next_dealer % rules.players, pot, reserve)
+
+
+@pytest.mark.parametrize("overrides,codes_wanted", [
+    (["players=4", "sniffing=1859", "schieben=true", "hupf_und_sprung=double", "max_bete=9"],
+     {"ante", "ante-schieben", "ante-jump", "reserve-out", "reserve-in", "trick", "bete", "drop",
+      "lone-tapper", "double-bete-sniff"}),
+    (["players=4", "sniffing=modern", "knocking=true"],
+     {"ante", "trick", "bete", "lone-tapper", "bete-one-trick", "double-bete"}),
+])
+def test_every_tippen_payment_code_is_explained(overrides, codes_wanted):
+    rules = ruleset("tippen/grupp-1975", overrides)
+    game = new_game(rules)
+    rng = random.Random(3)
+    deck = list(range(game.pack.size))
+    table = TableState()
+    seen = set()
+    for _ in range(1500):
+        rng.shuffle(deck)
+        state = game.new_deal(table, deck)
+        while not state.is_terminal():
+            state.apply(rng.choice(state.legal_actions()))
+        result = state.result()
+        s = result.summary
+        new = {p["code"] for p in s["payments"]} - seen
+        if new:
+            seen |= new
+            lines = explain(s, ["A", "B", "C", "D"], "de")
+            assert not any("{" in line or "explain." in line for line in lines), lines
+        for b in s["betes"]:  # the bête's reason agrees with the tricks the payer took
+            assert s["tricks"][b["seat"]] == (1 if b["why"] == "one-trick" else 0)
+        reserve = s["reserve_after"]
+        table = TableState(result.next_dealer % rules.players, s["pot_after"] - reserve, reserve)
+    assert seen == codes_wanted
