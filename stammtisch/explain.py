@@ -47,6 +47,12 @@ def _name(account: Any, names: Sequence[str], lang: str) -> str:
     return t(f"explain.account.{account}", lang)
 
 
+def _contract(summary: Mapping[str, Any], lang: str, suits: str) -> str:
+    """The contract by name; a Tout (``frage+tout``) is told on its own line."""
+    contract = summary.get("contract") or ""
+    return contract_name(contract.removesuffix("+tout"), lang, suits)
+
+
 def _tricks_text(tricks: Mapping[Any, int], names: Sequence[str]) -> str:
     return ", ".join(f"{names[int(seat)]} {count}"
                      for seat, count in sorted(tricks.items(), key=lambda kv: int(kv[0])))
@@ -60,7 +66,7 @@ def _payment(entry: Mapping[str, Any], summary: Mapping[str, Any], names: Sequen
         "payee": _name(entry["to"], names, lang),
         "amount": entry["amount"],
         "reason": entry.get("reason", ""),
-        "contract": contract_name(summary.get("contract"), lang, suits),
+        "contract": _contract(summary, lang, suits),
     }
     if code == "trick":
         params["trick"] = entry.get("trick", "")
@@ -128,7 +134,7 @@ def _explain_tapp(summary: Mapping[str, Any], names: Sequence[str], lang: str,
         lines.append(t("explain.all_pass", lang))
         return lines + _payments(summary, names, lang, suits)
     who = names[int(declarer)]
-    contract = contract_name(summary.get("contract"), lang, suits)
+    contract = _contract(summary, lang, suits)
     key = "explain.contract_tout" if summary.get("tout") else "explain.contract"
     lines.append(t(key, lang, declarer=who, contract=contract))
     if "declarer_points" in summary:

@@ -294,3 +294,28 @@ def test_every_tippen_payment_code_is_explained(overrides, codes_wanted):
         reserve = s["reserve_after"]
         table = TableState(result.next_dealer % rules.players, s["pot_after"] - reserve, reserve)
     assert seen == codes_wanted
+
+
+def test_a_tout_is_told_with_its_contract_and_all_tricks():
+    rules = ruleset("tapp/classic-1879", [])
+    game = new_game(rules)
+    rng = random.Random(5)
+    deck = list(range(game.pack.size))
+    for _ in range(3000):
+        rng.shuffle(deck)
+        state = game.new_deal(TableState(), deck)
+        while not state.is_terminal():
+            legal = state.legal_actions()
+            tout = [a for a in legal if state.action_to_string(a) == "tout"]
+            state.apply(tout[0] if tout else rng.choice(legal))
+        s = state.result().summary
+        if s.get("tout"):
+            break
+    assert s["tout"] and s["contract"].endswith("+tout")
+    declarer = "ABC"[s["declarer"]]
+    took_all = s["tricks"][str(s["declarer"])] == game.hand_size
+    lines = explain(s, ["A", "B", "C"], "en")
+    assert lines[0].startswith(f"{declarer} played ") and lines[0].endswith("and announced Tout (all tricks).")
+    assert "+tout" not in " ".join(lines)
+    verdict = f"{declarer} took every trick: won." if took_all else f"{declarer} did not take every trick: lost."
+    assert verdict in lines
