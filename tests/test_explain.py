@@ -158,11 +158,11 @@ def test_tippen_lines_in_english_and_german():
     en = explain(first.summary, NAMES, "en")
     assert en[0] == "Pot before the deal: 0; in play: 3, each trick pays 1, a bête costs 3."
     assert "Tricks: Anna 0, Ben 2, Cora 0, Dirk 1." in en
-    assert "Trick 3: Dirk takes 1 from the pot." in en
-    assert "Cora took no trick: bête of 3 to the pot." in en
+    assert "Trick 3: Dirk +1 from the pot." in en
+    assert "Cora: no trick, bête of 3 to the pot." in en
     assert en[-1] == "Pot after the deal: 6."
     de = explain(first.summary, NAMES, "de")
-    assert "Cora machte keinen Stich: Bête von 3 an den Topf." in de
+    assert "Cora: kein Stich, Bête von 3 an den Topf." in de
     assert de[-1] == "Topf nach dem Spiel: 6."
     assert len(de) == len(en)
 
@@ -170,17 +170,17 @@ def test_tippen_lines_in_english_and_german():
 def test_tapp_lines_in_english_and_german():
     _, (lost,) = deals("rules-3-modern-herzsolo-60")
     en = explain(lost.summary, NAMES[:3], "en")
-    assert en == ["Cora played Heart Solo.", "Card points: Cora 60, the defenders 60.",
+    assert en == ["Declarer: Cora, Heart Solo.", "Card points: Cora 60, the defenders 60.",
                   "Tricks: Anna 2, Ben 4, Cora 5.", "60 of 61: lost.",
-                  "Cora pays Anna 10: Heart Solo lost.", "Cora pays Ben 10: Heart Solo lost."]
+                  "Cora → Anna: 10 (Heart Solo lost).", "Cora → Ben: 10 (Heart Solo lost)."]
     de = explain(lost.summary, NAMES[:3], "de")
     assert "60 von 61: verloren." in de
     _, (bettel,) = deals("rules-3-modern-bettel-lost")
-    assert "The hand ended at trick 3: Ben, the Bettel declarer, took it." in explain(bettel.summary, NAMES[:3], "en")
+    assert "Ended early at trick 3 (Ben): the Bettel declarer took a trick." in explain(bettel.summary, NAMES[:3], "en")
     _, (ramsch,) = deals("rules-3-ramsch-3p-jungfer")
     de = explain(ramsch.summary, NAMES[:3], "de")
-    assert "Die meisten Augen: Cora zahlt jedem anderen." in de
-    assert "Cora zahlt Ben 10: doppelt, Ben machte keinen Stich (Jungfer)." in de
+    assert "Die meisten Augen, zahlt jedem anderen: Cora." in de
+    assert "Cora → Ben: 10 (Jungfer: kein Stich, doppelt)." in de
 
 
 def test_explain_reads_a_summary_that_went_through_json():
@@ -196,11 +196,11 @@ def test_replay_tricks_shows_every_trick_and_the_reason():
                                 catch_exceptions=False)
     assert result.exit_code == 0
     out = result.output
-    assert "Trick 1: Ben ♣9, Cora ♣10, Anna ♣K: Cora takes it." in out
+    assert "Trick 1: Ben ♣9, Cora ♣10, Anna ♣K → Cora." in out
     assert "Trick 3: " in out and "Trick 4: " not in out  # the Bettel ended at trick 3
-    assert "Ben pays Anna 15: Bettel lost." in out
+    assert "Ben → Anna: 15 (Bettel lost)." in out
     plain = CliRunner().invoke(app, ["replay", str(RECORDS / "rules-3-modern-bettel-lost.json")]).output
-    assert "Trick 1: Ben" not in plain and "Ben pays Anna 15: Bettel lost." in plain
+    assert "Trick 1: Ben" not in plain and "Ben → Anna: 15 (Bettel lost)." in plain
 
 
 def test_replay_json_adds_the_explanation_in_the_chosen_language():
@@ -315,7 +315,7 @@ def test_a_tout_is_told_with_its_contract_and_all_tricks():
     declarer = "ABC"[s["declarer"]]
     took_all = s["tricks"][str(s["declarer"])] == game.hand_size
     lines = explain(s, ["A", "B", "C"], "en")
-    assert lines[0].startswith(f"{declarer} played ") and lines[0].endswith("and announced Tout (all tricks).")
+    assert lines[0].startswith(f"Declarer: {declarer}, ") and lines[0].endswith(" with Tout (all tricks announced).")
     assert "+tout" not in " ".join(lines)
-    verdict = f"{declarer} took every trick: won." if took_all else f"{declarer} did not take every trick: lost."
+    verdict = "Every trick taken: won." if took_all else "Not every trick taken: lost."
     assert verdict in lines
