@@ -162,8 +162,8 @@ def test_tippen_lines_in_english_and_german():
     assert "Cora: no trick, bête of 3 to the pot." in en
     assert en[-1] == "Pot after the deal: 6."
     de = explain(first.summary, NAMES, "de")
-    assert "Cora: kein Stich, Bête von 3 an den Topf." in de
-    assert de[-1] == "Topf nach dem Spiel: 6."
+    assert "Cora: kein Stich, Bête von 3 an den Pott." in de
+    assert de[-1] == "Pott nach dem Spiel: 6."
     assert len(de) == len(en)
 
 
@@ -210,7 +210,7 @@ def test_replay_json_adds_the_explanation_in_the_chosen_language():
     first = en["deals"][0]
     assert {"dealer", "outcome", "tricks", "net"} <= set(first)
     assert first["explanation"][-1] == "Pot after the deal: 6."
-    assert de["deals"][0]["explanation"][-1] == "Topf nach dem Spiel: 6."
+    assert de["deals"][0]["explanation"][-1] == "Pott nach dem Spiel: 6."
 
 
 def test_terminal_play_prints_the_explanation_of_its_settlement(tmp_path):
