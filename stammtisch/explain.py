@@ -98,6 +98,8 @@ def _explain_tippen(summary: Mapping[str, Any], names: Sequence[str], lang: str)
         lines.append(t("explain.pot_before", lang, pot=summary.get("pot_before", 0),
                        in_play=summary["pot_in_play"], value=summary.get("trick_value", 0),
                        bete=summary.get("bete", 0)))
+    elif "pot_before" in summary:  # Hupf und Sprung: no hand was dealt, nothing in play
+        lines.append(t("explain.pot_before_only", lang, pot=summary["pot_before"]))
     if outcome == "all-pass":
         lines.append(t("explain.all_pass", lang))
     elif outcome == "jump":

@@ -319,3 +319,23 @@ def test_a_tout_is_told_with_its_contract_and_all_tricks():
     assert "+tout" not in " ".join(lines)
     verdict = "Every trick taken: won." if took_all else "Not every trick taken: lost."
     assert verdict in lines
+
+
+def test_a_hupf_und_sprung_deal_tells_the_pot_and_the_jump():
+    rules = ruleset("tippen/grupp-1975", ["players=4", "hupf_und_sprung=single"])
+    game = new_game(rules)
+    rng = random.Random(1)
+    deck = list(range(game.pack.size))
+    for _ in range(200):
+        rng.shuffle(deck)
+        state = game.new_deal(TableState(pot=6), deck)
+        while not state.is_terminal():
+            state.apply(rng.choice(state.legal_actions()))
+        s = state.result().summary
+        if s["outcome"] == "jump":
+            break
+    assert s["outcome"] == "jump" and s["pot_in_play"] is None
+    dealer = "ABCD"[state.result().dealer]
+    assert explain(s, ["A", "B", "C", "D"], "en") == [
+        "Pot before the deal: 6.", "Hupf und Sprung: the deal passes on without play.",
+        f"{dealer}: ante of 3 into the pot.", "Pot after the deal: 9."]
