@@ -879,8 +879,9 @@ class TippenState(EngineState):
             else:
                 entry["code"] = codes.get(tr.reason, "other")
             payments.append(entry)
-            if entry["code"] in ("bete", "double-bete-sniff", "double-bete", "bete-one-trick"):
-                why = "no-trick" if self.tricks_won[tr.source] == 0 else "one-trick"  # type: ignore[index]
+            if entry["code"] in ("bete", "double-bete-sniff", "double-bete", "bete-one-trick") \
+                    and type(tr.source) is int:
+                why = "no-trick" if self.tricks_won[tr.source] == 0 else "one-trick"
                 taken = {TAKE_SNIFF1859: "sniffed", TAKE_SNIFF_MODERN: "sniffed",
                          TAKE_KNOCK: "knocked"}.get(self.taken)
                 betes.append({"seat": tr.source, "amount": tr.amount, "why": why,
