@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from .cards import CardError
+from .explain import explain
 from .games.base import IllegalAction
 from .rules import RuleError, options_differing, ruleset
 from .table import Table, summarise_deal
@@ -54,10 +55,12 @@ def table_to_record(table: Table) -> Record:
 class Replay:
     table: Table
 
-    def summary(self) -> dict[str, Any]:
-        """The ``replay --json`` object: balances, pot (pot + reserve), deals."""
+    def summary(self, lang: str = "en") -> dict[str, Any]:
+        """The ``replay --json`` object: balances, pot (pot + reserve), deals; each deal's
+        ``explanation`` (plain text lines in ``lang``) says why it ended as it did."""
         t = self.table
         names = t.players
+        suits = "german" if getattr(t.rules, "suits", "french") == "german" else "french"
         deals: list[dict[str, Any]] = []
         for d in t.deals:
             r = d.result
@@ -79,6 +82,7 @@ class Replay:
                     (names[int(k)] if str(k).isdigit() else k): v
                     for k, v in deal["card_points"].items()
                 }
+            entry["explanation"] = explain(r.summary, names, lang, suits)
             deals.append(entry)
         return {
             "ruleset": t.rules.id,

@@ -11,6 +11,11 @@ from stammtisch.games.base import POT, IllegalAction, TableState
 from stammtisch.rules import RuleError, ruleset
 from stammtisch.table import first_dealer_by_ace
 
+
+def first_keys(summary: dict) -> dict:
+    """The summary's original keys (the explanation keys are tested in test_explain.py)."""
+    return {k: summary[k] for k in ("tricks", "active", "outcome")}
+
 A, B, C, D, E = range(5)
 
 
@@ -115,7 +120,7 @@ def test_1859_all_pass_carries_the_pot():
     s = deal(g, dealer=A, pot=6)
     run(s, "pass pass pass pass")
     res = s.result()
-    assert res.summary == {"tricks": {}, "active": [], "outcome": "all-pass"}
+    assert first_keys(res.summary) == {"tricks": {}, "active": [], "outcome": "all-pass"}
     assert transfers(s) == [(A, POT, 3)] and res.next_dealer == B and s.pot == 9
 
 

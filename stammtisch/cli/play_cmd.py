@@ -17,6 +17,7 @@ import typer
 from rich.text import Text
 
 from ..bots import BOT_NAMES, Bot, make_bot
+from ..explain import explain
 from ..games.base import IllegalAction
 from ..i18n import language, t
 from ..i18n.words import action_phrase, card_short, cards_short, choice_text, contract_name, rule_text, suit_name
@@ -257,6 +258,8 @@ class Session:
             code = result.summary.get("outcome") or ""
             outcome = t(f"outcome.{code}", lang) if code else ""
         amounts = amounts_text({self.names[p]: v for p, v in net.items()})
+        for line in explain(result.summary, self.names, lang, self.suits):
+            self.say("  " + line)
         self.say(tx("play.settlement", lang, outcome=outcome, amounts=amounts))
 
     # ------------------------------------------------------------------ input

@@ -10,9 +10,10 @@ import typer
 from rich.table import Table as RichTable
 from rich.text import Text
 
+from ..explain import explain, explain_tricks
 from ..i18n import language, t
 from ..i18n.words import contract_name
-from ..record import RecordError
+from ..record import RecordError, Replay
 from ..record import replay as replay_record
 from .common import CliError, _print_balances, app, check_input_file, console, signed_text, tx
 
@@ -22,6 +23,9 @@ def replay_cmd(
     file: Path = typer.Argument(..., help="A game record (stammtisch-record/1 JSON)."),
     as_json: bool = typer.Option(False, "--json", help="Print balances, pot and deals as JSON."),
     german: bool = typer.Option(False, "--german", help="Texts, contracts and outcomes in German."),
+    tricks: bool = typer.Option(False, "--tricks",
+                                help="Show every deal trick by trick (who played which card, "
+                                     "who took the trick)."),
 ) -> None:
     """Replay a game record, verifying every action, and print the outcome.
 
@@ -38,7 +42,7 @@ def replay_cmd(
         raise CliError(f"{file}: not JSON (not a text file)") from None
     except OSError as e:
         raise CliError(f"{file}: {e.strerror or e}") from None
-    summary = result.summary()
+    summary = result.summary(lang)
     if as_json:
         print(json.dumps(summary, ensure_ascii=False))
         return
@@ -46,7 +50,23 @@ def replay_cmd(
     console.print(tx("replay.verified", lang, ruleset=Text(summary["ruleset"], style="bold"),
                      count=len(summary["deals"])), highlight=False)
     _print_deals(summary, lang, suits)
+    _print_explanations(result, lang, suits, tricks)
     _print_balances(summary["balances"], summary["pot"], lang)
+
+
+def _print_explanations(result: Replay, lang: str, suits: str, tricks: bool) -> None:
+    """Per deal why it ended as it did (and with ``--tricks`` every trick), from the engine's
+    summary through ``stammtisch.explain``."""
+    names = result.table.players
+    for number, deal in enumerate(result.table.deals, 1):
+        if deal.result is None:
+            continue
+        console.print(Text(t("replay.deal_heading", lang, number=number), style="bold"))
+        lines = explain(deal.result.summary, names, lang, suits)
+        if tricks:
+            lines = explain_tricks(deal.result.summary, names, lang) + lines
+        for line in lines:
+            console.print(Text("  " + line), highlight=False)
 
 
 def _outcome(deal: dict[str, Any], lang: str, suits: str) -> str:

@@ -851,11 +851,62 @@ class TippenState(EngineState):
             raise ValueError("the deal is not over yet")
         n = self.game.num_players
         active = [s for s in range(n) if self.status[s] == ACTIVE]
-        summary = {
+        summary: dict[str, Any] = {
             "tricks": {s: self.tricks_won[s] for s in active},
             "active": active,
             "outcome": self.outcome,
         }
+        # What a reader needs to explain the deal (stammtisch.explain): each payment with a
+        # stable code, the pot's figures, every trick and why each bête was paid.
+        codes = {"ante": "ante", "ante (Schieben)": "ante-schieben",
+                 "ante (Hupf und Sprung: skipped seat)": "ante-jump",
+                 "max bête: rest to the reserve": "reserve-out",
+                 "bête from the reserve into play": "reserve-in",
+                 "lone tapper takes the pot": "lone-tapper",
+                 "drop (sniffed and dropped out)": "drop", "bête": "bete",
+                 "double bête (sniffed and took no trick)": "double-bete-sniff",
+                 "double bête (sniffed, no trick)": "double-bete",
+                 "double bête (knocked, no trick)": "double-bete",
+                 "bête (sniffed, only one trick)": "bete-one-trick",
+                 "bête (knocked, only one trick)": "bete-one-trick"}
+        payments: list[dict[str, Any]] = []
+        betes: list[dict[str, Any]] = []
+        for tr in self.transfers:
+            entry: dict[str, Any] = tr.to_json()
+            if tr.reason.startswith("trick "):
+                entry["code"] = "trick"
+                entry["trick"] = int(tr.reason[6:])
+            else:
+                entry["code"] = codes.get(tr.reason, "other")
+            payments.append(entry)
+            if entry["code"] in ("bete", "double-bete-sniff", "double-bete", "bete-one-trick") \
+                    and type(tr.source) is int:
+                why = "no-trick" if self.tricks_won[tr.source] == 0 else "one-trick"
+                taken = {TAKE_SNIFF1859: "sniffed", TAKE_SNIFF_MODERN: "sniffed",
+                         TAKE_KNOCK: "knocked"}.get(self.taken)
+                betes.append({"seat": tr.source, "amount": tr.amount, "why": why,
+                              "taken": taken if entry["code"] != "bete" else None,
+                              "code": entry["code"]})
+        names = self.game.card_names
+        k = self.n_active
+        plays = self.log[len(self.log) - self.tricks_done * k:] if self.tricks_done else []
+        # each trick's winner leads the next one; the last winner is kept in last_trick
+        winners = [plays[i][0] for i in range(k, len(plays), k)] if plays else []
+        if plays and self.last_trick:
+            winners.append(self.last_trick[1])
+        tricks_log = [{"cards": [[s, names[c]] for s, c in plays[i * k:i * k + k]], "winner": w}
+                      for i, w in enumerate(winners)]
+        summary.update({
+            "payments": payments,
+            "pot_before": self.table.pot + self.table.reserve,
+            "pot_in_play": self.pot_in_play,
+            "trick_value": self.trick_value,
+            "bete": self.bete,
+            "pot_after": self.pot + self.reserve,
+            "reserve_after": self.reserve,
+            "betes": betes,
+            "tricks_log": tricks_log,
+        })
         return DealResult(list(self.transfers), self.next_dealer, self.dealer, summary)
 
     def clone(self) -> TippenState:

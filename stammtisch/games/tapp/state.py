@@ -504,9 +504,57 @@ class TappState(EngineState):
                 summary["ended_early"] = self.ended_early
             else:
                 summary["card_points"] = {}
+            summary.update(self._explained())
             self._result = DealResult(list(self.transfers), (self.dealer + 1) % n, self.dealer,
                                       summary)
         return self._result
+
+    def _explained(self) -> dict[str, Any]:
+        """The summary's part for a reader (stammtisch.explain): each payment with a stable
+        code, the card points against what was needed, every trick, why the hand ended early."""
+        g = self.game
+        n = self.n
+        d = self.declarer
+        payments: list[dict[str, Any]] = []
+        for tr in self.transfers:
+            entry: dict[str, Any] = tr.to_json()
+            if tr.reason == "ante":
+                entry["code"] = "ante"
+            elif tr.reason == "ramsch":
+                jungfer = type(tr.target) is int and self.ntricks[tr.target] == 0
+                entry["code"] = "ramsch-jungfer" if jungfer else "ramsch"
+            elif tr.reason.endswith(" (pot)"):
+                entry["code"] = "pot"
+            else:
+                entry["code"] = "contract-won" if tr.target == d else "contract-lost"
+            payments.append(entry)
+        names = g.pack.cards
+        plays = self.log[len(self.log) - self.played * n:] if self.played else []
+        # each trick's winner leads the next one; the last winner is kept in last_trick
+        winners = [plays[i][0] for i in range(n, len(plays), n)]
+        if self.last_trick:
+            winners.append(self.last_trick[2])
+        tricks_log = [{"cards": [[s, names[c]] for s, c in plays[i * n:i * n + n]], "winner": w}
+                      for i, w in enumerate(winners)]
+        out: dict[str, Any] = {"payments": payments, "tricks_log": tricks_log,
+                               "tout": self.tout, "kind": self.kind.name.lower()}
+        if self.kind == K_RAMSCH:
+            top = max(self.points)
+            out["losers"] = [s for s in range(n) if self.points[s] == top]
+            out["jungfer"] = [s for s in range(n) if self.ntricks[s] == 0]
+        elif d >= 0:
+            dp = self.declarer_points()
+            out["declarer_points"] = dp
+            out["defender_points"] = sum(self.points) - self.points[d]
+            if self.kind == Kind.POINTS:
+                out["needed"] = g.rules.min_to_win
+            out["ended_early_reason"] = None
+            if self.ended_early and tricks_log:
+                last = tricks_log[-1]
+                rule = "bettel-declarer-trick" if self.kind == K_BETTEL else "defender-trick"
+                out["ended_early_reason"] = {"trick": len(tricks_log), "winner": last["winner"],
+                                             "rule": rule}
+        return out
 
     def returns(self) -> list[int]:
         if self.phase != OVER:
