@@ -184,9 +184,13 @@ def test_tippen_deal_in_two_browsers_with_a_bot(server, browser):
         play_deal(pages, rng, prefer=["tap", "exchange:", "play:"])
         nets = check_settlement(pages, names)
         assert sum(nets) <= 0  # the dealer's ante goes to the pot
-        # the German labels
+        # the reason for every payment, under the settlement
+        why = p1.get_by_test_id("explanation").text_content()
+        assert "Pot" in why or "pot" in why
+        # the German labels, and the explanation in German
         p2.get_by_test_id("lang-toggle").click()
         assert "Spiel vorbei" in p2.get_by_test_id("deal-result").text_content()
+        assert "Pott" in p2.get_by_test_id("explanation").text_content()
         # next deal by click
         before = event_of(p1)
         p1.get_by_test_id("next-deal").click()

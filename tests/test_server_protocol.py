@@ -247,6 +247,12 @@ def test_record_holds_only_finished_deals(http):
         info = http.get(f"/api/tables/{tid}").json()
         assert info["score"][0]["net"] == [r.table.balances()[n] for n in info["players"]]
         assert len(info["score"]) == 1 and "pot" in info["score"][0]
+        # the finished deal explained, in both languages, from the engine's summary
+        from stammtisch.explain import explain
+
+        assert info["explanation"] == {
+            lang: explain(r.table.deals[0].result.summary, info["players"], lang) for lang in ("en", "de")}
+        assert info["explanation"]["en"] and info["explanation"]["de"] != info["explanation"]["en"]
         w0.send_json({"type": "next"})
         assert c0.next_error()["rule"] == "deal in progress"
 

@@ -41,6 +41,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from ..bots import make_bot
+from ..explain import explain
 from ..games.base import IllegalAction
 from ..rules import ruleset as build_ruleset
 from ..table import Table, draw_first_dealer, summarise_deal
@@ -197,6 +198,7 @@ class LiveTable:
         self.events = 0  # deal starts + actions so far: the number of the latest state
         self.committed: History = []  # every committed deck and action: the undo source
         self.score: list[dict[str, Any]] = []
+        self.last_explanation: dict[str, list[str]] | None = None
         self.bots = {i: make_bot(s.bot, self.rules.family) for i, s in enumerate(seats) if s.bot}
         self.pending: asyncio.TimerHandle | asyncio.Task[None] | None = None
         self.next_deal_at: float | None = None
@@ -268,6 +270,7 @@ class LiveTable:
         self.started = started
         self.events = 0
         self.score = []
+        self.last_explanation = None
         self.committed = []
         for deck, actions in deals:
             self.table.start_deal(self.table.game.deck_from_strings(deck))
@@ -323,6 +326,10 @@ class LiveTable:
                 entry["declarer"] = deal["declarer"]
                 entry["contract"] = deal["contract"]
             self.score.append(entry)
+            # why every counter moved, for the last finished deal only (messages stay small)
+            suits = str(getattr(self.rules, "suits", "french"))
+            self.last_explanation = {lang: explain(result.summary, t.players, lang, suits)
+                                     for lang in ("en", "de")}
 
     def info(self) -> dict[str, Any]:
         t = self.table
@@ -346,6 +353,7 @@ class LiveTable:
             "pot": t.ledger.pot,
             "reserve": t.ledger.reserve,
             "score": self.score,
+            "explanation": self.last_explanation,
             "events": self.events,
             "next_deal_at": self.next_deal_at,
             "waiting": self.waiting,

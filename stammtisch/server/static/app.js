@@ -431,6 +431,8 @@ function render() {
       el("td", { class: "num", "data-testid": `net-${i}`, text: (v.net[i] > 0 ? "+" : "") + v.net[i] })));
     const kids = [el("h3", { text: t("dealOver") + (v.outcome ? ` – ${v.outcome}` : v.contract ? ` – ${contractLabel(v.contract)}` : "") }),
       el("table", {}, el("tr", {}, el("th", { text: "" }), el("th", { text: t("net") })), ...rows)];
+    const why = info.explanation && info.explanation[lang];  // every payment and its reason
+    if (why) kids.push(el("ul", { "data-testid": "explanation", class: "explanation" }, ...why.map((line) => el("li", { text: line }))));
     if (game.seat !== null) kids.push(el("button", { type: "button", class: "primary", "data-testid": "next-deal", onclick: () => send({ type: "next" }), text: t("nextDeal") }));
     const nd = el("small", { "data-testid": "next-deal-countdown" });
     kids.push(nd);
