@@ -232,13 +232,13 @@ class TappState(EngineState):
 
     # ------------------------------------------------------------------ apply
     def apply(self, action: int, seat: int | None = None) -> None:
-        # The hot path: a legal card in the play phase goes straight in; everything else
-        # (every refusal included) takes the shared preamble and the per-phase dispatch.
-        if seat is None and self.phase == PLAY and type(action) is int and action >= 0:
+        # The hot path: a legal card of the seat on turn in the play phase goes straight in;
+        # everything else (every refusal included) takes the shared preamble and the dispatch.
+        if (seat is None or seat == self.cur) and self.phase == PLAY and type(action) is int and action >= 0:
             legal = self._legal
             if legal < 0:
                 legal = self._play_mask()
-            if (legal >> action) & 1:  # _play_card, inlined on the hot path
+            if (legal >> action) & 1:
                 s = self.cur
                 self._legal = -1
                 self.hands[s] ^= 1 << action
@@ -253,31 +253,10 @@ class TappState(EngineState):
                 return
         EngineState.apply(self, action, seat)
 
-    def _play_card(self, action: int) -> None:
-        s = self.cur
-        self._legal = -1
-        self.hands[s] ^= 1 << action
-        trick = self.trick
-        trick.append(action)
-        self.log.append((s, action))
-        if len(trick) == self.n:
-            self._finish_trick()
-        else:
-            s += 1
-            self.cur = s if s < self.n else 0
-
     def _apply(self, action: int) -> None:
-        if self.phase == PLAY:
-            s = self.cur
-            hands = self.hands
-            legal = self._legal
-            if legal < 0:
-                legal = self._play_mask()
-            if (legal >> action) & 1:
-                self._play_card(action)
-                return
+        if self.phase == PLAY:  # a legal card was taken by ``apply``: here only refusals
             if action < self.game.N:
-                self._refuse_play(action, hands[s])
+                self._refuse_play(action, self.hands[self.cur])
             raise self._illegal_phase(action)
         self.APPLY[self.phase](self, action)
 
