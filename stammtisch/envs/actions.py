@@ -49,19 +49,10 @@ from collections.abc import Sequence
 from math import comb
 from typing import Any
 
+from ..cards import cards_in
 from . import _engine
 
 _CACHE_LIMIT = 4096
-
-
-def _bits(mask: int) -> list[int]:
-    """The set bits of ``mask``, ascending."""
-    out = []
-    while mask:
-        low = mask & -mask
-        out.append(low.bit_length() - 1)
-        mask ^= low
-    return out
 
 
 def _contains(ascending: Sequence[int], x: int) -> bool:
@@ -128,7 +119,7 @@ class DenseActions:
         maps = self._by_hand.get(hand)
         if maps is not None:
             return maps
-        cards = _bits(hand)
+        cards = cards_in(hand)
         if len(cards) > self.set_cards:
             raise ValueError(f"a hand of {len(cards)} cards does not fit the {self.set_kind} positions "
                              f"({self.set_cards})")
@@ -209,7 +200,7 @@ class DenseActions:
                 return _engine.action_string(self._namer, engine)
         offset = dense - self.fixed_end
         if self.family == "tippen":
-            positions = _bits(offset)
+            positions = cards_in(offset)
         else:
             positions = colex_unrank(offset, self.discard_size)
         return f"{self.set_kind} of hand positions {','.join(map(str, positions)) or '-'}"
