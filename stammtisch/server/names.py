@@ -63,8 +63,23 @@ def clean_name(raw: str) -> str:
 
 
 def skeleton(name: str) -> str:
-    """The confusable skeleton of a name: equal skeletons mean the names look alike."""
-    folded = unicodedata.normalize("NFKD", name.casefold())
+    """The confusable skeleton of a name: equal skeletons mean the names look alike.
+
+    One folding pass can uncover work for another (NFKD turns a mathematical bold "𝗔" into an
+    upper-case "A" after case folding has run), so the pass repeats until nothing changes:
+    the skeleton of a skeleton is the skeleton itself.
+    """
+    current = name
+    for _ in range(8):
+        folded = _fold_once(current)
+        if folded == current:
+            break
+        current = folded
+    return current
+
+
+def _fold_once(name: str) -> str:
+    folded = unicodedata.normalize("NFKD", unicodedata.normalize("NFKD", name).casefold())
     base = "".join(ch for ch in folded if not unicodedata.combining(ch))
     mapped = "".join(_CONFUSABLES.get(ch, ch) for ch in base)
     mapped = unicodedata.normalize("NFKC", mapped).replace(" ", "")
