@@ -67,3 +67,27 @@ def test_a_missing_record_is_one_line():
 
     with pytest.raises(CliError, match="no such file"):
         CliRunner().invoke(app, ["analyze", "nope.json"], catch_exceptions=False)
+
+
+@pytest.mark.parametrize("name", ["rules-2.4-example-6-max-bete-dreiblatt-1859.json", "rules-3-wt-solo-80.json"])
+def test_the_batch_analysis_on_worker_processes_equals_the_one_in_this_process(name):
+    from stammtisch.sim.batch import Backend
+    from stammtisch.solve.analysis import analyze_record_batch
+
+    path = RECORDS / name
+    alone = [a.to_json() for a in analyze_record(path)]
+    outcome = analyze_record_batch(path, None, Backend("processes", 2))
+    assert outcome.complete and not outcome.problems()
+    assert [a.to_json() for _, chunk in outcome.results for a in chunk] == alone
+    assert len(outcome.results) > 1  # the record really was cut into several chunks
+    last = alone[-1]["deal"]  # one deal alone: the replay stops after it, same judgement
+    single = analyze_record_batch(path, last, Backend("inline", 1))
+    assert [a.to_json() for _, chunk in single.results for a in chunk] == [alone[-1]]
+
+
+def test_analyze_refuses_a_deal_the_record_does_not_have():
+    from stammtisch.cli import CliError
+
+    path = RECORDS / "rules-3-wt-frage-60.json"
+    with pytest.raises(CliError, match="the record has 1 deals; there is no deal 5"):
+        CliRunner().invoke(app, ["analyze", str(path), "--deal", "5"], catch_exceptions=False)

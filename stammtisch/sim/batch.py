@@ -1,6 +1,6 @@
 """Batch work in parallel: in this process, on every core, or on a Ray cluster, same answer.
 
-Every batch job of stammtisch (simulate now; tournaments and analyses later) is cut into
+Every batch job of stammtisch (simulate, report, tournament, analyze) is cut into
 chunks of a fixed number of units (deals). A chunk's random seed is derived from the job's
 seed and the chunk's number only, and results are combined in chunk order, so a job gives the
 same result for any number of workers and any backend.

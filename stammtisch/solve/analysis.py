@@ -15,12 +15,14 @@ chosen it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..record import Record, replay
+from ..record import Record, load, replay
+from ..sim.batch import Backend, BatchOutcome, Chunk, plan_chunks, run_batch
 from ..table import Table
 from .model import Kind, Position
 from .position import position_from_state
@@ -92,13 +94,57 @@ def _mover_wants_more(pos: Position) -> bool:
 def analyze_record(source: str | Path | Record, deal: int | None = None, backend: str = "numba",
                    progress: Callable[[int], None] | None = None) -> list[DealAnalysis]:
     """Analyse every deal of a record (or only deal number ``deal``, 1-based) that reached the
-    play phase. The record is replayed and verified on the way (``record.replay``)."""
+    play phase, in this process. The record is replayed and verified on the way
+    (``record.replay``); ``progress`` is called with the plays judged so far in the deal."""
+    return _analyze_deals(load(source), _wanted(deal), backend, progress)
+
+
+def analyze_record_batch(source: str | Path | Record, deal: int | None, batch: Backend,
+                         progress: Callable[[int], None] | None = None,
+                         backend: str = "numba") -> BatchOutcome[list[DealAnalysis]]:
+    """The same analysis cut into chunks of deals and run on ``batch`` (processes or Ray).
+
+    Every worker replays the record (cheap, and it verifies the deals before the ones it
+    judges) and solves only the deals of its chunk; solving is what costs. The analyses come
+    back in deal order and are the same as ``analyze_record``'s for any number of workers.
+    ``progress`` is called with the deals finished so far.
+    """
+    data = load(source)
+    count = len(data["deals"])
+    wanted = _wanted(deal)
+    if wanted is not None:
+        chunks = [c for c in plan_chunks(count, 1, 0) if c.start in wanted]
+    else:
+        chunk_deals = max(1, -(-count // (4 * batch.workers)))  # a few chunks per worker
+        chunks = plan_chunks(count, chunk_deals, 0)
+    task = functools.partial(_analyze_chunk, data, backend)
+    return run_batch(task, chunks, batch, progress)
+
+
+def _wanted(deal: int | None) -> range | None:
+    return None if deal is None else range(deal - 1, deal)
+
+
+def _analyze_chunk(data: Record, backend: str, chunk: Chunk) -> list[DealAnalysis]:
+    return _analyze_deals(data, range(chunk.start, chunk.start + chunk.size), backend, None)
+
+
+def _analyze_deals(data: Record, wanted: range | None, backend: str,
+                   progress: Callable[[int], None] | None) -> list[DealAnalysis]:
     out: list[DealAnalysis] = []
     current: dict[int, tuple[Solver, DealAnalysis]] = {}
+    last = None if wanted is None else wanted.stop
+
+    class _Done(Exception):
+        """Raised to stop replaying once the wanted deals are judged."""
+
+    def on_deal(table: Table) -> None:
+        if last is not None and len(table.deals) >= last:
+            raise _Done
 
     def on_action(table: Table, text: str) -> None:
         index = len(table.deals) - 1
-        if deal is not None and index != deal - 1:
+        if wanted is not None and index not in wanted:
             return
         state = table.current_state()
         if state.view(None)["phase"] != "play":
@@ -119,5 +165,8 @@ def analyze_record(source: str | Path | Record, deal: int | None = None, backend
         if progress is not None:
             progress(len(analysis.plays))
 
-    replay(source, on_action=on_action)
+    try:
+        replay(data, on_deal=on_deal, on_action=on_action)
+    except _Done:
+        pass
     return out
