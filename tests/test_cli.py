@@ -157,6 +157,30 @@ def test_serve_refuses_a_database_url_it_cannot_use():
     assert code == 2 and "use sqlite:///path or postgresql://" in out
 
 
+def test_serve_limits_are_parsed_and_bad_ones_refused_in_one_line():
+    from stammtisch.cli.serve_cmd import parse_limits
+
+    limits = parse_limits(["max_live_tables=2000", "seat-rate=5.5"])
+    assert limits.max_live_tables == 2000 and limits.seat_rate == 5.5
+    assert parse_limits([]).max_live_tables == 500  # the defaults stay
+    for bad, words in (("nonsense=1", "not NAME=VALUE"), ("max_body", "not NAME=VALUE"),
+                       ("max_body=lots", "must be a number"), ("max_body=0", "above 0"),
+                       ("max_live_tables=1.5", "must be a number")):
+        code, out = run("serve", "--limit", bad)
+        assert code == 2 and words in out, (bad, out)
+
+
+def test_serve_help_does_not_load_the_web_server():
+    import subprocess
+    import sys
+
+    probe = ("import sys; from typer.testing import CliRunner; from stammtisch.cli import app; "
+             "r = CliRunner().invoke(app, ['serve', '--help']); "
+             "print(r.exit_code, 'fastapi' in sys.modules, '--api-docs' in r.output)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60).stdout
+    assert out.split() == ["0", "False", "True"]
+
+
 def test_python_dash_m_stammtisch_is_the_command():
     import subprocess
     import sys

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import socket
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.text import Text
 
 from ..i18n import t
+from ..server.limits import ServerLimits
 from .common import CliError, app, console
 
 
@@ -48,6 +51,30 @@ def check_database_url(url: str) -> None:
             raise CliError(t("cli.postgres_driver")) from None
 
 
+def parse_limits(items: list[str]) -> ServerLimits:
+    """``NAME=VALUE`` overrides of the server's limits (numbers), refused one line each."""
+    fields = {f.name: f for f in dataclasses.fields(ServerLimits)}
+    changes: dict[str, Any] = {}
+    for item in items:
+        name, sep, raw = item.partition("=")
+        name = name.strip().replace("-", "_")
+        if not sep or name not in fields:
+            raise CliError(t("cli.limit_unknown", item=item, names=", ".join(sorted(fields))))
+        default = fields[name].default
+        try:
+            value: float | int = int(raw) if isinstance(default, int) else float(raw)
+        except ValueError:
+            raise CliError(t("cli.limit_not_number", name=name, value=raw)) from None
+        if not 0 < value < 10**9:
+            raise CliError(t("cli.limit_range", name=name, value=raw))
+        changes[name] = value
+    return dataclasses.replace(ServerLimits(), **changes)
+
+
+def _limits_help() -> str:
+    return "; ".join(f"{f.name}={f.default}" for f in dataclasses.fields(ServerLimits))
+
+
 @app.command("serve")
 def serve_cmd(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
@@ -55,18 +82,27 @@ def serve_cmd(
     database_url: str | None = typer.Option(
         None, "--database-url",
         help="sqlite:///path.sqlite or postgresql://user@host/db (default: SQLite in ./data)."),
+    api_docs: bool = typer.Option(False, "--api-docs",
+                                  help="Serve the HTTP API's documentation at /api/docs and /api/openapi.json."),
+    limit: list[str] = typer.Option(
+        [], "--limit", "-l", metavar="NAME=VALUE",
+        help="Change one of the server's limits (repeatable), e.g. --limit max_live_tables=2000. "
+             "Limits and defaults (seconds, bytes, counts): " + _limits_help()),
 ) -> None:
-    """Start the web table: open http://HOST:PORT/ in a browser, create a table, invite friends."""
+    """Start the web table: open http://HOST:PORT/ in a browser, create a table, invite friends.
+
+    For a public server, read docs/deployment.md (reverse proxy, TLS, limits)."""
     from sqlalchemy.exc import SQLAlchemyError
 
     from ..server.app import run
 
+    limits = parse_limits(limit)
     if database_url:
         check_database_url(database_url)
     check_port(host, port)
     console.print(Text(t("serve.listening", host=host, port=port)), highlight=False)
     try:
-        run(host=host, port=port, database_url=database_url)
+        run(host=host, port=port, database_url=database_url, limits=limits, api_docs=api_docs)
     except SQLAlchemyError as e:
         reason = str(getattr(e, "orig", None) or e).splitlines()[0]
         raise CliError(t("cli.database_unusable", url=repr(database_url or "./data"), reason=reason)) from None

@@ -1,5 +1,5 @@
-"""The web table (DESIGN.md layer 7): FastAPI app, storage, live tables, static web client."""
+"""The web table (DESIGN.md layer 7): FastAPI app, storage, live tables, static web client.
 
-from .app import create_app, run
-
-__all__ = ["create_app", "run"]
+Nothing is imported here: ``stammtisch serve --help`` reads ``server.limits`` without loading
+FastAPI; the app is ``stammtisch.server.app.create_app`` / ``run``.
+"""
