@@ -306,3 +306,33 @@ def test_a_failed_commit_is_refused_and_nothing_is_broadcast(http, monkeypatch):
             assert c.view == snapshot
         me.send_action(me.view["legal_actions"][0])
         me.until_event(info["events"] + 1)
+
+
+def test_analysis_of_a_deal_only_once_it_is_over_and_only_with_a_token(http):
+    t = started_table(http)
+    tid = t["id"]
+    seat_token = t["seats"][0]["token"]
+    with connect(http, t, seat_token) as w0, connect(http, t, t["seats"][1]["token"]) as w1:
+        c0, c1 = WsClient(w0), WsClient(w1)
+        sync(http, tid, [c0, c1], bot_seats=(2,))
+        early = http.get(f"/api/tables/{tid}/analysis/1", params={"token": seat_token})
+        assert early.status_code == 409 and early.json()["rule"] == "deal in progress"
+        play_until_terminal(http, tid, {0: c0, 1: c1}, bot_seats=(2,))
+        assert http.get(f"/api/tables/{tid}/analysis/1").status_code == 403
+        assert http.get(f"/api/tables/{tid}/analysis/1", params={"token": "x" * 40}).status_code == 403
+        assert http.get(f"/api/tables/{tid}/analysis/2", params={"token": seat_token}).status_code == 409
+        r = http.get(f"/api/tables/{tid}/analysis/1", params={"token": seat_token})
+        assert r.status_code == 200, r.text
+        data = r.json()
+        rec = http.get(f"/api/tables/{tid}/record", params={"token": t["admin_token"]}).json()
+        from stammtisch.solve.analysis import analyze_record
+
+        expected = analyze_record(rec, 1)
+        assert data["players"] == rec["players"] and data["played"] == bool(expected)
+        if expected:  # the server's answer is the command's analysis of the same deal
+            assert {k: data[k] for k in ("deal", "measure", "start_value", "plays", "mistakes")} \
+                == expected[0].to_json()
+            played = [a["action"] for a in rec["deals"][0]["actions"] if a["action"].startswith("play:")]
+            assert [p["action"] for p in data["plays"]] == played  # only cards that were shown
+        spectator = http.get(f"/api/tables/{tid}/analysis/1", params={"token": t["spectator"]["token"]})
+        assert spectator.json() == data  # any token of the table; answered from the cache

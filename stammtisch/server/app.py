@@ -54,6 +54,7 @@ from ..record import table_to_record
 from ..rules import PRESETS, RuleError, option_specs
 from ..rules import ruleset as build_ruleset
 from ..table import Table
+from .analysis import Analyst, solver_available
 from .guard import Guard
 from .guide_routes import router as guide_router
 from .limits import (
@@ -101,6 +102,11 @@ MESSAGES = {
     "event": "an action message needs the \"event\" number of the state it answers",
     "record token": "the record needs a token of this table (?token=…)",
     "archived": "the table {id!r} is archived ({reason})",
+    "analysis token": "the analysis needs a token of this table (?token=…)",
+    "analysis not over": "deal {deal} is not over ({finished} deals are): a deal is analysed once it is over",
+    "analysis unavailable": "this server cannot analyse deals: the solver needs numba "
+                            "(pip install 'stammtisch[solve]')",
+    "analysis failed": "the analysis failed; try again later",
 }
 
 
@@ -315,6 +321,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     manager = TableManager(storage, bot_delay=bot_delay, deal_pause=deal_pause, limits=limits)
     manager.load_all()
     creations = AddressBuckets(limits.creations_per_minute, limits.creation_burst)
+    analyst = Analyst()
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -324,6 +331,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             yield
         finally:
             sweeper.cancel()
+            analyst.shutdown()
             manager.shutdown()
             storage.close()
 
@@ -518,6 +526,31 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
                 full = public_record(table)
             return JSONResponse(full, headers=headers)
         return JSONResponse(redacted_record(st, st.options, who[1]), headers=headers)
+
+    @app.get("/api/tables/{table_id}/analysis/{deal}")
+    async def get_analysis(table_id: str, deal: int, request: Request, token: str = "") -> JSONResponse:
+        """Where were points lost in finished deal ``deal`` (1-based): the open-hand value at
+        the start of play and per card played the value before and after it (``stammtisch
+        analyze``). Any seat or spectator token; only once the deal is over."""
+        token = token or request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+        live = _table(table_id)
+        async with live.lock:
+            who = live.auth(token)
+            finished = sum(1 for d in live.table.deals if d.result is not None)
+            record = public_record(live.table) if who is not None and 1 <= deal <= finished else None
+        if who is None:
+            return _error(403, MESSAGES["analysis token"], "token")
+        if record is None:
+            return _error(409, MESSAGES["analysis not over"].format(deal=deal, finished=finished),
+                          "deal in progress")
+        if not solver_available():
+            return _error(501, MESSAGES["analysis unavailable"], "unavailable")
+        try:
+            result = await analyst.analyse(table_id, deal, record)
+        except Exception:
+            log.exception("table %s: the analysis of deal %d failed", table_id, deal)
+            return _error(503, MESSAGES["analysis failed"], "server")
+        return JSONResponse({"players": record["players"], **result})
 
     # --- WebSocket --------------------------------------------------------------------
 
