@@ -118,8 +118,17 @@ def test_the_whole_page_in_german_has_no_english_left(server, browser, ruleset, 
         page.goto(server + links[0])
         page.get_by_test_id("hand").locator(".card").first.wait_for()
         open_log(page)
-        checks = play_in_german(page, random.Random(7), prefer)
-        assert checks >= 3
+        rng = random.Random(7)
+        checks = play_in_german(page, rng, prefer)
+        for _ in range(5):  # a deal can end at once (all pass, one lone tapper): play another
+            if checks >= 5:
+                break
+            before = event_of(page)
+            page.get_by_test_id("next-deal").click()
+            page.wait_for_function(f"Number(document.body.dataset.event) > {before}", timeout=10000)
+            page.get_by_test_id("deal-result").wait_for(state="hidden")
+            checks += play_in_german(page, rng, prefer)
+        assert checks >= 5
         page.get_by_test_id("explanation").wait_for()
         assert page.get_by_test_id("log").locator("li").count() > 3
         assert english_on(page) == []

@@ -306,7 +306,25 @@ async function showLobby() {
 // ---------------------------------------------------------------- the table
 
 const game = { ws: null, tableId: null, token: null, seat: null, role: null, msg: null, info: null,
-  selected: new Set(), lastEvent: -1, retry: 0, dead: false, error: null, timer: null };
+  selected: new Set(), lastEvent: -1, retry: 0, dead: false, error: null, timer: null,
+  // a finished trick stays in the middle for a moment before it moves to "last trick"
+  lastTrickKey: null, held: null, heldTimer: null };
+
+const TRICK_HOLD_MS = 1200;
+
+// Called with each new state: if a trick was just completed, hold it in the middle for a moment.
+function noteTrick(v, first) {
+  const key = v && v.last_trick ? JSON.stringify(v.last_trick) : null;
+  if (key !== game.lastTrickKey && key !== null && !first) {
+    const previous = game.lastTrickKey === null ? null : JSON.parse(game.lastTrickKey);
+    game.held = { trick: v.last_trick, previous };
+    clearTimeout(game.heldTimer);
+    game.heldTimer = setTimeout(() => { game.held = null; render(); }, TRICK_HOLD_MS);
+  } else if (key === null) {
+    game.held = null;  // a new deal
+  }
+  game.lastTrickKey = key;
+}
 
 function connect() {
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
@@ -319,7 +337,9 @@ function connect() {
     else if (m.type === "state") {
       // a refusal (e.g. "stale": the click answered an older state) stays shown until the state moves on
       if (m.event !== game.lastEvent) { game.selected.clear(); game.error = null; }
+      const first = game.msg === null;
       game.lastEvent = m.event; game.msg = m; document.body.dataset.event = String(m.event); game.info = m.table;
+      noteTrick(m.view, first);
       render();
     } else if (m.type === "presence") { if (game.info) { game.info.seats = m.seats; render(); } }
     else if (m.type === "error") {
@@ -355,12 +375,21 @@ function act(a) { game.error = null; send({ type: "action", action: a, event: ga
 
 function name(seat) { return game.info ? game.info.players[seat] : String(seat); }
 
-function cardList(box, cards, withNames) {
+// withNames: cards are [seat, card] pairs, shown with the player's name; winner: that seat's card is marked
+function cardList(box, cards, withNames, winner = null) {
   box.replaceChildren(...cards.map((x) => {
     if (!withNames) return cardEl(x);
     const [seat, c] = x;
-    return el("span", { class: "played" }, cardEl(c), el("small", { text: name(seat) }));
+    const won = seat === winner;
+    return el("span", { class: "played" + (won ? " winner" : ""), "data-seat": String(seat), "data-winner": won ? "true" : null },
+      cardEl(c), el("small", { text: name(seat) }));
   }));
+}
+
+// A trick as it is shown: its cards, the winner's card marked, and who took it.
+function showTrick(box, label, trick) {
+  cardList(box, trick ? trick.cards : [], true, trick ? trick.winner : null);
+  label.textContent = trick ? t("trickWinner", { name: name(trick.winner) }) : "";
 }
 
 function argCards(a) {
@@ -387,7 +416,10 @@ function render() {
   const opts = (v && v.options) || info.options || {};
   const hasPot = info.family !== "tapp" || opts.pot === true || opts.pot === "true";
   $("t-pot").parentElement.hidden = !hasPot;
-  $("t-pot").textContent = String(v ? v.pot + (v.reserve || 0) : info.pot + info.reserve);
+  // The pot as it stands now: the view's during a deal (antes paid, tricks paid out), else the
+  // ledger's; the top bar and the score sheet's total show this same number.
+  const potNow = v ? v.pot + (v.reserve || 0) : info.pot + info.reserve;
+  $("t-pot").textContent = String(potNow);
   $("t-trump").textContent = v && v.trump ? t("trumpSuit", { symbol: SUIT[v.trump], suit: suitName(v.trump) }) : "–";
   $("t-contract-box").hidden = !(v && v.contract);
   $("t-contract").textContent = v && v.contract ? (v.declarer !== null && v.declarer !== undefined
@@ -414,13 +446,15 @@ function render() {
         v && v.declared && v.declared[i] ? el("span", { class: "tag", text: actionLabel(v.declared[i]) }) : null));
   }));
 
-  // upcard / tapp, trick, last trick, open hand
-  const up = [];
-  if (v && v.upcard) up.push(v.upcard);
-  if (v && Array.isArray(v.tapp)) up.push(...v.tapp);
-  cardList($("upcard"), up, false);
-  cardList($("trick"), v ? v.trick : [], true);
-  cardList($("last-trick"), v && v.last_trick ? v.last_trick.cards : [], true);
+  // the upcard (Tippen); the tapp once taken is in the declarer's hand, not on the table
+  cardList($("upcard"), v && v.upcard ? [v.upcard] : [], false);
+  $("upcard").parentElement.hidden = info.family === "tapp";
+  // trick and last trick: a just finished trick stays in the middle for a moment, its winner marked
+  const held = game.held;
+  $("trick").dataset.finished = held ? "true" : "false";
+  if (held) showTrick($("trick"), $("trick-winner"), held.trick);
+  else { cardList($("trick"), v ? v.trick : [], true); $("trick-winner").textContent = ""; }
+  showTrick($("last-trick"), $("last-trick-winner"), held ? held.previous : (v && v.last_trick) || null);
   $("open-hand-box").hidden = !(v && v.open_hand && v.open_hand.length && v.declarer !== game.seat);
   if (v && v.open_hand) cardList($("open-hand"), v.open_hand, false);
 
@@ -442,6 +476,7 @@ function render() {
   for (const a of legal) { const h = a.split(":")[0]; (groups[h] = groups[h] || []).push(a); }
   const hand = v ? v.hand : [];
   const inHand = new Set(hand);
+  const fromTapp = new Set(v && Array.isArray(v.tapp) && v.phase === "discard" ? v.tapp : []);
   const selectHeads = Object.keys(groups).filter((h) => h !== "play" && groups[h].every((a) => {
     const cs = argCards(a); return cs !== null && cs.every((c) => inHand.has(c));
   }));
@@ -449,15 +484,19 @@ function render() {
   for (const h of selectHeads) for (const a of groups[h]) for (const c of argCards(a)) selectable.add(c);
   const selecting = selectHeads.length > 0;
 
+  // cards that cannot be played now look like any card in a hand (not greyed out); the playable
+  // ones are raised, outlined and clickable
   $("hand").replaceChildren(...hand.map((c) => {
     const legalCard = selecting ? selectable.has(c) : playable.has(c);
-    const e = cardEl(c, { class: (legalCard ? "legal" : "") + (game.selected.has(c) ? " selected" : ""),
-      "data-testid": `card-${c}`, "data-legal": legalCard ? "true" : "false", role: "button",
-      "aria-pressed": game.selected.has(c) ? "true" : "false" });
+    const e = cardEl(c, { class: (legalCard ? "legal" : "") + (game.selected.has(c) ? " selected" : "") + (fromTapp.has(c) ? " from-tapp" : ""),
+      "data-testid": `card-${c}`, "data-legal": legalCard ? "true" : "false", role: legalCard ? "button" : null,
+      tabindex: legalCard ? "0" : null, "aria-pressed": legalCard ? (game.selected.has(c) ? "true" : "false") : null });
+    if (fromTapp.has(c)) e.title = `${cardName(c)} · ${t("fromTapp")}`;
     if (legalCard) e.addEventListener("click", () => {
       if (selecting) { game.selected.has(c) ? game.selected.delete(c) : game.selected.add(c); render(); }
       else act("play:" + c);
     });
+    if (legalCard) e.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); e.click(); } });
     return e;
   }));
 
@@ -521,8 +560,11 @@ function render() {
   const rows = info.score.map((e) => el("tr", { "data-testid": `score-row-${e.deal}` }, el("td", { text: String(e.deal) }),
     ...e.net.map((x) => el("td", { class: "num", text: (x > 0 ? "+" : "") + x })), ...potCell(String(e.pot))));
   const total = el("tr", { class: "total" }, el("td", { text: t("total") }), ...info.balances.map((b) => el("td", { class: "num", text: String(b) })),
-    ...potCell(String(info.pot + info.reserve)));
+    ...potCell(String(potNow)));
+  if (hasPot) total.lastChild.dataset.testid = "score-pot";
   $("score").replaceChildren(el("thead", {}, head), el("tbody", {}, ...rows, total));
+  const live = hasPot && v && !v.terminal && potNow !== info.pot + info.reserve;
+  $("score-note").textContent = live ? t("potNow") : "";
 }
 
 function showTable(id) {
