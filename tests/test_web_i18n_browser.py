@@ -151,7 +151,7 @@ def test_the_whole_page_in_german_has_no_english_left(server, browser, ruleset, 
 
 ACTIONS = ["tap", "pass", "shove", "deal", "sniff", "knock", "turn", "look", "drop", "stay", "rob",
            "no-rob", "hold", "tout", "no-tout", "play", "weg", "play:HA", "play:CT", "play:SQ",
-           "discard:C7,D8", "discard:?", "exchange:2", "exchange:-", "exchange:0", "exchange:HJ,S9",
+           "discard:C7,D8", "discard:?", "exchange:2", "exchange:1", "exchange:-", "exchange:0", "exchange:HJ,S9",
            "bid:frage", "bid:herzsolo", "contract:solo:C", "contract:pass", "contract:rufer:S",
            "contract:bettel-ouvert", "contract:herzdurch", "call:SA", "give:?", "give:HK", "trump:D",
            "something:new"]

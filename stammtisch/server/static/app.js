@@ -79,7 +79,7 @@ function actionPhrase(action, who) {
   if (head === "discard" && cards.length && cards.every(isCard)) return say("act.discard", { cards: cardsNamed(cards) });
   if (head === "exchange") {
     if (rest === "-") return say("act.exchange_none");
-    if (/^\d+$/.test(rest)) return say(rest !== "0" ? "act.exchange_count" : "act.exchange_none", { count: rest });
+    if (/^\d+$/.test(rest)) return say({ 0: "act.exchange_none", 1: "act.exchange_one" }[rest] || "act.exchange_count", { count: rest });
     if (cards.length && cards.every(isCard)) return say("act.exchange", { cards: cardsNamed(cards) });
   }
   if (head === "bid" && rest) return say("act.bid", { contract: contractName(rest) });
@@ -450,6 +450,8 @@ function render() {
   cardList($("upcard"), v && v.upcard ? [v.upcard] : [], false);
   $("upcard").parentElement.hidden = info.family === "tapp";
   // trick and last trick: a just finished trick stays in the middle for a moment, its winner marked
+  // (cut short when this player must follow a card already led to the next trick: he needs to see it)
+  if (game.held && v && v.trick.length && v.current_player === game.seat && !v.terminal) game.held = null;
   const held = game.held;
   $("trick").dataset.finished = held ? "true" : "false";
   if (held) showTrick($("trick"), $("trick-winner"), held.trick);
