@@ -77,6 +77,8 @@ def test_contracts_and_actions_in_words():
     assert action_phrase("play:HA", "de", "Ben") == "Ben spielt Herz-Daus"
     assert action_phrase("discard:?", "en", "Ben") == "Ben discards face down"
     assert action_phrase("exchange:2", "en", "Ben") == "Ben exchanges 2 cards"
+    assert action_phrase("exchange:1", "en", "Ben") == "Ben exchanges one card"
+    assert action_phrase("exchange:1", "de", "Ben") == "Ben tauscht eine Karte"
     assert action_phrase("exchange:C7,D8", "en", None) == "You exchange Seven of Clubs, Eight of Diamonds"
     assert action_phrase("bid:frage", "de", "Cora") == "Cora reizt Frage"
     assert action_phrase("give:?", "de", "Cora") == "Cora gibt eine Karte zurück"

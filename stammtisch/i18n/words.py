@@ -114,7 +114,8 @@ def action_phrase(action: str, lang: str = DEFAULT_LANGUAGE, who: str | None = N
             key, params = _person("act.exchange_none", who)
             return t(key, lang, **params)
         if rest.isdigit():
-            key, params = _person("act.exchange_count" if rest != "0" else "act.exchange_none", who)
+            counted = {"0": "act.exchange_none", "1": "act.exchange_one"}.get(rest, "act.exchange_count")
+            key, params = _person(counted, who)
             return t(key, lang, count=rest, **params)
         if cards and all(is_card(c) for c in cards):
             key, params = _person("act.exchange", who)

@@ -3,6 +3,9 @@
 - ``GET /api/guide?lang=de`` – JSON: every rule set with its title and one-line summary in
   that language and the player counts it allows (for the lobby).
 - ``GET /api/guide/glossary?lang=de`` – the glossary.
+- ``GET /api/texts/de`` – the text catalogue of a language (``stammtisch/i18n/de.json``) as
+  JSON: the web page takes every text it shows from it (keys ``web.*``, and the card, contract,
+  action, rule-set and option texts the terminal uses too).
 - ``GET /api/guide/{ruleset_id}?lang=de&part=all|section`` – how to play a rule set: ``all``
   (default) is the family basics, the rule set's section and its variants (what
   ``stammtisch rules ID`` prints); ``section`` is the rule set's own section only.
@@ -19,7 +22,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from .. import guide
+from .. import guide, i18n
 from ..guide import GuideError
 
 router = APIRouter()
@@ -38,6 +41,14 @@ def get_overview(lang: str = Query("en", max_length=5)) -> Response:
         return JSONResponse(guide.overview(guide.check_lang(lang)), headers=_CACHE)
     except GuideError as e:
         return _refuse(400 if e.rule == "unknown-language" else 404, e.rule, str(e))
+
+
+@router.get("/api/texts/{lang}")
+def get_texts(lang: str) -> Response:
+    if lang not in i18n.LANGUAGES:
+        return _refuse(400, "unknown-language",
+                       f"unknown language {lang[:10]!r}; languages are {', '.join(i18n.LANGUAGES)}")
+    return JSONResponse(i18n.catalogue(lang), headers=_CACHE)
 
 
 @router.get("/api/guide/glossary", response_class=HTMLResponse)

@@ -9,23 +9,32 @@
 // pages, raw HTML escaped there); the option table from GET /api/rulesets, built here with
 // textContent only.
 
-const TEXT = {
-  en: {
-    title: "How to play", close: "Close", options: "Options of this table", option: "option",
-    value: "this table", default: "default", meaning: "meaning", changed: "changed",
-    basics: "Show the basics of the game too", glossary: "Glossary", failed: "The rules could not be loaded:",
-  },
-  de: {
-    title: "So wird gespielt", close: "Schließen", options: "Optionen dieses Tisches", option: "Option",
-    value: "dieser Tisch", default: "Standard", meaning: "Bedeutung", changed: "geändert",
-    basics: "Auch die Grundregeln des Spiels zeigen", glossary: "Glossar", failed: "Die Regeln konnten nicht geladen werden:",
-  },
-};
-
+// Its texts come from the catalogue of the page's language (GET /api/texts/{lang}, keys
+// "web.rules_*" and the rule sets' option names, help and values), as app.js's do.
+const catalogues = {};
 let rulesetsCache = null;
 
-function tr(lang, key) {
-  return (TEXT[lang] || TEXT.en)[key] || TEXT.en[key] || key;
+async function loadCatalogue(lang) {
+  if (!catalogues[lang]) {
+    const r = await fetch(`/api/texts/${encodeURIComponent(lang)}`).catch(() => null);
+    catalogues[lang] = r && r.ok ? await r.json() : {};
+  }
+  return catalogues[lang];
+}
+
+function texts(cat) {
+  const has = (key) => Object.prototype.hasOwnProperty.call(cat, key);
+  const tr = (key, vars = {}) => (has("web.rules_" + key) ? cat["web.rules_" + key] : key)
+    .replace(/\{(\w+)\}/g, (m, k) => (k in vars ? String(vars[k]) : m));
+  const optionName = (name) => (has("option.name." + name) ? cat["option.name." + name] : name);
+  const optionHelp = (family, o) => cat[`option.help.${family}.${o.name}`] || o.help;
+  const optionValue = (v) => {
+    if (v === true || v === "true") return cat["web.yes"] || "yes";
+    if (v === false || v === "false") return cat["web.no"] || "no";
+    const key = "option.choice." + (v === null || v === undefined ? "none" : v);
+    return has(key) ? cat[key] : String(v);
+  };
+  return { tr, optionName, optionHelp, optionValue };
 }
 
 function node(tag, attrs = {}, ...children) {
@@ -60,18 +69,19 @@ function shown(v) {
 }
 
 // The table's options beside the rule set's defaults; changed ones are marked.
-function optionsTable(info, options, lang) {
+function optionsTable(info, options, tx) {
+  const { tr, optionName, optionHelp, optionValue } = tx;
   const table = node("table", { class: "score", "data-testid": "rules-options" });
-  table.append(node("tr", {}, ...["option", "value", "default", "meaning"].map((k) => node("th", { text: tr(lang, k) }))));
+  table.append(node("tr", {}, ...["option", "value", "default", "meaning"].map((k) => node("th", { text: tr(k) }))));
   for (const o of info.options) {
     const has = options && Object.prototype.hasOwnProperty.call(options, o.name);
     const value = has ? options[o.name] : o.default;
     const changed = has && shown(value) !== shown(o.default);
-    const row = node("tr", changed ? { class: "changed", title: tr(lang, "changed") } : {},
-      node("td", {}, node("code", { text: o.name })),
-      node("td", {}, changed ? node("b", { text: shown(value) }) : shown(value)),
-      node("td", { text: shown(o.default) }),
-      node("td", { text: o.help }));
+    const row = node("tr", changed ? { class: "changed", title: tr("changed") } : {},
+      node("td", {}, optionName(o.name), " ", node("code", { text: o.name })),
+      node("td", {}, changed ? node("b", { text: optionValue(value) }) : optionValue(value)),
+      node("td", { text: optionValue(o.default) }),
+      node("td", { text: optionHelp(info.family, o) }));
     table.append(row);
   }
   return table;
@@ -91,13 +101,15 @@ function panel() {
 // Open the panel for a rule set. options: the table's options ({name: value}); omitted in the
 // lobby, where only the defaults are shown.
 export async function openRulesPanel({ ruleset, lang = "en", options = null }) {
+  const tx = texts(await loadCatalogue(lang));
+  const { tr } = tx;
   const dlg = panel();
   const body = node("div", { class: "rules-body", "data-testid": "rules-text" });
-  const close = node("button", { type: "button", "data-testid": "rules-close", text: tr(lang, "close") });
+  const close = node("button", { type: "button", "data-testid": "rules-close", text: tr("close") });
   close.addEventListener("click", () => dlg.close());
-  const basics = node("button", { type: "button", "data-testid": "rules-basics", text: tr(lang, "basics") });
-  const glossary = node("a", { href: "#", "data-testid": "rules-glossary", text: tr(lang, "glossary") });
-  const header = node("div", { class: "rules-head" }, node("h2", { text: tr(lang, "title") }), close);
+  const basics = node("button", { type: "button", "data-testid": "rules-basics", text: tr("basics") });
+  const glossary = node("a", { href: "#", "data-testid": "rules-glossary", text: tr("glossary") });
+  const header = node("div", { class: "rules-head" }, node("h2", { text: tr("title") }), close);
   header.style.cssText = "position:sticky;top:0;background:#fff;display:flex;justify-content:space-between;"
     + "align-items:center;gap:1rem;border-bottom:1px solid #ccc;";
   dlg.replaceChildren(header, body);
@@ -108,7 +120,7 @@ export async function openRulesPanel({ ruleset, lang = "en", options = null }) {
     try {
       body.innerHTML = await fetchGuide(url, lang, part);  // server-made HTML of our own pages
     } catch (e) {
-      body.replaceChildren(node("p", { class: "error", text: `${tr(lang, "failed")} ${e.message}` }));
+      body.replaceChildren(node("p", { class: "error", text: tr("failed", { reason: e.message }) }));
     }
   };
   // The rule set's own section first (short); the family basics and the glossary on request.
@@ -125,7 +137,7 @@ export async function openRulesPanel({ ruleset, lang = "en", options = null }) {
   });
   const info = await rulesetInfo(ruleset);
   const extra = [basics, " ", glossary];
-  if (info) extra.push(node("h3", { text: tr(lang, "options") }), optionsTable(info, options, lang));
+  if (info) extra.push(node("h3", { text: tr("options") }), optionsTable(info, options, tx));
   dlg.append(node("div", { class: "rules-foot" }, ...extra));
 }
 
