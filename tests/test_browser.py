@@ -187,6 +187,13 @@ def test_tippen_deal_in_two_browsers_with_a_bot(server, browser):
         # the reason for every payment, under the settlement
         why = p1.get_by_test_id("explanation").text_content()
         assert "Pot" in why or "pot" in why
+        # "where did I lose points": the open-hand analysis of the finished deal
+        p1.get_by_test_id("analysis-btn").click()
+        p1.locator("[data-testid=analysis-start], [data-testid=analysis] p").first.wait_for()
+        p1.wait_for_function("!document.querySelector('[data-testid=analysis]').textContent.includes('Solving')",
+                             timeout=120_000)
+        analysis = p1.get_by_test_id("analysis").text_content()
+        assert "tricks each player can make" in analysis or "No card was played" in analysis, analysis
         # the German labels, and the explanation in German
         p2.get_by_test_id("lang-toggle").click()
         assert "Spiel vorbei" in p2.get_by_test_id("deal-result").text_content()

@@ -543,6 +543,9 @@ function render() {
     if (game.seat !== null) kids.push(el("button", { type: "button", class: "primary", "data-testid": "next-deal", onclick: () => send({ type: "next" }), text: t("nextDeal") }));
     const nd = el("small", { "data-testid": "next-deal-countdown" });
     kids.push(nd);
+    kids.push(el("button", { type: "button", "data-testid": "analysis-btn", onclick: () => loadAnalysis(info.deal_number), text: t("analysis") }));
+    const a = game.analysis;
+    if (a && a.deal === info.deal_number) kids.push(analysisPanel(a));
     res.replaceChildren(...kids);
     clearInterval(game.timer);
     const tick = () => {
@@ -567,6 +570,47 @@ function render() {
   $("score").replaceChildren(el("thead", {}, head), el("tbody", {}, ...rows, total));
   const live = hasPot && v && !v.terminal && potNow !== info.pot + info.reserve;
   $("score-note").textContent = live ? t("potNow") : "";
+}
+
+// ---------------------------------------------------------------- analysis of a finished deal
+
+// "Where did I lose points?": the server solves the finished deal with all cards open
+// (GET /api/tables/{id}/analysis/{deal}); the answer is kept until the next deal.
+async function loadAnalysis(deal) {
+  game.analysis = { deal, loading: true };
+  render();
+  try {
+    const r = await fetch(`/api/tables/${game.tableId}/analysis/${deal}?token=${encodeURIComponent(game.token)}`);
+    const data = await r.json().catch(() => ({ error: r.statusText }));
+    game.analysis = r.ok ? { deal, data } : { deal, error: errorText(data.error || r.statusText, data.rule || null) };
+  } catch (e) {
+    game.analysis = { deal, error: t("analysisFailed") };
+  }
+  render();
+}
+
+function analysisValue(value, players) {
+  if (value !== null && typeof value === "object") {
+    return Object.entries(value).map(([seat, x]) => `${players[Number(seat)]} ${x}`).join(", ");
+  }
+  return String(value);
+}
+
+function analysisPanel(a) {
+  const box = el("div", { class: "analysis", "data-testid": "analysis" });
+  if (a.loading) { box.append(el("p", { text: t("analysisLoading") })); return box; }
+  if (a.error) { box.append(el("p", { class: "error", text: a.error })); return box; }
+  const d = a.data;
+  if (!d.played) { box.append(el("p", { text: t("analysisNoPlay") })); return box; }
+  const measure = t("measure." + d.measure);
+  box.append(el("p", { "data-testid": "analysis-start", text: t("analysisStart", { measure, value: analysisValue(d.start_value, d.players) }) }));
+  const who = (seat) => (seat === game.seat ? null : d.players[seat]);
+  const lines = d.mistakes.map((m) => el("li", { text: t("analysisMistake", {
+    play: actionPhrase(m.action, who(m.seat)), before: m.before, after: m.after, loss: m.loss }) }));
+  box.append(lines.length ? el("ol", { "data-testid": "analysis-mistakes" }, ...lines)
+    : el("p", { "data-testid": "analysis-clean", text: t("analysisClean") }));
+  box.append(el("p", { class: "note", text: t("analysisNote") }));
+  return box;
 }
 
 function showTable(id) {
