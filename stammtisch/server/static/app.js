@@ -156,7 +156,19 @@ function seatRow(i, name, bot) {
       "aria-label": t("name") }), sel);
 }
 
+// the seat counts the chosen rule set allows (with pack=piquet32 no 52-card extension)
+function seatLimits() {
+  const rs = rulesets.find((r) => r.id === $("ruleset").value) || { min_players: 2, max_players: 10 };
+  const pack = $("options").querySelector("[data-option=pack]");
+  const max = pack && pack.value === "piquet32" && rs.max_players_piquet32 ? rs.max_players_piquet32 : rs.max_players;
+  return { min: rs.min_players, max };
+}
+
 function renderSeats(n) {
+  const lim = seatLimits();
+  n = Math.max(lim.min, Math.min(lim.max, n));
+  $("add-seat").disabled = n >= lim.max;
+  $("remove-seat").disabled = n <= lim.min;
   const box = $("seats");
   const old = [...box.querySelectorAll(".seat-row")].map((r) => [r.querySelector(".name").value, r.querySelector(".bot").value]);
   const defaults = lang === "de" ? ["Anna", "Bernd", "Carla", "Dieter", "Erika", "Fritz", "Grete", "Hans", "Ilse", "Jörg"]
@@ -218,8 +230,9 @@ async function showLobby() {
   $("ruleset").addEventListener("change", renderOptions);
   renderOptions();
   renderMine();
-  $("add-seat").addEventListener("click", () => renderSeats(Math.min(10, $("seats").children.length + 1)));
-  $("remove-seat").addEventListener("click", () => renderSeats(Math.max(2, $("seats").children.length - 1)));
+  $("add-seat").addEventListener("click", () => renderSeats($("seats").children.length + 1));
+  $("remove-seat").addEventListener("click", () => renderSeats($("seats").children.length - 1));
+  $("options").addEventListener("change", () => renderSeats($("seats").children.length));  // the pack bounds the seats
   $("create-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     $("create-error").textContent = "";
