@@ -362,10 +362,12 @@ def test_chat_is_sent_to_everybody_as_plain_text_and_kept_with_the_table(tmp_pat
                 m = c.until(lambda m: m["type"] == "chat")
                 assert [(x["seat"], x["name"], x["text"]) for x in m["messages"]] == \
                     [(0, "Anna", "<b>Gut</b> Blatt!  ok")]
+                assert "history" not in m  # a new line, not the lines so far
     with make_client(path) as http:  # a restart keeps the chat
         with connect(http, t, token_of(t, 1)) as ws:
             m = WsClient(ws).until(lambda m: m["type"] == "chat")
             assert [x["text"] for x in m["messages"]] == ["<b>Gut</b> Blatt!  ok"]
+            assert m["history"] is True
 
 
 def test_chat_refusals_are_clear_and_store_nothing(http):

@@ -92,8 +92,8 @@ Server → client:
                                  (changes within ServerLimits.presence_delay are sent once)
   {"type": "error", "rule": "…", "message": "…", "seq": …}   the state is unchanged
   {"type": "pong", "seq": …}   seq only when the ping had one
-  {"type": "chat", "messages": [{"seat", "name", "text", "at"}]}  the latest lines on connecting,
-                                 then each new line
+  {"type": "chat", "messages": [{"seat", "name", "text", "at"}], "history": true}  the latest
+                                 lines on connecting; then each new line (without "history")
   {"type": "rematch", "table": id, "link": "/t/…#token"}  this client's seat at the rematch
 A table with a turn timer (turn_seconds > 0): when the seat on turn has not acted in time, a
 bot plays for it (its seat shows "away": true) until its player connects again, acts or sends

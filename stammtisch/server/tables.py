@@ -505,7 +505,7 @@ class LiveTable:
                 self.schedule()
             conn.send(self.state_message(conn.seat))
             if self.chat:
-                conn.send(dumps({"type": "chat", "messages": self.chat}))
+                conn.send(dumps({"type": "chat", "messages": self.chat, "history": True}))
             if self.rematch_id is not None:
                 await self._send_rematch(conn)
         if self._presence_sent is None:

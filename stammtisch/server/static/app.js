@@ -60,6 +60,32 @@ const CONTRACTS = {
   durch: ["Solo tout", "Durch"], ramsch: ["Ramsch", "Ramsch"],
 };
 
+// --- social (web8a) ---
+// Texts of the turn timer, the lobby's open tables, rematch and chat (social.js).
+Object.assign(T.en, {
+  turnTimer: "Turn timer in seconds (0 = off): then a bot plays for a player who does not act",
+  listTable: "List this table in the lobby (seats marked “open seat” are for anyone)",
+  bot_open: "open seat (lobby)", openSeatLink: "free seat for a player from the lobby",
+  openTables: "Open tables", noOpenTables: "No open tables right now.",
+  seatsTakenFree: "{taken} seated, {free} free", takeSeat: "Take a seat",
+  playedByBot: "played by bot", openTag: "free seat",
+  awayYou: "A bot is playing for you because your time ran out.", imBack: "I'm back",
+  turnLeft: "{s} s left", rematch: "Rematch (same seats, new table)",
+  chat: "Chat", chatSend: "Send", chatPlaceholder: "Say something…",
+});
+Object.assign(T.de, {
+  turnTimer: "Zugzeit in Sekunden (0 = aus): danach spielt ein Bot für einen Spieler, der nicht zieht",
+  listTable: "Tisch in der Lobby zeigen (als „offener Platz“ markierte Plätze sind für alle)",
+  bot_open: "offener Platz (Lobby)", openSeatLink: "freier Platz für einen Spieler aus der Lobby",
+  openTables: "Offene Tische", noOpenTables: "Gerade keine offenen Tische.",
+  seatsTakenFree: "{taken} besetzt, {free} frei", takeSeat: "Platz nehmen",
+  playedByBot: "Bot spielt", openTag: "freier Platz",
+  awayYou: "Ein Bot spielt für dich, weil deine Zeit abgelaufen ist.", imBack: "Ich bin zurück",
+  turnLeft: "noch {s} s", rematch: "Revanche (gleiche Plätze, neuer Tisch)",
+  chat: "Tischgespräch", chatSend: "Senden", chatPlaceholder: "Schreib etwas…",
+});
+// --- end social (web8a) ---
+
 let lang = localStorage.getItem("stammtisch.lang") || ((navigator.language || "").startsWith("de") ? "de" : "en");
 const $ = (id) => document.getElementById(id);
 const el = (tag, attrs = {}, ...kids) => {
@@ -143,7 +169,7 @@ async function api(path, body) {
 
 function currentBots() {
   const rs = rulesets.find((r) => r.id === $("ruleset").value);
-  return ["", ...(rs ? rs.bots : [])];
+  return social.seatChoices(["", ...(rs ? rs.bots : [])]);
 }
 
 function seatRow(i, name, bot) {
@@ -230,6 +256,7 @@ async function showLobby() {
   $("ruleset").addEventListener("change", renderOptions);
   renderOptions();
   renderMine();
+  social.initLobby();
   $("add-seat").addEventListener("click", () => renderSeats($("seats").children.length + 1));
   $("remove-seat").addEventListener("click", () => renderSeats($("seats").children.length - 1));
   $("options").addEventListener("change", () => renderSeats($("seats").children.length));  // the pack bounds the seats
@@ -241,8 +268,8 @@ async function showLobby() {
     const options = collectOptions();
     if (seats.length !== (rulesets.find((r) => r.id === $("ruleset").value) || {}).players) options.players = String(seats.length);
     try {
-      const res = await api("/api/tables", { ruleset: $("ruleset").value, options, seats });
-      const links = res.seats.filter((s) => s.link).map((s) => ({ name: s.name, link: s.link, seat: s.seat }));
+      const res = await api("/api/tables", { ruleset: $("ruleset").value, options, seats, ...social.createFields(seats) });
+      const links = res.seats.filter((s) => s.link && !s.open).map((s) => ({ name: s.name, link: s.link, seat: s.seat }));
       links.push({ name: t("spectator"), link: res.spectator.link, seat: null });
       rememberTable({ id: res.id, ruleset: res.ruleset, links });
       $("links").replaceChildren(...links.map((l) => {
@@ -280,6 +307,7 @@ function connect() {
       game.lastEvent = m.event; game.msg = m; document.body.dataset.event = String(m.event); game.info = m.table;
       render();
     } else if (m.type === "presence") { if (game.info) { game.info.seats = m.seats; render(); } }
+    else if (m.type === "chat" || m.type === "rematch") social.onMessage(m);
     else if (m.type === "error") {
       game.error = m.message + (m.rule ? ` (${m.rule})` : "");
       if (m.rule === "token" || m.rule === "unknown table") { game.dead = true; game.error = t("badLink"); }
@@ -470,6 +498,7 @@ function render() {
   const total = el("tr", { class: "total" }, el("td", { text: t("total") }), ...info.balances.map((b) => el("td", { class: "num", text: String(b) })),
     ...potCell(String(info.pot + info.reserve)));
   $("score").replaceChildren(el("thead", {}, head), el("tbody", {}, ...rows, total));
+  social.renderTable(info, v);
 }
 
 function showTable(id) {
@@ -477,6 +506,7 @@ function showTable(id) {
   game.tableId = id;
   game.token = decodeURIComponent(location.hash.slice(1));
   if (!game.token) { $("turn").textContent = t("badLink"); return; }
+  social.initTable();
   connect();
 }
 
