@@ -230,6 +230,23 @@ def test_a_listed_table_is_shown_in_the_lobby_and_a_stranger_takes_its_free_seat
         assert ws.receive_json()["rule"] == "token"
 
 
+def test_a_free_seat_is_played_by_the_bot_until_a_stranger_takes_it(http):
+    rng = random.Random(6)
+    t = create(http, seats=LOBBY_SEATS, listed=True)  # no turn timer: the table must not stall
+    start(http, t)
+    with connect(http, t, token_of(t, 0)) as ws:
+        anna = WsClient(ws)
+        first = anna.until(is_state)
+        assert seat_flags(first, "away") == [False, True, False]
+        assert seat_flags(first, "open") == [False, True, False]
+        play_until(http, t, anna, lambda v: any(seat == 1 for seat, _ in v["log"]), rng)
+        took = http.post(f"/api/tables/{t['id']}/take", json={}).json()
+        with connect(http, t, took["token"]) as ws2:
+            mine = WsClient(ws2).until(is_state)
+            assert seat_flags(mine, "away") == [False, False, False]
+            assert seat_flags(mine, "open") == [False, False, False]
+
+
 def test_taking_seats_refuses_clearly_and_changes_nothing(http):
     t = create(http, seats=[{"name": "Anna"}, {"name": "Gast", "open": True},
                             {"name": "Gast 2", "open": True}], listed=True)

@@ -260,6 +260,7 @@ class LiveTable:
         self.turn_seconds = social.turn_seconds
         self.listed = social.listed
         self.open_seats = {s for s in social.open_seats if 0 <= s < len(self.seats)}
+        self.away |= self.open_seats  # a bot plays a free seat until somebody takes it
         self.rematch_id = social.rematch_id
         self.chat = [self._chat_line(seat, text, at) for seat, text, at in social.chat]
         self.chat_count = social.chat_count
@@ -762,6 +763,7 @@ class LiveTable:
             return
         if away:
             self.away.add(seat)
+            self.turn_deadline = None  # the stand-in plays now
             log.info("table %s: seat %d is away; a bot plays for it", self.id, seat)
         else:
             self.away.discard(seat)
@@ -841,8 +843,8 @@ class LiveTable:
         closed and every client is sent its own link to its new seat (``rematch`` message).
         Asking again once the rematch exists sends the asker his link again."""
         async with self.lock:
-            if self.rematch_id is None:
-                if not self.started or self.table.in_deal or self.broken:
+            if self.rematch_id is None:  # a closed table may have an unfinished deal
+                if not self.started or self.broken or (self.table.in_deal and not self.closed):
                     raise IllegalAction("rematch", SOCIAL_MESSAGES["rematch"])
                 await self._make_rematch()  # tells every client
                 return

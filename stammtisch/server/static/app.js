@@ -70,7 +70,7 @@ Object.assign(T.en, {
   seatsTakenFree: "{taken} seated, {free} free", takeSeat: "Take a seat",
   playedByBot: "played by bot", openTag: "free seat",
   awayYou: "A bot is playing for you because your time ran out.", imBack: "I'm back",
-  turnLeft: "{s} s left", rematch: "Rematch (same seats, new table)",
+  turnLeft: "{s} s left to act", timerShort: "turn timer {s} s", rematch: "Rematch (same seats, new table)",
   chat: "Chat", chatSend: "Send", chatPlaceholder: "Say something…",
 });
 Object.assign(T.de, {
@@ -81,7 +81,7 @@ Object.assign(T.de, {
   seatsTakenFree: "{taken} besetzt, {free} frei", takeSeat: "Platz nehmen",
   playedByBot: "Bot spielt", openTag: "freier Platz",
   awayYou: "Ein Bot spielt für dich, weil deine Zeit abgelaufen ist.", imBack: "Ich bin zurück",
-  turnLeft: "noch {s} s", rematch: "Revanche (gleiche Plätze, neuer Tisch)",
+  turnLeft: "noch {s} s für den Zug", timerShort: "Zugzeit {s} s", rematch: "Revanche (gleiche Plätze, neuer Tisch)",
   chat: "Tischgespräch", chatSend: "Senden", chatPlaceholder: "Schreib etwas…",
 });
 // --- end social (web8a) ---

@@ -35,9 +35,9 @@ const social = {
     $("open-none").hidden = data.tables.length > 0;
     $("open-list").replaceChildren(...data.tables.map((x) => el("li", { "data-testid": `open-table-${x.id}` },
       el("b", { text: x.title + " " }),
-      el("span", { class: "muted", text: `${x.seats.map((s) => (s.free ? "…" : s.name)).join(", ")} · ` +
+      el("span", { class: "muted", text: `${x.seats.map((s) => (s.free ? `(${t("openTag")})` : s.name)).join(", ")} · ` +
         t("seatsTakenFree", { taken: x.taken, free: x.free }) +
-        (x.turn_seconds ? ` · ⏱ ${x.turn_seconds} s` : "") + " " }),
+        (x.turn_seconds ? " · " + t("timerShort", { s: x.turn_seconds }) : "") + " " }),
       el("button", { type: "button", class: "primary", "data-testid": `take-seat-${x.id}`, text: t("takeSeat"),
         onclick: () => social.takeSeat(x) }))));
   },
@@ -86,16 +86,17 @@ const social = {
     const timer = $("turn-timer");
     const tick = () => {
       timer.textContent = info.turn_deadline && v && !v.terminal
-        ? "⏱ " + t("turnLeft", { s: Math.max(0, Math.round(info.turn_deadline - Date.now() / 1000)) }) : "";
+        ? t("turnLeft", { s: Math.max(0, Math.round(info.turn_deadline - Date.now() / 1000)) }) : "";
     };
     tick();
     if (info.turn_deadline) social.ticker = setInterval(tick, 1000);
     // rematch: when no deal is being played
-    $("rematch").hidden = !(seated && info.started && !info.broken && (!v || v.terminal) && !info.rematch);
+    $("rematch").hidden = !(seated && info.started && !info.broken && (info.closed || !v || v.terminal) && !info.rematch);
     // chat: the seats write, everybody reads
     $("chat-box").hidden = false;
     $("chat-form").hidden = !seated;
     $("chat-input").placeholder = t("chatPlaceholder");
+    $("chat-input").setAttribute("aria-label", t("chat"));
   },
 
   initTable() {
