@@ -180,6 +180,20 @@ def test_an_idle_seat_is_taken_over_and_says_it_is_back(http):
         assert bernd.errors == []
 
 
+def test_when_a_bot_plays_every_person_the_table_waits_after_the_deal(http):
+    t = create(http, seats=[{"name": "Anna"}, {"name": "Robo", "bot": "random"},
+                            {"name": "Rita", "bot": "random"}], turn_seconds=1)
+    start(http, t)
+    with connect(http, t, token_of(t, 0)) as ws:  # Anna watches but never acts
+        anna = WsClient(ws)
+        anna.until(lambda m: is_state(m) and m["table"]["seats"][0]["away"])
+        done = anna.until(lambda m: is_state(m) and m["view"]["terminal"])
+        assert done["table"]["next_deal_at"] is None and done["table"]["waiting"] is True
+        ws.send_json({"type": "back"})
+        back = anna.until(lambda m: is_state(m) and not m["table"]["seats"][0]["away"])
+        assert back["table"]["next_deal_at"] is not None  # with a person back, deals go on
+
+
 def test_the_timer_does_not_play_for_a_table_nobody_watches(tmp_path):
     rng = random.Random(3)
     with make_client(tmp_path / "st.sqlite", watcher_grace=0.0) as http:

@@ -685,6 +685,8 @@ class LiveTable:
                 self.turn_deadline = time.time() + wait
                 self.pending = loop.create_task(self._bot_turn(self.events, seat, wait,
                                                                take_over=True))
+        elif self._everybody_away():  # stand-ins do not play deal after deal on their own
+            self.waiting = True
         elif not self.deal_limit_reached():
             pause = self.manager.deal_pause if delay is None else delay
             self.next_deal_at = time.time() + pause
@@ -750,6 +752,11 @@ class LiveTable:
             if bot is None:
                 bot = self.stand_ins[seat] = make_bot(STAND_IN_BOT, self.rules.family)
         return bot
+
+    def _everybody_away(self) -> bool:
+        """Whether the table has human seats and a stand-in bot plays every one of them."""
+        humans = {i for i, s in enumerate(self.seats) if not s.bot}
+        return bool(humans) and humans <= self.away
 
     def _seats_changed(self) -> None:
         """Something every client shows about the seats changed (away, open): a new state."""
