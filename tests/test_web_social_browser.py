@@ -71,6 +71,7 @@ def fill_lobby(page, base, ruleset, names, bots, listed=False, turn_seconds=0):
     page.get_by_test_id("ruleset-select").select_option(ruleset)
     if listed:
         page.get_by_test_id("listed").check()
+        assert page.get_by_test_id("turn-seconds").input_value() == "60"  # strangers get a timer
     page.get_by_test_id("turn-seconds").fill(str(turn_seconds))
     seats = page.get_by_test_id("seats")
     while seats.locator(".seat-row").count() > len(names):
@@ -138,6 +139,13 @@ def test_the_lobby_offers_only_the_options_and_seat_counts_of_the_rule_set(serve
         page.locator("#options-box summary").click()  # the options fold out
         page.get_by_test_id("option-pack").select_option("piquet32")
         assert rows.count() == 6 and page.get_by_test_id("add-seat").is_disabled()
+        # a turn timer out of bounds is not sent: the form says what it takes
+        timer = page.get_by_test_id("turn-seconds")
+        timer.fill("9999")
+        page.get_by_test_id("create-table").click()
+        assert timer.evaluate("e => e.validity.rangeOverflow") is True
+        assert timer.evaluate("e => e.validationMessage") != ""
+        assert page.get_by_test_id("created").is_hidden()
     finally:
         context.close()
     assert errors == []

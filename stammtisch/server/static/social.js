@@ -8,11 +8,18 @@ const social = {
   chat: [],        // the table's chat lines, oldest first
   ticker: null,    // the turn timer's countdown
   lobbyTimer: null,
+  LISTED_TIMER: 60,  // seconds: the turn timer a listed table gets by default
 
   // ------------------------------------------------------------ lobby
 
   initLobby() {
-    $("listed").addEventListener("change", () => renderSeats($("seats").children.length));
+    $("listed").addEventListener("change", () => {
+      // strangers may walk away: a listed table gets a turn timer unless one was chosen
+      const timer = $("turn-seconds");
+      if ($("listed").checked && timer.value === "0") timer.value = String(social.LISTED_TIMER);
+      else if (!$("listed").checked && timer.value === String(social.LISTED_TIMER)) timer.value = "0";
+      renderSeats($("seats").children.length);
+    });
     social.refreshOpenTables();
     clearInterval(social.lobbyTimer);
     social.lobbyTimer = setInterval(social.refreshOpenTables, 10000);
