@@ -341,6 +341,18 @@ def test_rematch_takes_every_seat_to_the_same_seat_of_a_new_table(http):
     # the old link of a seat still leads to its new seat
     with connect(http, t, token_of(t, 1)) as ws:
         assert WsClient(ws).until(lambda m: m["type"] == "rematch")["link"] == links[1]
+    # … also once the old table is archived (closed, nobody there): a fresh link to the seat
+    manager = http.app.state.manager
+    assert http.portal.call(manager.sweep) >= 1 and manager.get(t["id"]) is None
+    with connect(http, t, token_of(t, 1)) as ws:
+        m = WsClient(ws).until(lambda m: m["type"] == "rematch")
+    assert m["table"] == new_id and m["link"] != links[1]
+    with http.websocket_connect(f"/ws/{new_id}?token={m['link'].split('#')[1]}") as ws:
+        c = WsClient(ws)
+        c.until(is_state)
+        assert c.hello["seat"] == 1
+    with connect(http, t, "not-a-token") as ws:  # a stranger learns nothing
+        assert ws.receive_json()["rule"] == "unknown table"
 
 
 def play_deal_with_two(http, t, anna, bernd, rng):

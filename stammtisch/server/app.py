@@ -605,6 +605,11 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
 
         live = manager.get(table_id)
         if live is None:
+            link = await rematch_link_of_archived(table_id, token)
+            if link is not None:  # an archived table's seat link leads to its rematch seat
+                await ws.send_text(dumps({"type": "rematch", "table": link[0], "link": link[1]}))
+                await ws.close(1000)
+                return
             await refuse("unknown table", f"no table {table_id[:40]!r}", 4404)
             return
         who = live.auth(token)
@@ -666,6 +671,27 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             live.detach(conn)
             conn.stop()
             await sender
+
+    async def rematch_link_of_archived(table_id: str, token: str) -> tuple[str, str] | None:
+        """A seat of an archived table that had a rematch: a new link to the same seat of the
+        rematch table, if that table is still live (its earlier link for the seat stops)."""
+        if not TABLE_ID.fullmatch(table_id) or not token:
+            return None
+        st = await manager.commit(storage.load_table, table_id)
+        if st is None or st.social.rematch_id is None:
+            return None
+        who = auth_stored(st, token)
+        new = manager.get(st.social.rematch_id)
+        if who is None or who[0] != "seat" or who[1] is None or new is None:
+            return None
+        seat = who[1]
+        if seat >= len(new.seats) or new.seats[seat].bot or seat in new.open_seats:
+            return None
+        try:
+            fresh = await manager.reissue(new, seat)
+        except Exception:
+            return None
+        return new.id, f"/t/{new.id}#{fresh}"
 
     def parse_message(text: str) -> tuple[dict[str, Any] | None, str, str]:
         """The message, or None with the refusal's rule and message."""
