@@ -157,7 +157,7 @@ def test_a_disconnected_seat_is_played_by_the_bot_after_the_timer(server, browse
     try:
         p1 = c1.new_page()
         fill_lobby(p1, server, "tippen/grupp-1975", ["Anna", "Bernd", "Robo"],
-                   ["", "", "heuristic"], turn_seconds=1)
+                   ["", "", "heuristic"], turn_seconds=2)
         links = {i: p1.get_by_test_id(f"link-seat-{i}").get_attribute("href") for i in (0, 1)}
         p1.get_by_test_id("start-table").click()
         p1.goto(server + links[0])
@@ -166,7 +166,7 @@ def test_a_disconnected_seat_is_played_by_the_bot_after_the_timer(server, browse
         p1.locator("[data-testid=seat-status-1][data-connected=true]").wait_for()
         c2.close()  # Bernd's browser goes away
         p1.locator("[data-testid=seat-status-1][data-connected=false]").wait_for()
-        # Anna plays her turns; when Bernd's turn comes, the bot plays for him after 1 s
+        # Anna plays her turns; when Bernd's turn comes, the bot plays for him after 2 s
         away = p1.get_by_test_id("away-1")
         play_my_turns(p1, rng, lambda: away.count() > 0)
         assert away.text_content() == "played by bot"
