@@ -9,12 +9,16 @@ import time
 
 import pytest
 from fastapi.testclient import TestClient
+from hypothesis import given
+from hypothesis import strategies as st
 from server_helpers import WsClient, sync
 from starlette.websockets import WebSocketDisconnect
 
+from stammtisch.games.base import IllegalAction
 from stammtisch.rules import PRESETS, ruleset
 from stammtisch.server.app import create_app
 from stammtisch.server.limits import ServerLimits
+from stammtisch.server.tables import clean_chat
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -448,3 +452,16 @@ def test_spectators_and_strangers_cannot_use_seat_messages(http):
     with pytest.raises(WebSocketDisconnect), connect(http, t, "nope") as ws:
         ws.receive_json()
         ws.receive_json()
+
+
+@given(st.text(max_size=300))
+def test_a_chat_line_is_stored_printable_trimmed_and_bounded_or_refused(text):
+    try:
+        line = clean_chat(text, 200)
+    except IllegalAction as e:
+        printable = "".join(ch if ch.isprintable() else " " for ch in text).strip()
+        assert (e.rule, bool(printable)) in (("chat empty", False), ("chat length", True))
+        assert e.rule == "chat empty" or len(printable) > 200
+        return
+    assert line and line.isprintable() and line == line.strip() and len(line) <= 200
+    assert clean_chat(line, 200) == line  # cleaning again changes nothing
