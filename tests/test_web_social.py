@@ -265,6 +265,24 @@ def test_a_free_seat_is_played_by_the_bot_until_a_stranger_takes_it(http):
             assert seat_flags(mine, "open") == [False, False, False]
 
 
+def test_the_stranger_brings_his_name_to_a_table_not_started(http):
+    t = create(http, seats=[{"name": "Anna"}, {"name": "Gast", "open": True},
+                            {"name": "Gast 2", "open": True}], listed=True)
+    for name, status, rule in (("anna", 400, "names"), ("Gast 2", 400, "names"),
+                               ("   ", 422, "invalid")):
+        r = http.post(f"/api/tables/{t['id']}/take", json={"name": name})
+        assert r.status_code == status and r.json()["rule"] == rule, r.text
+    assert http.get("/api/tables").json()["tables"][0]["free"] == 2  # nothing taken
+    took = http.post(f"/api/tables/{t['id']}/take", json={"name": " Zoë "}).json()
+    assert took["seat"] == 1 and took["name"] == "Zoë"
+    assert http.get(f"/api/tables/{t['id']}").json()["players"] == ["Anna", "Zoë", "Gast 2"]
+    start(http, t)  # a started table keeps the names of its deals
+    took = http.post(f"/api/tables/{t['id']}/take", json={"name": "Xaver"}).json()
+    assert took["seat"] == 2 and took["name"] == "Gast 2"
+    info = http.get(f"/api/tables/{t['id']}").json()
+    assert info["players"] == ["Anna", "Zoë", "Gast 2"] and info["deal_number"] == 1
+
+
 def test_taking_seats_refuses_clearly_and_changes_nothing(http):
     t = create(http, seats=[{"name": "Anna"}, {"name": "Gast", "open": True},
                             {"name": "Gast 2", "open": True}], listed=True)
@@ -292,10 +310,11 @@ def test_listing_and_open_seats_survive_a_restart(tmp_path):
     with make_client(path) as http:
         t = create(http, seats=[{"name": "Anna"}, {"name": "Gast", "open": True},
                                 {"name": "Gast 2", "open": True}], listed=True, turn_seconds=30)
-        assert http.post(f"/api/tables/{t['id']}/take", json={"seat": 2}).status_code == 200
+        assert http.post(f"/api/tables/{t['id']}/take", json={"seat": 2, "name": "Nina"}).status_code == 200
     with make_client(path) as http:
         entry = http.get("/api/tables").json()["tables"][0]
         assert entry["id"] == t["id"] and [s["free"] for s in entry["seats"]] == [False, True, False]
+        assert [s["name"] for s in entry["seats"]] == ["Anna", "Gast", "Nina"]
         assert entry["turn_seconds"] == 30
 
 

@@ -193,21 +193,25 @@ def test_a_listed_table_is_joined_by_a_stranger(server, browser):
         assert p1.get_by_test_id("link-seat-1").count() == 0  # the open seat is for the lobby
         anna = p1.get_by_test_id("link-seat-0").get_attribute("href")
         table_id = anna.split("/t/")[1].split("#")[0]
-        p1.get_by_test_id("start-table").click()
         p1.goto(server + anna)
         p1.get_by_test_id("open-1").wait_for()
-        # the stranger finds the table in the lobby and takes the free seat
+        # the stranger finds the table in the lobby and takes the free seat, with his name
         p2 = c2.new_page()
         p2.goto(server + "/")
         entry = p2.get_by_test_id(f"open-table-{table_id}")
         entry.wait_for()
         assert "2 seated, 1 free" in entry.text_content()
+        p2.get_by_test_id("guest-name").fill("Zoë")
         p2.get_by_test_id(f"take-seat-{table_id}").click()
         p2.wait_for_url(f"**/t/{table_id}#*")
-        p2.get_by_test_id("hand").locator(".card").first.wait_for()
+        p2.get_by_test_id("player-1").filter(has_text="Zoë").wait_for()
         assert "me" in p2.get_by_test_id("player-1").get_attribute("class")
         p1.locator("[data-testid=seat-status-1][data-connected=true]").wait_for()
+        p1.get_by_test_id("player-1").filter(has_text="Zoë").wait_for()
         assert p1.get_by_test_id("open-1").count() == 0
+        p2.get_by_test_id("start-from-table").click()  # he may start the table, as any seat
+        p1.get_by_test_id("hand").locator(".card").first.wait_for()
+        p2.get_by_test_id("hand").locator(".card").first.wait_for()
         # the table has no free seat now: the lobby no longer lists it
         p3 = c2.new_page()
         p3.goto(server + "/")

@@ -11,8 +11,9 @@ stack trace):
   Limited per client address and by the number of live tables (429 when refused).
 - ``GET  /api/tables`` – the lobby's list of open tables: tables their creator listed that
   have a free seat (rule set, seats taken and free).
-- ``POST /api/tables/{id}/take`` – ``{"seat": n | null}``: a stranger from the lobby takes a
-  free seat of a listed table and gets its own link and token (as an invite).
+- ``POST /api/tables/{id}/take`` – ``{"seat": n | null, "name": "…" | null}``: a stranger from
+  the lobby takes a free seat of a listed table and gets its own link and token (as an
+  invite); his name replaces the seat's before the table starts.
 - ``POST /api/tables/{id}/start`` – ``{"token": admin or human seat token}``: deal 1.
 - ``POST /api/tables/{id}/close`` – ``{"token": admin}``: no more deals; every seat may now
   download the full record.
@@ -160,6 +161,17 @@ class TableIn(BaseModel):
 class TakeIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     seat: int | None = Field(default=None, ge=0, le=9)
+    name: str | None = Field(default=None, min_length=1, max_length=200)  # before the start only
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        try:
+            return clean_name(v)
+        except NameError_ as e:
+            raise ValueError(str(e)) from None
 
 
 class TokenIn(BaseModel):
@@ -487,9 +499,10 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             manager.count_refusal("seat rate")
             return _error(429, MESSAGES["seat rate"], "seat rate", {"Retry-After": "60"})
         try:
-            seat, token = await live.take_seat(body.seat)
+            seat, token = await live.take_seat(body.seat, body.name)
         except IllegalAction as e:
-            return _error(503 if e.rule == "storage" else 409, e.message, e.rule)
+            return _error(503 if e.rule == "storage" else 400 if e.rule == "names" else 409,
+                          e.message, e.rule)
         return {"id": table_id, "seat": seat, "name": live.seats[seat].name, "token": token,
                 "link": f"/t/{table_id}#{token}"}
 

@@ -322,13 +322,17 @@ class Storage:
         if done.rowcount == 0:  # a table made before st_table_social existed
             conn.execute(insert(_table(SocialRow)).values(table_id=table_id, **values))
 
-    def take_seat(self, table_id: str, seat: int, digest: str, open_seats: list[int]) -> None:
-        """A stranger from the lobby takes an open seat: its new token and the seats still open,
-        in one transaction."""
+    def take_seat(self, table_id: str, seat: int, digest: str, open_seats: list[int],
+                  name: str | None = None) -> None:
+        """A stranger from the lobby takes an open seat: its new token (and his name, before
+        the table started) and the seats still open, in one transaction."""
+        values: dict[str, Any] = {"token_digest": digest}
+        if name is not None:
+            values["name"] = name
         with self.engine.begin() as conn:
             conn.execute(update(_table(SeatRow)).where(SeatRow.table_id == table_id,
                                                          SeatRow.seat == seat)
-                         .values(token_digest=digest))
+                         .values(**values))
             self._set_social(conn, table_id, open_seats=json.dumps(open_seats))
 
     def mark_rematch(self, table_id: str, rematch_id: str) -> None:

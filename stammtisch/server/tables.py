@@ -46,6 +46,7 @@ from ..games.base import IllegalAction
 from ..rules import ruleset as build_ruleset
 from ..table import Table, draw_first_dealer, summarise_deal
 from .limits import ServerLimits
+from .names import look_alike_pair
 from .storage import Storage, StoredSeat, StoredSocial, StoredTable, Write, token_digest
 
 try:  # orjson is much faster for the many views we serialise; json is the fallback
@@ -81,6 +82,7 @@ SOCIAL_MESSAGES = {
     "taken": "this seat is not free (any more); choose another one",
     "no free seat": "this table has no free seat",
     "rematch": "a rematch can start when no deal is being played",
+    "names": "another seat of this table has the name {name!r} or one that looks alike; choose another",
     "capacity": "the server holds as many tables as it may; try again later",
 }
 
@@ -820,9 +822,11 @@ class LiveTable:
                           for i, s in enumerate(self.seats)],
                 "free": len(self.open_seats), "taken": len(self.seats) - len(self.open_seats)}
 
-    async def take_seat(self, seat: int | None) -> tuple[int, str]:
+    async def take_seat(self, seat: int | None, name: str | None = None) -> tuple[int, str]:
         """A stranger from the lobby takes an open seat (``None``: the first one); returns the
-        seat and its new token. Raises IllegalAction (nothing changed) when none is free."""
+        seat and its new token. ``name`` (already cleaned): his name, taken only before the
+        table starts (a started table keeps the names of its deals). Raises IllegalAction
+        (nothing changed) when no seat is free or the name clashes with another seat's."""
         async with self.lock:
             if not self.listed or self.closed or self.broken or not self.open_seats:
                 raise IllegalAction("no free seat", SOCIAL_MESSAGES["no free seat"])
@@ -830,15 +834,26 @@ class LiveTable:
                 seat = min(self.open_seats)
             if seat not in self.open_seats:
                 raise IllegalAction("taken", SOCIAL_MESSAGES["taken"])
+            if self.started or name == self.seats[seat].name:
+                name = None
+            if name is not None:
+                names = [name if i == seat else s.name for i, s in enumerate(self.seats)]
+                alike = look_alike_pair(names)
+                if len({n.casefold() for n in names}) != len(names) or alike:
+                    raise IllegalAction("names", SOCIAL_MESSAGES["names"].format(name=name))
             token = new_token()
             digest = token_digest(token)
             left = sorted(self.open_seats - {seat})
             try:
-                await self.manager.commit(self.manager.storage.take_seat, self.id, seat, digest, left)
+                await self.manager.commit(self.manager.storage.take_seat, self.id, seat, digest,
+                                          left, name)
             except Exception:
                 log.warning("table %s: could not store a taken seat", self.id, exc_info=True)
                 raise IllegalAction("storage", TRY_AGAIN) from None
             self.seats[seat].digest = digest
+            if name is not None:  # not started: the table has no deals to keep a name for
+                self.seats[seat].name = name
+                self.table = Table(self.rules, [s.name for s in self.seats], 0)
             self.open_seats.discard(seat)
             self.drop_seat_connections(seat, "this seat was taken by a player from the lobby")
             self._seats_changed()

@@ -20,6 +20,7 @@ const social = {
       else if (!$("listed").checked && timer.value === String(social.LISTED_TIMER)) timer.value = "0";
       renderSeats($("seats").children.length);
     });
+    $("guest-name").value = localStorage.getItem("stammtisch.name") || "";
     social.refreshOpenTables();
     clearInterval(social.lobbyTimer);
     social.lobbyTimer = setInterval(social.refreshOpenTables, 10000);
@@ -52,7 +53,10 @@ const social = {
   async takeSeat(x) {
     $("open-error").textContent = "";
     try {
-      const res = await api(`/api/tables/${x.id}/take`, { seat: null });
+      const name = $("guest-name").value.trim();
+      localStorage.setItem("stammtisch.name", name);
+      // a table that has started keeps the names of its deals: the seat's name stays
+      const res = await api(`/api/tables/${x.id}/take`, { seat: null, name: name && !x.started ? name : null });
       rememberTable({ id: x.id, ruleset: x.ruleset, links: [{ name: res.name, link: res.link, seat: res.seat }] });
       location.assign(res.link);
     } catch (e) { $("open-error").textContent = e.message; social.refreshOpenTables(); }
