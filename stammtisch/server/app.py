@@ -9,6 +9,11 @@ stack trace):
   "max_deals"}`` → the table id, one invite link and token per human seat, a spectator link,
   and an admin token. Tokens are shown only here: the server keeps their SHA-256 digests.
   Limited per client address and by the number of live tables (429 when refused).
+- ``GET  /api/tables`` – the lobby's list of open tables: tables their creator listed that
+  have a free seat (rule set, seats taken and free).
+- ``POST /api/tables/{id}/take`` – ``{"seat": n | null, "name": "…" | null}``: a stranger from
+  the lobby takes a free seat of a listed table and gets its own link and token (as an
+  invite); his name replaces the seat's before the table starts.
 - ``POST /api/tables/{id}/start`` – ``{"token": admin or human seat token}``: deal 1.
 - ``POST /api/tables/{id}/close`` – ``{"token": admin}``: no more deals; every seat may now
   download the full record.
@@ -65,7 +70,7 @@ from .limits import (
     check_rules_bounds,
 )
 from .names import NameError_, clean_name, look_alike_pair
-from .storage import Storage, StoredTable, default_database_url, token_digest
+from .storage import Storage, StoredSocial, StoredTable, default_database_url, token_digest
 from .tables import Bucket, Conn, LiveTable, TableManager, dumps
 
 PROTOCOL = """
@@ -77,6 +82,11 @@ levels deep, at most seat_rate per second per seat, all its sockets together):
   {"type": "next"}    start the next deal now (a seated human, after a deal is over)
   {"type": "start"}   start the table (a seated human, before deal 1)
   {"type": "ping"}
+  {"type": "chat", "text": "…"}  a chat line (a seat; at most chat_max_chars characters, at most
+                      chat_rate lines per second per seat; stored with the table)
+  {"type": "back"}    the player of a seat a stand-in bot plays for is back
+  {"type": "rematch"} a new table with the same seats, rule set and options (a seat, when no
+                      deal is being played); this table is closed
 Server → client:
   {"type": "hello", "role": "seat"|"spectator", "seat": int|null, "table": id}
   {"type": "state", "event": n, "view": <view(seat)> | null, "table": {…}}  after every event
@@ -84,6 +94,12 @@ Server → client:
                                  (changes within ServerLimits.presence_delay are sent once)
   {"type": "error", "rule": "…", "message": "…", "seq": …}   the state is unchanged
   {"type": "pong", "seq": …}   seq only when the ping had one
+  {"type": "chat", "messages": [{"seat", "name", "text", "at"}], "history": true}  the latest
+                                 lines on connecting; then each new line (without "history")
+  {"type": "rematch", "table": id, "link": "/t/…#token"}  this client's seat at the rematch
+A table with a turn timer (turn_seconds > 0): when the seat on turn has not acted in time, a
+bot plays for it (its seat shows "away": true) until its player connects again, acts or sends
+"back".
 """
 
 STATIC = Path(__file__).parent / "static"
@@ -107,6 +123,10 @@ MESSAGES = {
     "analysis unavailable": "this server cannot analyse deals: the solver needs numba "
                             "(pip install 'stammtisch[solve]')",
     "analysis failed": "the analysis failed; try again later",
+    "turn timer": "the turn timer is 0 (off) or {lo}–{hi} seconds, not {n}",
+    "open bot": "an open seat is for a person from the lobby, not a bot",
+    "open unlisted": "open seats are for a table listed in the lobby (listed: true)",
+    "seat rate": "too many seats taken from your address; try again in a minute",
 }
 
 
@@ -114,6 +134,7 @@ class SeatIn(BaseModel):
     model_config = ConfigDict(extra="forbid")
     name: str = Field(min_length=1, max_length=200)
     bot: str | None = None
+    open: bool = False  # free for a stranger from the lobby (a listed table)
 
     @field_validator("name")
     @classmethod
@@ -139,6 +160,24 @@ class TableIn(BaseModel):
     options: dict[str, str | int | bool | None] = Field(default_factory=dict, max_length=40)
     seats: list[SeatIn] = Field(min_length=2, max_length=10)
     max_deals: int | None = Field(default=None, ge=1, le=MAX_DEALS_LIMIT)
+    turn_seconds: int = 0  # the turn timer (0: off); bounds: ServerLimits.turn_seconds_min/max
+    listed: bool = False  # shown in the lobby's list of open tables
+
+
+class TakeIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    seat: int | None = Field(default=None, ge=0, le=9)
+    name: str | None = Field(default=None, min_length=1, max_length=200)  # before the start only
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str | None) -> str | None:
+        if v is None:
+            return None
+        try:
+            return clean_name(v)
+        except NameError_ as e:
+            raise ValueError(str(e)) from None
 
 
 class TokenIn(BaseModel):
@@ -213,6 +252,8 @@ def rulesets_payload() -> list[dict[str, Any]]:
             "players": rules.players,
             "min_players": preset.min_players,
             "max_players": preset.max_players_whist52 or preset.max_players,
+            # with pack=piquet32 a Tippen rule set seats fewer than with its 52-card extension
+            "max_players_piquet32": preset.max_players if rules.family == "tippen" else None,
             "bots": bots[rules.family],
             "options": [
                 {"name": spec.name, "kind": spec.kind, "choices": list(spec.choices),
@@ -322,6 +363,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     manager.load_all()
     creations = AddressBuckets(limits.creations_per_minute, limits.creation_burst)
     analyst = Analyst()
+    seat_takes = AddressBuckets(limits.seat_takes_per_minute, 5)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -397,6 +439,16 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         for s in body.seats:
             if s.bot and s.bot not in available_bots(rules.family):
                 return _error(400, f"the {s.bot} bot is not available for {rules.family} yet", "bot")
+        if body.turn_seconds and not (limits.turn_seconds_min <= body.turn_seconds
+                                      <= limits.turn_seconds_max):
+            return _error(400, MESSAGES["turn timer"].format(
+                lo=limits.turn_seconds_min, hi=limits.turn_seconds_max, n=body.turn_seconds),
+                "turn timer")
+        open_seats = [i for i, s in enumerate(body.seats) if s.open]
+        if any(body.seats[i].bot for i in open_seats):
+            return _error(400, MESSAGES["open bot"], "open seat")
+        if open_seats and not body.listed:
+            return _error(400, MESSAGES["open unlisted"], "open seat")
         names = [s.name for s in body.seats]
         if len({n.casefold() for n in names}) != len(names):
             return _error(400, "seat names must be different", "names")
@@ -410,12 +462,15 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             await manager.sweep()
             if len(manager.tables) >= limits.max_live_tables:
                 return _refuse("capacity", n=limits.max_live_tables)
+        social = StoredSocial(turn_seconds=body.turn_seconds, listed=body.listed,
+                              open_seats=open_seats)
         created = await manager.create(body.ruleset, options,
-                                       [(s.name, s.bot) for s in body.seats], body.max_deals)
+                                       [(s.name, s.bot) for s in body.seats], body.max_deals,
+                                       social=social)
         tid = created["id"]
         seats = []
         for i, (s, tok) in enumerate(zip(body.seats, created["seat_tokens"], strict=True)):
-            entry: dict[str, Any] = {"seat": i, "name": s.name, "bot": s.bot}
+            entry: dict[str, Any] = {"seat": i, "name": s.name, "bot": s.bot, "open": s.open}
             if tok:
                 entry["token"] = tok
                 entry["link"] = f"/t/{tid}#{tok}"
@@ -428,7 +483,36 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
                           "link": f"/t/{tid}#{created['spectator_token']}"},
             "admin_token": created["admin_token"],
             "max_deals": created["table"].max_deals,
+            "turn_seconds": body.turn_seconds,
+            "listed": body.listed,
         }
+
+    @app.get("/api/tables")
+    def list_tables() -> dict[str, Any]:
+        """The lobby: listed tables with a free seat, newest first."""
+        shown = []
+        for live in sorted(manager.tables.values(), key=lambda x: -x.created):
+            entry = live.listing()
+            if entry is not None:
+                shown.append(entry)
+                if len(shown) >= limits.listed_max:
+                    break
+        return {"tables": shown}
+
+    @app.post("/api/tables/{table_id}/take")
+    async def take_seat(table_id: str, body: TakeIn, request: Request) -> Any:
+        live = _table(table_id)
+        address = request.client.host if request.client else ""
+        if not seat_takes.allow(address):
+            manager.count_refusal("seat rate")
+            return _error(429, MESSAGES["seat rate"], "seat rate", {"Retry-After": "60"})
+        try:
+            seat, token = await live.take_seat(body.seat, body.name)
+        except IllegalAction as e:
+            return _error(503 if e.rule == "storage" else 400 if e.rule == "names" else 409,
+                          e.message, e.rule)
+        return {"id": table_id, "seat": seat, "name": live.seats[seat].name, "token": token,
+                "link": f"/t/{table_id}#{token}"}
 
     @app.post("/api/tables/{table_id}/start")
     async def start_table(table_id: str, body: TokenIn) -> JSONResponse:
@@ -567,6 +651,11 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
 
         live = manager.get(table_id)
         if live is None:
+            link = await rematch_link_of_archived(table_id, token)
+            if link is not None:  # an archived table's seat link leads to its rematch seat
+                await ws.send_text(dumps({"type": "rematch", "table": link[0], "link": link[1]}))
+                await ws.close(1000)
+                return
             await refuse("unknown table", f"no table {table_id[:40]!r}", 4404)
             return
         who = live.auth(token)
@@ -629,6 +718,27 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             conn.stop()
             await sender
 
+    async def rematch_link_of_archived(table_id: str, token: str) -> tuple[str, str] | None:
+        """A seat of an archived table that had a rematch: a new link to the same seat of the
+        rematch table, if that table is still live (its earlier link for the seat stops)."""
+        if not TABLE_ID.fullmatch(table_id) or not token:
+            return None
+        st = await manager.commit(storage.load_table, table_id)
+        if st is None or st.social.rematch_id is None:
+            return None
+        who = auth_stored(st, token)
+        new = manager.get(st.social.rematch_id)
+        if who is None or who[0] != "seat" or who[1] is None or new is None:
+            return None
+        seat = who[1]
+        if seat >= len(new.seats) or new.seats[seat].bot or seat in new.open_seats:
+            return None
+        try:
+            fresh = await manager.reissue(new, seat)
+        except Exception:
+            return None
+        return new.id, f"/t/{new.id}#{fresh}"
+
     def parse_message(text: str) -> tuple[dict[str, Any] | None, str, str]:
         """The message, or None with the refusal's rule and message."""
         try:
@@ -660,8 +770,14 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             if kind == "ping":
                 conn.send('{"type":"pong"}' if seq is None else dumps({"type": "pong", "seq": seq}))
                 return
-            if kind not in ("action", "next", "start"):
+            if kind not in ("action", "next", "start", "chat", "back", "rematch"):
                 raise IllegalAction("protocol", f"unknown message type {kind[:40]!r}")
+            if kind == "chat":
+                line = msg.get("text")
+                if not isinstance(line, str):
+                    raise IllegalAction("protocol", "a chat message needs a \"text\" string")
+                await live.say(conn.seat, line)
+                return
             if conn.seat is None:
                 raise IllegalAction("spectator", "a spectator cannot act")
             if kind == "action":
@@ -674,6 +790,10 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
                 await live.act(conn.seat, action, event)
             elif kind == "next":
                 await live.next_deal(early=True)
+            elif kind == "back":
+                await live.back(conn.seat)
+            elif kind == "rematch":
+                await live.rematch(conn.seat)
             else:
                 await live.start()
         except IllegalAction as e:

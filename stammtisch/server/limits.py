@@ -63,6 +63,15 @@ class ServerLimits:
     keep_alive_timeout: float = 5.0  # an idle HTTP connection is closed after this
     conns_per_address: int = 200  # TCP connections from one address
     max_connections: int = 2_000  # TCP connections in all (stay below the open-file limit)
+    # --- social (issue 8): turn timer, lobby, chat
+    turn_seconds_min: int = 10  # a table's turn timer is 0 (off) or in this range
+    turn_seconds_max: int = 600
+    chat_max_chars: int = 200  # characters of one chat line
+    chat_rate: float = 0.5  # chat lines per second per seat (all its sockets together)
+    chat_burst: float = 4.0
+    chat_keep: int = 50  # chat lines a client is shown when it connects
+    listed_max: int = 100  # tables the lobby lists at once
+    seat_takes_per_minute: float = 10.0  # lobby seats taken per client address
     # --- the database (defect 4)
     commit_deadline: float = 5.0  # a commit is retried with backoff for at most this long
     sqlite_busy_ms: int = 500  # one SQLite attempt waits this long for a lock

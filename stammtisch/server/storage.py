@@ -32,6 +32,7 @@ from sqlalchemy import (
     Text,
     create_engine,
     event,
+    func,
     insert,
     select,
     update,
@@ -128,6 +129,32 @@ class TableStateRow(Base):
     archived_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
 
 
+class SocialRow(Base):
+    """A table's social settings (issue 8): its turn timer, whether it is listed in the lobby
+    and which seats a stranger from the lobby may still take, and the table its rematch made.
+    A separate table, so databases made before it existed gain it by ``create_all``."""
+
+    __tablename__ = "st_table_social"
+
+    table_id: Mapped[str] = mapped_column(ForeignKey("st_tables.id"), primary_key=True)
+    turn_seconds: Mapped[int] = mapped_column(Integer, default=0)
+    listed: Mapped[bool] = mapped_column(Boolean, default=False)
+    open_seats: Mapped[str] = mapped_column(Text, default="[]")  # JSON list of seat numbers
+    rematch_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+
+
+class ChatRow(Base):
+    """One line of a table's chat (plain text, as the seat wrote it after cleaning)."""
+
+    __tablename__ = "st_chat"
+
+    table_id: Mapped[str] = mapped_column(ForeignKey("st_tables.id"), primary_key=True)
+    idx: Mapped[int] = mapped_column(Integer, primary_key=True)
+    seat: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+    created: Mapped[float] = mapped_column(Float)
+
+
 def _table(model: type[Base]) -> SqlTable:
     """A model's Core table (typed: SQLAlchemy declares ``__table__`` as a FromClause)."""
     return cast(SqlTable, model.__table__)
@@ -142,6 +169,18 @@ class StoredSeat:
     name: str
     bot: str | None
     token_digest: str | None
+
+
+@dataclass
+class StoredSocial:
+    """``SocialRow`` and the latest chat lines of a table."""
+
+    turn_seconds: int = 0
+    listed: bool = False
+    open_seats: list[int] = field(default_factory=list)
+    rematch_id: str | None = None
+    chat: list[tuple[int, str, float]] = field(default_factory=list)  # (seat, text, time), oldest first
+    chat_count: int = 0  # lines stored in all (the next line's number)
 
 
 @dataclass
@@ -161,6 +200,7 @@ class StoredTable:
     joined_at: float | None = None
     closed_at: float | None = None
     archived_reason: str | None = None
+    social: StoredSocial = field(default_factory=StoredSocial)
 
 
 def _sqlite_pragmas(busy_ms: int) -> Callable[[Any, Any], None]:
@@ -202,7 +242,8 @@ class Storage:
     # --- writes (each one transaction, committed on return) ---------------------------
 
     def create_table(self, table_id: str, ruleset: str, options: dict[str, Any], seats: list[StoredSeat],
-                     admin_digest: str, spectator_digest: str, max_deals: int | None = None) -> None:
+                     admin_digest: str, spectator_digest: str, max_deals: int | None = None,
+                     social: StoredSocial | None = None) -> None:
         with self.engine.begin() as conn:
             conn.execute(insert(_table(TableRow)).values(
                 id=table_id, ruleset=ruleset, options=json.dumps(options), first_dealer=None,
@@ -215,6 +256,10 @@ class Storage:
                 dict(table_id=table_id, seat=s.seat, name=s.name, bot=s.bot,
                      token_digest=s.token_digest) for s in seats
             ])
+            if social is not None:
+                conn.execute(insert(_table(SocialRow)).values(
+                    table_id=table_id, turn_seconds=social.turn_seconds, listed=social.listed,
+                    open_seats=json.dumps(social.open_seats), rematch_id=social.rematch_id))
 
     def start_deal(self, table_id: str, number: int, deck: list[str],
                    first_dealer: int | None = None) -> None:
@@ -268,6 +313,58 @@ class Storage:
             conn.execute(update(_table(SeatRow)).where(SeatRow.table_id == table_id,
                                                          SeatRow.seat == seat)
                          .values(token_digest=digest))
+
+    # --- social (issue 8): lobby seats, rematch, chat ------------------------------------
+
+    def _set_social(self, conn: Any, table_id: str, **values: Any) -> None:
+        done = conn.execute(update(_table(SocialRow)).where(SocialRow.table_id == table_id)
+                            .values(**values))
+        if done.rowcount == 0:  # a table made before st_table_social existed
+            conn.execute(insert(_table(SocialRow)).values(table_id=table_id, **values))
+
+    def take_seat(self, table_id: str, seat: int, digest: str, open_seats: list[int],
+                  name: str | None = None) -> None:
+        """A stranger from the lobby takes an open seat: its new token (and his name, before
+        the table started) and the seats still open, in one transaction."""
+        values: dict[str, Any] = {"token_digest": digest}
+        if name is not None:
+            values["name"] = name
+        with self.engine.begin() as conn:
+            conn.execute(update(_table(SeatRow)).where(SeatRow.table_id == table_id,
+                                                         SeatRow.seat == seat)
+                         .values(**values))
+            self._set_social(conn, table_id, open_seats=json.dumps(open_seats))
+
+    def mark_rematch(self, table_id: str, rematch_id: str) -> None:
+        """The table's rematch was made: the table is closed and points to the new one."""
+        with self.engine.begin() as conn:
+            self._set_social(conn, table_id, rematch_id=rematch_id)
+            done = conn.execute(update(_table(TableStateRow))
+                                .where(TableStateRow.table_id == table_id)
+                                .values(closed_at=time.time()))
+            if done.rowcount == 0:
+                conn.execute(insert(_table(TableStateRow)).values(table_id=table_id,
+                                                                    closed_at=time.time()))
+
+    def add_chat(self, table_id: str, idx: int, seat: int, text: str, created: float) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(insert(_table(ChatRow)).values(table_id=table_id, idx=idx, seat=seat,
+                                                        text=text, created=created))
+
+    @staticmethod
+    def _load_social(conn: Any, table_id: str, keep: int = 50) -> StoredSocial:
+        row = conn.execute(select(_table(SocialRow)).where(SocialRow.table_id == table_id)).first()
+        count = conn.execute(select(func.count()).select_from(_table(ChatRow))
+                             .where(ChatRow.table_id == table_id)).scalar_one()
+        lines = conn.execute(select(ChatRow.seat, ChatRow.text, ChatRow.created)
+                             .where(ChatRow.table_id == table_id)
+                             .order_by(ChatRow.idx.desc()).limit(keep)).all()
+        chat = [(r.seat, r.text, r.created) for r in reversed(lines)]
+        if row is None:
+            return StoredSocial(chat=chat, chat_count=count)
+        return StoredSocial(turn_seconds=row.turn_seconds or 0, listed=bool(row.listed),
+                            open_seats=list(json.loads(row.open_seats or "[]")),
+                            rematch_id=row.rematch_id, chat=chat, chat_count=count)
 
     def set_spectator_digest(self, table_id: str, digest: str) -> None:
         with self.engine.begin() as conn:
@@ -404,6 +501,7 @@ class Storage:
                 last_event_at = max(last_event_at, r.created)
             state = conn.execute(select(_table(TableStateRow))
                                  .where(TableStateRow.table_id == table_id)).first()
+            social = self._load_social(conn, table_id)
         numbers = sorted(decks)
         if numbers != list(range(len(numbers))):
             raise ValueError(f"table {table_id}: deals are not numbered 0…n-1 ({numbers})")
@@ -417,4 +515,5 @@ class Storage:
             joined_at=state.joined_at if state else None,
             closed_at=state.closed_at if state else None,
             archived_reason=state.archived_reason if state else None,
+            social=social,
         )

@@ -40,13 +40,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..bots import make_bot
+from ..bots import Bot, make_bot
 from ..explain import explain
 from ..games.base import IllegalAction
 from ..rules import ruleset as build_ruleset
 from ..table import Table, draw_first_dealer, summarise_deal
 from .limits import ServerLimits
-from .storage import Storage, StoredSeat, StoredTable, Write, token_digest
+from .names import look_alike_pair
+from .storage import Storage, StoredSeat, StoredSocial, StoredTable, Write, token_digest
 
 try:  # orjson is much faster for the many views we serialise; json is the fallback
     import orjson
@@ -71,6 +72,34 @@ T = TypeVar("T")
 # Refusals a table gives (rule code → English message); a translation catalogue comes later.
 TRY_AGAIN = "the server could not store this just now; nothing changed, please try again"
 SERVER_FAULT = "the server could not apply this; the table is unchanged"
+
+# Refusals of the social features (issue 8): rule code → English message.
+SOCIAL_MESSAGES = {
+    "chat empty": "a chat line needs some text",
+    "chat length": "a chat line is at most {n} characters",
+    "chat rate": "you are chatting too fast; wait a moment",
+    "spectator chat": "only the seats of a table chat",
+    "taken": "this seat is not free (any more); choose another one",
+    "no free seat": "this table has no free seat",
+    "rematch": "a rematch can start when no deal is being played",
+    "names": "another seat of this table has the name {name!r} or one that looks alike; choose another",
+    "capacity": "the server holds as many tables as it may; try again later",
+}
+
+#: The bot that plays for a seat whose turn timer ran out, until the person returns.
+STAND_IN_BOT = "heuristic"
+
+
+def clean_chat(text: str, limit: int) -> str:
+    """A chat line as it is stored and shown: control and format characters (new lines,
+    bidirectional overrides) become spaces, the ends are trimmed. Raises IllegalAction when
+    the line is empty or longer than ``limit`` characters."""
+    line = "".join(ch if ch.isprintable() else " " for ch in text).strip()
+    if not line:
+        raise IllegalAction("chat empty", SOCIAL_MESSAGES["chat empty"])
+    if len(line) > limit:
+        raise IllegalAction("chat length", SOCIAL_MESSAGES["chat length"].format(n=limit))
+    return line
 
 
 def new_token() -> str:
@@ -216,6 +245,31 @@ class LiveTable:
         self._dealer_cache: tuple[int, int] | None = None  # (event, dealer of its views)
         self._msg_cache: tuple[int, dict[tuple[int | None, int], str]] | None = None
         self._presence_version = 0
+        # --- social (issue 8)
+        self.turn_seconds = 0  # the turn timer (0: off)
+        self.turn_deadline: float | None = None  # when the timer of the seat on turn runs out
+        self.away: set[int] = set()  # human seats a stand-in bot plays for until they return
+        self.stand_ins: dict[int, Bot] = {}
+        self.listed = False  # shown in the lobby's list of open tables
+        self.open_seats: set[int] = set()  # seats a stranger from the lobby may still take
+        self.rematch_id: str | None = None  # the table this table's rematch made
+        self.rematch_links: dict[int | None, str] = {}  # links of the rematch not yet delivered
+        self.chat: list[dict[str, Any]] = []  # the latest chat lines (at most chat_keep)
+        self.chat_count = 0  # chat lines stored in all: the next line's number
+        self.chat_buckets: dict[int, Bucket] = {}
+
+    def set_social(self, social: StoredSocial) -> None:
+        self.turn_seconds = social.turn_seconds
+        self.listed = social.listed
+        self.open_seats = {s for s in social.open_seats if 0 <= s < len(self.seats)}
+        self.away |= self.open_seats  # a bot plays a free seat until somebody takes it
+        self.rematch_id = social.rematch_id
+        self.chat = [self._chat_line(seat, text, at) for seat, text, at in social.chat]
+        self.chat_count = social.chat_count
+
+    def _chat_line(self, seat: int, text: str, at: float) -> dict[str, Any]:
+        name = self.seats[seat].name if 0 <= seat < len(self.seats) else "?"
+        return {"seat": seat, "name": name, "text": text, "at": at}
 
     @property
     def limits(self) -> ServerLimits:
@@ -261,6 +315,7 @@ class LiveTable:
         live.last_watched = -math.inf  # after a restart, bots wait until somebody comes
         live.joined = st.joined_at is not None
         live.closed = st.closed_at is not None
+        live.set_social(st.social)
         live._replay(st.first_dealer, st.started, st.deals)
         return live
 
@@ -342,8 +397,7 @@ class LiveTable:
             "clockwise": getattr(self.rules, "clockwise", True),
             "options": self.options,
             "players": list(t.players),
-            "seats": [{"name": s.name, "bot": s.bot, "connected": c}
-                      for s, c in zip(self.seats, self.connected(), strict=True)],
+            "seats": self._seat_infos(),
             "started": self.started,
             "in_deal": t.in_deal,
             "deal_number": len(t.deals),
@@ -359,7 +413,18 @@ class LiveTable:
             "waiting": self.waiting,
             "closed": self.closed,
             "broken": self.broken,
+            "turn_seconds": self.turn_seconds,
+            "turn_deadline": self.turn_deadline,
+            "listed": self.listed,
+            "rematch": self.rematch_id,
         }
+
+    def _seat_infos(self) -> list[dict[str, Any]]:
+        """Per seat: name, bot, connected, ``away`` (a stand-in bot plays for it after its turn
+        timer ran out) and ``open`` (free for a stranger from the lobby)."""
+        return [{"name": s.name, "bot": s.bot, "connected": c, "away": i in self.away,
+                 "open": i in self.open_seats}
+                for i, (s, c) in enumerate(zip(self.seats, self.connected(), strict=True))]
 
     def _dealer(self) -> int:
         """The dealer of the deal on the table (as its views say), else the next dealer."""
@@ -426,7 +491,7 @@ class LiveTable:
         if now == self._presence_sent:
             return
         self._presence_sent = now
-        msg = dumps({"type": "presence", "seats": self.info()["seats"]})
+        msg = dumps({"type": "presence", "seats": self._seat_infos()})
         for c in self.conns:
             c.send(msg)
 
@@ -437,9 +502,15 @@ class LiveTable:
             self.conns.append(conn)
             self.last_watched = time.monotonic()
             self.last_activity = time.time()
+            if conn.seat in self.away:  # the player is back: he plays again himself
+                self._set_away(conn.seat, False)
             if self.waiting:  # somebody came: the bots play on
                 self.schedule()
             conn.send(self.state_message(conn.seat))
+            if self.chat:
+                conn.send(dumps({"type": "chat", "messages": self.chat, "history": True}))
+            if self.rematch_id is not None:
+                await self._send_rematch(conn)
         if self._presence_sent is None:
             self._presence_sent = [s.bot is not None for s in self.seats]
         self._presence_changed()
@@ -531,6 +602,8 @@ class LiveTable:
         """A seat's action; raises IllegalAction (state unchanged) when refused. ``event``: the
         event number the client saw when it chose the action (a stale one is refused)."""
         async with self.lock:
+            if seat in self.away:  # whoever acts is back, even if the action is refused
+                self._set_away(seat, False)
             if event is not None and event != self.events:
                 raise IllegalAction("stale", f"this action answered event {event}, but the table "
                                              f"is at event {self.events} now; look again")
@@ -593,6 +666,7 @@ class LiveTable:
     def schedule(self, delay: float | None = None) -> None:
         self.cancel_pending()
         self.next_deal_at = None
+        self.turn_deadline = None
         self._info_cache = self._msg_cache = None
         if not self.started or self.broken or self.closed:
             return
@@ -605,9 +679,16 @@ class LiveTable:
         if t.in_deal:
             assert t.state is not None
             seat = t.state.current_player()
-            if seat in self.bots:
+            if seat in self.bots or seat in self.away:
                 wait = self.manager.bot_delay if delay is None else delay
                 self.pending = loop.create_task(self._bot_turn(self.events, seat, wait))
+            elif self.turn_seconds > 0:  # the turn timer: a stand-in bot plays when it runs out
+                wait = self.turn_seconds if delay is None else delay
+                self.turn_deadline = time.time() + wait
+                self.pending = loop.create_task(self._bot_turn(self.events, seat, wait,
+                                                               take_over=True))
+        elif self._everybody_away():  # stand-ins do not play deal after deal on their own
+            self.waiting = True
         elif not self.deal_limit_reached():
             pause = self.manager.deal_pause if delay is None else delay
             self.next_deal_at = time.time() + pause
@@ -634,7 +715,9 @@ class LiveTable:
         except Exception:
             log.exception("table %s: next deal failed", self.id)
 
-    async def _bot_turn(self, event: int, seat: int, delay: float) -> None:
+    async def _bot_turn(self, event: int, seat: int, delay: float, take_over: bool = False) -> None:
+        """A bot acts for ``seat``: the seat's own bot, or the stand-in of a human seat that is
+        away; ``take_over``: the seat's turn timer ran out, so it is away from now on."""
         await asyncio.sleep(delay)
         retry = False
         async with self.lock:
@@ -643,10 +726,12 @@ class LiveTable:
             self.pending = None
             if self._wait_for_people():
                 return
+            if take_over:
+                self._set_away(seat, True)
             state = self.table.state
             assert state is not None
             try:
-                action = self.bots[seat].act(state, seat)
+                action = self._bot_for(seat).act(state, seat)
                 await self._act_locked(seat, state.action_to_string(action))
             except IllegalAction as e:
                 if e.rule not in ("storage", "server"):
@@ -659,6 +744,186 @@ class LiveTable:
                 self.broken = f"the bot at seat {seat} failed"
         if retry and self.events == event:
             self.schedule(delay=self.manager.retry_later)
+
+    # --- social (issue 8): stand-in bots, chat, lobby seats, rematch ------------------
+
+    def _bot_for(self, seat: int) -> Bot:
+        bot = self.bots.get(seat)
+        if bot is None:
+            bot = self.stand_ins.get(seat)
+            if bot is None:
+                bot = self.stand_ins[seat] = make_bot(STAND_IN_BOT, self.rules.family)
+        return bot
+
+    def _everybody_away(self) -> bool:
+        """Whether the table has human seats and a stand-in bot plays every one of them."""
+        humans = {i for i, s in enumerate(self.seats) if not s.bot}
+        return bool(humans) and humans <= self.away
+
+    def _seats_changed(self) -> None:
+        """Something every client shows about the seats changed (away, open): a new state."""
+        self._presence_version += 1
+        self._info_cache = self._msg_cache = None
+
+    def _set_away(self, seat: int, away: bool) -> None:
+        """Mark a human seat away (a stand-in bot plays for it) or back; the caller holds the
+        lock. Coming back restarts the seat's turn timer if it is on turn."""
+        if away == (seat in self.away) or self.seats[seat].bot:
+            return
+        if away:
+            self.away.add(seat)
+            self.turn_deadline = None  # the stand-in plays now
+            log.info("table %s: seat %d is away; a bot plays for it", self.id, seat)
+        else:
+            self.away.discard(seat)
+            self.schedule()  # a stand-in's pending turn is cancelled; the timer starts again
+        self._seats_changed()
+        self.broadcast_state()
+
+    async def back(self, seat: int) -> None:
+        """The player of an away seat says he is back."""
+        async with self.lock:
+            self._set_away(seat, False)
+
+    async def say(self, seat: int | None, text: str) -> None:
+        """A chat line from a seat: cleaned, length- and rate-limited, stored, then sent to
+        every client. Raises IllegalAction (nothing stored, nothing sent) when refused."""
+        if seat is None:
+            raise IllegalAction("spectator chat", SOCIAL_MESSAGES["spectator chat"])
+        line = clean_chat(text, self.limits.chat_max_chars)
+        bucket = self.chat_buckets.get(seat)
+        if bucket is None:
+            bucket = self.chat_buckets[seat] = Bucket(self.limits.chat_rate, self.limits.chat_burst)
+        if not bucket.allow():
+            raise IllegalAction("chat rate", SOCIAL_MESSAGES["chat rate"])
+        idx = self.chat_count
+        self.chat_count += 1  # taken now: two lines under way never share a number
+        at = time.time()
+        try:
+            await self.manager.commit(self.manager.storage.add_chat, self.id, idx, seat, line, at)
+        except Exception:
+            log.warning("table %s: could not store a chat line", self.id, exc_info=True)
+            raise IllegalAction("storage", TRY_AGAIN) from None
+        entry = self._chat_line(seat, line, at)
+        self.chat = (self.chat + [entry])[-self.limits.chat_keep:]
+        self.last_activity = at
+        msg = dumps({"type": "chat", "messages": [entry]})
+        for c in self.conns:
+            c.send(msg)
+
+    def listing(self) -> dict[str, Any] | None:
+        """What the lobby shows of this table, or None when it is not open to strangers."""
+        if not self.listed or not self.open_seats or self.closed or self.broken:
+            return None
+        return {"id": self.id, "ruleset": self.ruleset_id, "title": self.rules.title,
+                "family": self.rules.family, "started": self.started,
+                "deal_number": len(self.table.deals), "turn_seconds": self.turn_seconds,
+                "seats": [{"seat": i, "name": s.name, "bot": s.bot, "free": i in self.open_seats}
+                          for i, s in enumerate(self.seats)],
+                "free": len(self.open_seats), "taken": len(self.seats) - len(self.open_seats)}
+
+    async def take_seat(self, seat: int | None, name: str | None = None) -> tuple[int, str]:
+        """A stranger from the lobby takes an open seat (``None``: the first one); returns the
+        seat and its new token. ``name`` (already cleaned): his name, taken only before the
+        table starts (a started table keeps the names of its deals). Raises IllegalAction
+        (nothing changed) when no seat is free or the name clashes with another seat's."""
+        async with self.lock:
+            if not self.listed or self.closed or self.broken or not self.open_seats:
+                raise IllegalAction("no free seat", SOCIAL_MESSAGES["no free seat"])
+            if seat is None:
+                seat = min(self.open_seats)
+            if seat not in self.open_seats:
+                raise IllegalAction("taken", SOCIAL_MESSAGES["taken"])
+            if self.started or name == self.seats[seat].name:
+                name = None
+            if name is not None:
+                names = [name if i == seat else s.name for i, s in enumerate(self.seats)]
+                alike = look_alike_pair(names)
+                if len({n.casefold() for n in names}) != len(names) or alike:
+                    raise IllegalAction("names", SOCIAL_MESSAGES["names"].format(name=name))
+            token = new_token()
+            digest = token_digest(token)
+            left = sorted(self.open_seats - {seat})
+            try:
+                await self.manager.commit(self.manager.storage.take_seat, self.id, seat, digest,
+                                          left, name)
+            except Exception:
+                log.warning("table %s: could not store a taken seat", self.id, exc_info=True)
+                raise IllegalAction("storage", TRY_AGAIN) from None
+            self.seats[seat].digest = digest
+            if name is not None:  # not started: the table has no deals to keep a name for
+                self.seats[seat].name = name
+                self.table = Table(self.rules, [s.name for s in self.seats], 0)
+            self.open_seats.discard(seat)
+            self.drop_seat_connections(seat, "this seat was taken by a player from the lobby")
+            self._seats_changed()
+            self.broadcast_state()
+            return seat, token
+
+    async def rematch(self, seat: int | None) -> None:
+        """A new table with the same seats, rule set and options (started at once); this one is
+        closed and every client is sent its own link to its new seat (``rematch`` message).
+        Asking again once the rematch exists sends the asker his link again."""
+        async with self.lock:
+            if self.rematch_id is None:  # a closed table may have an unfinished deal
+                if not self.started or self.broken or (self.table.in_deal and not self.closed):
+                    raise IllegalAction("rematch", SOCIAL_MESSAGES["rematch"])
+                await self._make_rematch()  # tells every client
+                return
+            for c in list(self.conns):
+                if c.seat == seat:
+                    await self._send_rematch(c)
+
+    async def _make_rematch(self) -> None:
+        manager = self.manager
+        if len(manager.tables) >= self.limits.max_live_tables:
+            raise IllegalAction("capacity", SOCIAL_MESSAGES["capacity"])
+        social = StoredSocial(turn_seconds=self.turn_seconds, listed=self.listed,
+                              open_seats=sorted(self.open_seats))
+        try:
+            made = await manager.create(self.ruleset_id, self.options,
+                                        [(s.name, s.bot) for s in self.seats], self.max_deals,
+                                        social=social)
+            await manager.commit(manager.storage.mark_rematch, self.id, made["id"])
+        except Exception:
+            log.warning("table %s: could not make the rematch", self.id, exc_info=True)
+            raise IllegalAction("storage", TRY_AGAIN) from None
+        new: LiveTable = made["table"]
+        self.rematch_id = new.id
+        self.rematch_links = {i: f"/t/{new.id}#{tok}" for i, tok in enumerate(made["seat_tokens"])
+                              if tok and i not in self.open_seats}
+        self.rematch_links[None] = f"/t/{new.id}#{made['spectator_token']}"
+        self.closed = True
+        self.cancel_pending()
+        self.next_deal_at = self.turn_deadline = None
+        self._seats_changed()
+        try:
+            await new.start()
+        except IllegalAction:  # the seats can start it themselves
+            log.warning("table %s: the rematch %s did not start", self.id, new.id)
+        self.broadcast_state()
+        for c in list(self.conns):
+            await self._send_rematch(c)
+
+    async def _send_rematch(self, conn: Conn) -> None:
+        """Tell a client of this table where its seat went: the link made with the rematch, or
+        (after a restart, or for a second device of the seat) a new link for the same seat."""
+        if self.rematch_id is None:
+            return
+        link = self.rematch_links.get(conn.seat)
+        if link is None and conn.seat is not None:
+            new = self.manager.get(self.rematch_id)
+            if new is None or conn.seat >= len(new.seats) or new.seats[conn.seat].bot \
+                    or conn.seat in new.open_seats:
+                return
+            try:
+                token = await self.manager.reissue(new, conn.seat)
+            except Exception:
+                log.warning("table %s: no new link for seat %d", self.id, conn.seat, exc_info=True)
+                return
+            link = self.rematch_links[conn.seat] = f"/t/{new.id}#{token}"
+        if link is not None:
+            conn.send(dumps({"type": "rematch", "table": self.rematch_id, "link": link}))
 
 
 class TableManager:
@@ -782,7 +1047,7 @@ class TableManager:
         return self.tables.get(table_id)
 
     async def create(self, ruleset_id: str, options: dict[str, Any], seats: list[tuple[str, str | None]],
-                     max_deals: int | None = None) -> dict[str, Any]:
+                     max_deals: int | None = None, social: StoredSocial | None = None) -> dict[str, Any]:
         """Create a table; returns the tokens (shown once: only digests are stored)."""
         table_id = new_table_id()
         while table_id in self.tables:
@@ -798,8 +1063,10 @@ class TableManager:
         await self.commit(
             self.storage.create_table, table_id, ruleset_id, options,
             [StoredSeat(i, s.name, s.bot, s.digest) for i, s in enumerate(live_seats)],
-            live.admin_digest, live.spectator_digest, max_deals,
+            live.admin_digest, live.spectator_digest, max_deals, social,
         )
+        if social is not None:
+            live.set_social(social)
         self.tables[table_id] = live
         return {"id": table_id, "admin_token": admin, "spectator_token": spectator,
                 "seat_tokens": tokens, "table": live}

@@ -19,6 +19,7 @@ const T = {
   },
 };
 
+
 let lang = localStorage.getItem("stammtisch.lang") || ((navigator.language || "").startsWith("de") ? "de" : "en");
 
 async function loadTexts() {
@@ -180,7 +181,7 @@ function currentRuleset() { return rulesets.find((r) => r.id === $("ruleset").va
 
 function currentBots() {
   const rs = currentRuleset();
-  return ["", ...(rs ? rs.bots : [])];
+  return social.seatChoices(["", ...(rs ? rs.bots : [])]);
 }
 
 function botLabel(b) {
@@ -199,8 +200,19 @@ function seatRow(i, name, bot) {
 }
 
 const DEFAULT_NAMES = ["Anna", "Bernd", "Carla", "Dieter", "Erika", "Fritz", "Grete", "Hans", "Ilse", "Jörg"];
+// the seat counts the chosen rule set allows (with pack=piquet32 no 52-card extension)
+function seatLimits() {
+  const rs = rulesets.find((r) => r.id === $("ruleset").value) || { min_players: 2, max_players: 10 };
+  const pack = $("options").querySelector("[data-option=pack]");
+  const max = pack && pack.value === "piquet32" && rs.max_players_piquet32 ? rs.max_players_piquet32 : rs.max_players;
+  return { min: rs.min_players, max };
+}
 
 function renderSeats(n) {
+  const lim = seatLimits();
+  n = Math.max(lim.min, Math.min(lim.max, n));
+  $("add-seat").disabled = n >= lim.max;
+  $("remove-seat").disabled = n <= lim.min;
   const box = $("seats");
   const old = [...box.querySelectorAll(".seat-row")].map((r) => [r.querySelector(".name").value, r.querySelector(".bot").value]);
   box.replaceChildren(...Array.from({ length: n }, (_, i) => seatRow(i, old[i] ? old[i][0] : DEFAULT_NAMES[i],
@@ -271,8 +283,10 @@ async function showLobby() {
   $("ruleset").addEventListener("change", () => renderOptions());
   renderOptions();
   renderMine();
-  $("add-seat").addEventListener("click", () => renderSeats(Math.min(10, $("seats").children.length + 1)));
-  $("remove-seat").addEventListener("click", () => renderSeats(Math.max(2, $("seats").children.length - 1)));
+  social.initLobby();
+  $("add-seat").addEventListener("click", () => renderSeats($("seats").children.length + 1));
+  $("remove-seat").addEventListener("click", () => renderSeats($("seats").children.length - 1));
+  $("options").addEventListener("change", () => renderSeats($("seats").children.length));  // the pack bounds the seats
   $("create-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     $("create-error").textContent = "";
@@ -281,8 +295,8 @@ async function showLobby() {
     const options = collectOptions();
     if (seats.length !== (currentRuleset() || {}).players) options.players = String(seats.length);
     try {
-      const res = await api("/api/tables", { ruleset: $("ruleset").value, options, seats });
-      const links = res.seats.filter((s) => s.link).map((s) => ({ name: s.name, link: s.link, seat: s.seat }));
+      const res = await api("/api/tables", { ruleset: $("ruleset").value, options, seats, ...social.createFields(seats) });
+      const links = res.seats.filter((s) => s.link && !s.open).map((s) => ({ name: s.name, link: s.link, seat: s.seat }));
       links.push({ name: t("spectator"), link: res.spectator.link, seat: null });
       rememberTable({ id: res.id, ruleset: res.ruleset, links });
       $("links").replaceChildren(...links.map((l) => {
@@ -342,6 +356,7 @@ function connect() {
       noteTrick(m.view, first);
       render();
     } else if (m.type === "presence") { if (game.info) { game.info.seats = m.seats; render(); } }
+    else if (m.type === "chat" || m.type === "rematch") social.onMessage(m);
     else if (m.type === "error") {
       // kept as message and code, so that a language switch shows it in the other language
       game.error = { message: m.message, rule: m.rule || null };
@@ -570,6 +585,7 @@ function render() {
   $("score").replaceChildren(el("thead", {}, head), el("tbody", {}, ...rows, total));
   const live = hasPot && v && !v.terminal && potNow !== info.pot + info.reserve;
   $("score-note").textContent = live ? t("potNow") : "";
+  social.renderTable(info, v);
 }
 
 // ---------------------------------------------------------------- analysis of a finished deal
@@ -618,6 +634,7 @@ function showTable(id) {
   game.tableId = id;
   game.token = decodeURIComponent(location.hash.slice(1));
   if (!game.token) { $("turn").textContent = t("badLink"); return; }
+  social.initTable();
   connect();
 }
 

@@ -1,0 +1,124 @@
+// Stammtisch web client, the social part (issue 8): turn timer, lobby list of open tables,
+// rematch, table chat. Loaded before app.js; its functions run only after app.js has set up
+// $, el, t, game, send, api, rulesets and rememberTable, and are called from there.
+// Every text a player typed is shown with textContent (el's "text"), never as HTML.
+"use strict";
+
+const social = {
+  chat: [],        // the table's chat lines, oldest first
+  ticker: null,    // the turn timer's countdown
+  lobbyTimer: null,
+  LISTED_TIMER: 60,  // seconds: the turn timer a listed table gets by default
+
+  // ------------------------------------------------------------ lobby
+
+  initLobby() {
+    $("listed").addEventListener("change", () => {
+      // strangers may walk away: a listed table gets a turn timer unless one was chosen
+      const timer = $("turn-seconds");
+      if ($("listed").checked && timer.value === "0") timer.value = String(social.LISTED_TIMER);
+      else if (!$("listed").checked && timer.value === String(social.LISTED_TIMER)) timer.value = "0";
+      renderSeats($("seats").children.length);
+    });
+    $("guest-name").value = localStorage.getItem("stammtisch.name") || "";
+    social.refreshOpenTables();
+    clearInterval(social.lobbyTimer);
+    social.lobbyTimer = setInterval(social.refreshOpenTables, 10000);
+  },
+
+  // the seat rows offer "open seat" besides human and bots (a person from the lobby)
+  seatChoices(bots) { return $("listed") && $("listed").checked ? [...bots, "open"] : bots; },
+
+  // the social fields of a new table; an "open" seat is a human seat a stranger may take
+  createFields(seats) {
+    for (const s of seats) if (s.bot === "open") { s.bot = null; s.open = true; }
+    const secs = Number($("turn-seconds").value || 0);
+    return { turn_seconds: Number.isFinite(secs) ? Math.round(secs) : 0, listed: $("listed").checked };
+  },
+
+  async refreshOpenTables() {
+    if ($("lobby").hidden) return;
+    let data;
+    try { data = await api("/api/tables"); } catch (e) { return; }
+    $("open-none").hidden = data.tables.length > 0;
+    $("open-list").replaceChildren(...data.tables.map((x) => el("li", { "data-testid": `open-table-${x.id}` },
+      el("b", { text: x.title + " " }),
+      el("span", { class: "muted", text: `${x.seats.map((s) => (s.free ? `(${t("openTag")})` : s.name)).join(", ")} · ` +
+        t("seatsTakenFree", { taken: x.taken, free: x.free }) +
+        (x.turn_seconds ? " · " + t("timerShort", { s: x.turn_seconds }) : "") + " " }),
+      el("button", { type: "button", class: "primary", "data-testid": `take-seat-${x.id}`, text: t("takeSeat"),
+        onclick: () => social.takeSeat(x) }))));
+  },
+
+  async takeSeat(x) {
+    $("open-error").textContent = "";
+    try {
+      const name = $("guest-name").value.trim();
+      localStorage.setItem("stammtisch.name", name);
+      // a table that has started keeps the names of its deals: the seat's name stays
+      const res = await api(`/api/tables/${x.id}/take`, { seat: null, name: name && !x.started ? name : null });
+      rememberTable({ id: x.id, ruleset: x.ruleset, links: [{ name: res.name, link: res.link, seat: res.seat }] });
+      location.assign(res.link);
+    } catch (e) { $("open-error").textContent = e.message; social.refreshOpenTables(); }
+  },
+
+  // ------------------------------------------------------------ the table
+
+  onMessage(m) {
+    if (m.type === "chat") {
+      social.chat = m.history ? m.messages.slice() : social.chat.concat(m.messages).slice(-100);
+      social.renderChat();
+    } else if (m.type === "rematch") {
+      const info = game.info || {};
+      rememberTable({ id: m.table, ruleset: info.ruleset || "", links: [{ name: game.seat === null ? t("spectator") : name(game.seat), link: m.link, seat: game.seat }] });
+      location.assign(m.link);  // every seat goes to its own seat of the new table
+    }
+  },
+
+  renderChat() {
+    $("chat-box").hidden = false;
+    const box = $("chat-log");
+    box.replaceChildren(...social.chat.map((x) => el("li", {}, el("b", { text: x.name + ": " }), el("span", { class: "chat-text", text: x.text }))));
+    box.scrollTop = box.scrollHeight;
+  },
+
+  renderTable(info, v) {
+    const seated = game.seat !== null;
+    // the seats a stand-in bot plays for, and the seats free for the lobby
+    info.seats.forEach((s, i) => {
+      const tile = document.querySelector(`[data-testid=player-${i}] > div`);
+      if (!tile) return;
+      if (s.away) tile.append(el("span", { class: "tag away", "data-testid": `away-${i}`, text: t("playedByBot") }));
+      if (s.open) tile.append(el("span", { class: "tag", "data-testid": `open-${i}`, text: t("openTag") }));
+    });
+    $("away-box").hidden = !(seated && info.seats[game.seat] && info.seats[game.seat].away);
+    // the turn timer of the seat on turn
+    clearInterval(social.ticker);
+    const timer = $("turn-timer");
+    const tick = () => {
+      timer.textContent = info.turn_deadline && v && !v.terminal
+        ? t("turnLeft", { s: Math.max(0, Math.round(info.turn_deadline - Date.now() / 1000)) }) : "";
+    };
+    tick();
+    if (info.turn_deadline) social.ticker = setInterval(tick, 1000);
+    // rematch: when no deal is being played
+    $("rematch").hidden = !(seated && info.started && !info.broken && (info.closed || !v || v.terminal) && !info.rematch);
+    // chat: the seats write, everybody reads
+    $("chat-box").hidden = false;
+    $("chat-form").hidden = !seated;
+    $("chat-input").placeholder = t("chatPlaceholder");
+    $("chat-input").setAttribute("aria-label", t("chat"));
+  },
+
+  initTable() {
+    $("back").addEventListener("click", () => send({ type: "back" }));
+    $("rematch").addEventListener("click", () => send({ type: "rematch" }));
+    $("chat-form").addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const text = $("chat-input").value.trim();
+      if (!text) return;
+      send({ type: "chat", text });
+      $("chat-input").value = "";
+    });
+  },
+};

@@ -1,0 +1,486 @@
+"""The web table's social features (issue 8, point 4), through the REST API and the WebSocket
+protocol: seat counts per rule set, the turn timer and its stand-in bot, the lobby's list of
+open tables, rematch, and the table chat. Browser tests: test_web_social_browser.py."""
+
+from __future__ import annotations
+
+import random
+import time
+
+import pytest
+from fastapi.testclient import TestClient
+from hypothesis import given
+from hypothesis import strategies as st
+from server_helpers import WsClient, sync
+from starlette.websockets import WebSocketDisconnect
+
+from stammtisch.games.base import IllegalAction
+from stammtisch.rules import PRESETS, ruleset
+from stammtisch.server.app import create_app
+from stammtisch.server.limits import ServerLimits
+from stammtisch.server.tables import clean_chat
+
+pytestmark = pytest.mark.timeout(120)
+
+SEATS = [{"name": "Anna"}, {"name": "Bernd"}, {"name": "Carla", "bot": "random"}]
+
+
+def make_client(path, **limits):
+    app = create_app(f"sqlite:///{path}", bot_delay=0, deal_pause=1000,
+                     limits=ServerLimits(**{"turn_seconds_min": 1, **limits}))
+    return TestClient(app)
+
+
+@pytest.fixture()
+def http(tmp_path):
+    with make_client(tmp_path / "st.sqlite") as client:
+        yield client
+
+
+def create(http, seats=None, status=201, **extra):
+    body = {"ruleset": "tippen/grupp-1975", "seats": seats or SEATS, **extra}
+    r = http.post("/api/tables", json=body)
+    assert r.status_code == status, r.text
+    return r.json()
+
+
+def start(http, t):
+    r = http.post(f"/api/tables/{t['id']}/start", json={"token": t["admin_token"]})
+    assert r.status_code == 200, r.text
+
+
+def connect(http, t, token):
+    return http.websocket_connect(f"/ws/{t['id']}?token={token}")
+
+
+def token_of(t, seat):
+    return t["seats"][seat]["token"]
+
+
+def play_until(http, t, me: WsClient, stop, rng, bot_seats=(2,), limit=300):
+    """Seat 0 (``me``) plays random legal actions, bots play theirs, any other seat's turn is
+    waited for (a stand-in bot), until ``stop(view)``; a finished deal is followed by the next."""
+    for _ in range(limit):
+        sync(http, t["id"], [me], bot_seats)
+        view = me.view
+        if stop(view):
+            return view
+        before = me.state["event"]
+        if view["terminal"]:
+            me.ws.send_json({"type": "next"})
+        elif view["current_player"] == me.hello["seat"]:
+            me.send_action(rng.choice(view["legal_actions"]))
+        me.until_event(before + 1)
+    raise AssertionError("never came")
+
+
+def on_turn(seat):
+    return lambda v: not v["terminal"] and v["current_player"] == seat
+
+
+def seat_flags(msg, key):
+    return [s[key] for s in msg["table"]["seats"]]
+
+
+def is_state(m):
+    return m["type"] == "state"
+
+
+# --- 1. the lobby offers what the rule set allows ---------------------------------------
+
+
+def test_rulesets_give_each_preset_its_seat_counts_and_only_its_options(http):
+    data = {r["id"]: r for r in http.get("/api/rulesets").json()}
+    assert set(data) == set(PRESETS)
+    for rid, r in data.items():
+        preset = PRESETS[rid]
+        assert r["min_players"] == preset.min_players
+        assert r["max_players"] == (preset.max_players_whist52 or preset.max_players)
+        assert [o["name"] for o in r["options"]] == list(preset.options)
+        # every count the lobby offers builds; one more or one fewer does not
+        for n in (r["min_players"], r["max_players"]):
+            ruleset(rid, {"players": n})
+        for n in (r["min_players"] - 1, r["max_players"] + 1):
+            with pytest.raises(ValueError):
+                ruleset(rid, {"players": n})
+        if r["family"] == "tippen":  # the 32-card pack seats no more than this
+            ruleset(rid, {"players": r["max_players_piquet32"], "pack": "piquet32"})
+            with pytest.raises(ValueError):
+                ruleset(rid, {"players": r["max_players_piquet32"] + 1, "pack": "piquet32"})
+        else:
+            assert r["max_players_piquet32"] is None
+    assert data["tapp/modern"]["max_players"] == 4 and data["tapp/classic-1879"]["max_players"] == 3
+
+
+# --- 2. the turn timer --------------------------------------------------------------------
+
+
+def test_turn_timer_bounds_are_refused_clearly_and_create_nothing(http):
+    before = len(http.app.state.manager.tables)
+    for bad in (-1, 10_000):
+        r = http.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": SEATS,
+                                            "turn_seconds": bad})
+        assert r.status_code == 400
+        assert r.json()["rule"] == "turn timer" and "0 (off) or 1–600 seconds" in r.json()["error"]
+    r = http.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": SEATS,
+                                        "turn_seconds": "soon"})
+    assert r.status_code == 422 and "turn_seconds" in r.json()["error"]
+    assert len(http.app.state.manager.tables) == before
+    assert create(http, turn_seconds=0)["turn_seconds"] == 0  # off, the default
+
+
+def test_an_absent_seat_is_played_by_the_bot_after_the_timer_until_it_returns(http):
+    rng = random.Random(1)
+    t = create(http, turn_seconds=2)  # Bernd, back, must act within it on a busy machine
+    start(http, t)
+    with connect(http, t, token_of(t, 0)) as ws:  # Bernd (seat 1) never comes
+        anna = WsClient(ws)
+        play_until(http, t, anna, on_turn(1), rng)
+        waiting = anna.state
+        assert waiting["table"]["turn_seconds"] == 2
+        assert waiting["table"]["turn_deadline"] is not None
+        assert seat_flags(waiting, "away") == [False, False, False]
+        event = waiting["event"]
+        # the timer runs out: the seat is shown as played by the bot, then the bot's move comes
+        marked = anna.until(lambda m: is_state(m) and m["table"]["seats"][1]["away"])
+        assert marked["event"] == event  # nothing was played before the seat was marked
+        moved = anna.until(lambda m: is_state(m) and m["event"] == event + 1)
+        assert moved["view"]["log"][-1][0] == 1  # seat 1's move, by the stand-in
+        assert seat_flags(moved, "away") == [False, True, False]
+        # Bernd's later turns follow at once, without waiting for the timer again
+        play_until(http, t, anna, lambda v: v["terminal"], rng)
+        # Bernd comes: he plays himself again, and everybody sees it
+        with connect(http, t, token_of(t, 1)) as ws2:
+            bernd = WsClient(ws2)
+            first = bernd.until(is_state)
+            assert seat_flags(first, "away") == [False, False, False]
+            anna.until(lambda m: is_state(m) and not m["table"]["seats"][1]["away"])
+            play_until(http, t, anna, on_turn(1), rng)
+            bernd.until_event(anna.state["event"])
+            before = bernd.state["event"]
+            bernd.send_action(rng.choice(bernd.view["legal_actions"]))
+            bernd.until_event(before + 1)
+            assert bernd.view["log"][-1][0] == 1
+            assert bernd.errors == []
+
+
+def test_an_idle_seat_is_taken_over_and_says_it_is_back(http):
+    rng = random.Random(2)
+    t = create(http, turn_seconds=1)
+    start(http, t)
+    with connect(http, t, token_of(t, 0)) as ws0, connect(http, t, token_of(t, 1)) as ws1:
+        anna, bernd = WsClient(ws0), WsClient(ws1)
+        play_until(http, t, anna, on_turn(1), rng)
+        bernd.until(lambda m: is_state(m) and m["table"]["seats"][1]["away"])  # Bernd dozed off
+        ws1.send_json({"type": "back"})
+        back = bernd.until(lambda m: is_state(m) and not m["table"]["seats"][1]["away"])
+        assert bernd.errors == []
+        if not back["view"]["terminal"] and back["view"]["current_player"] == 1:
+            assert back["table"]["turn_deadline"] is not None  # his own time again
+        # "back" from a seat that is not away changes nothing and is not an error
+        ws1.send_json({"type": "back"})
+        ws1.send_json({"type": "ping", "seq": 1})
+        bernd.until(lambda m: m["type"] == "pong")
+        assert bernd.errors == []
+
+
+def test_when_a_bot_plays_every_person_the_table_waits_after_the_deal(http):
+    t = create(http, seats=[{"name": "Anna"}, {"name": "Robo", "bot": "random"},
+                            {"name": "Rita", "bot": "random"}], turn_seconds=1)
+    start(http, t)
+    with connect(http, t, token_of(t, 0)) as ws:  # Anna watches but never acts
+        anna = WsClient(ws)
+        anna.until(lambda m: is_state(m) and m["table"]["seats"][0]["away"])
+        done = anna.until(lambda m: is_state(m) and m["view"]["terminal"])
+        assert done["table"]["next_deal_at"] is None and done["table"]["waiting"] is True
+        ws.send_json({"type": "back"})
+        back = anna.until(lambda m: is_state(m) and not m["table"]["seats"][0]["away"])
+        assert back["table"]["next_deal_at"] is not None  # with a person back, deals go on
+
+
+def test_the_timer_does_not_play_for_a_table_nobody_watches(tmp_path):
+    rng = random.Random(3)
+    with make_client(tmp_path / "st.sqlite", watcher_grace=0.0) as http:
+        t = create(http, turn_seconds=1)
+        start(http, t)
+        with connect(http, t, token_of(t, 0)) as ws:
+            anna = WsClient(ws)
+            play_until(http, t, anna, on_turn(1), rng)
+            event = anna.state["event"]
+        time.sleep(2.0)  # twice the timer: nobody watches, so the stand-in must not play
+        info = http.get(f"/api/tables/{t['id']}").json()
+        assert info["events"] == event and info["waiting"] is True
+        assert [s["away"] for s in info["seats"]] == [False, False, False]
+
+
+# --- 3. listed tables -------------------------------------------------------------------
+
+
+LOBBY_SEATS = [{"name": "Anna"}, {"name": "Gast", "open": True}, {"name": "Carla", "bot": "random"}]
+
+
+def test_a_listed_table_is_shown_in_the_lobby_and_a_stranger_takes_its_free_seat(http):
+    hidden = create(http)  # not listed
+    t = create(http, seats=LOBBY_SEATS, listed=True)
+    listing = http.get("/api/tables").json()["tables"]
+    assert [x["id"] for x in listing] == [t["id"]]
+    entry = listing[0]
+    assert entry["ruleset"] == "tippen/grupp-1975" and entry["free"] == 1 and entry["taken"] == 2
+    assert [s["free"] for s in entry["seats"]] == [False, True, False]
+    assert hidden["id"] not in {x["id"] for x in listing}
+    # the stranger takes the free seat and gets his own link, as an invite
+    r = http.post(f"/api/tables/{t['id']}/take", json={"seat": None})
+    assert r.status_code == 200, r.text
+    took = r.json()
+    assert took["seat"] == 1 and took["name"] == "Gast" and took["link"] == f"/t/{t['id']}#{took['token']}"
+    with connect(http, t, took["token"]) as ws:
+        me = WsClient(ws)
+        me.until(is_state)
+        assert me.hello["role"] == "seat" and me.hello["seat"] == 1
+        assert [s["open"] for s in me.state["table"]["seats"]] == [False, False, False]
+    # the seat is no longer free: the lobby drops the table, a second stranger is refused
+    assert http.get("/api/tables").json()["tables"] == []
+    for seat in (None, 1):
+        r = http.post(f"/api/tables/{t['id']}/take", json={"seat": seat})
+        assert r.status_code == 409 and r.json()["rule"] == "no free seat"
+    # the creator's first link of that seat stopped working
+    with connect(http, t, t["seats"][1]["token"]) as ws:
+        assert ws.receive_json()["rule"] == "token"
+
+
+def test_a_free_seat_is_played_by_the_bot_until_a_stranger_takes_it(http):
+    rng = random.Random(6)
+    t = create(http, seats=LOBBY_SEATS, listed=True)  # no turn timer: the table must not stall
+    start(http, t)
+    with connect(http, t, token_of(t, 0)) as ws:
+        anna = WsClient(ws)
+        first = anna.until(is_state)
+        assert seat_flags(first, "away") == [False, True, False]
+        assert seat_flags(first, "open") == [False, True, False]
+        play_until(http, t, anna, lambda v: any(seat == 1 for seat, _ in v["log"]), rng)
+        took = http.post(f"/api/tables/{t['id']}/take", json={}).json()
+        with connect(http, t, took["token"]) as ws2:
+            mine = WsClient(ws2).until(is_state)
+            assert seat_flags(mine, "away") == [False, False, False]
+            assert seat_flags(mine, "open") == [False, False, False]
+
+
+def test_the_stranger_brings_his_name_to_a_table_not_started(http):
+    t = create(http, seats=[{"name": "Anna"}, {"name": "Gast", "open": True},
+                            {"name": "Gast 2", "open": True}], listed=True)
+    for name, status, rule in (("anna", 400, "names"), ("Gast 2", 400, "names"),
+                               ("   ", 422, "invalid")):
+        r = http.post(f"/api/tables/{t['id']}/take", json={"name": name})
+        assert r.status_code == status and r.json()["rule"] == rule, r.text
+    assert http.get("/api/tables").json()["tables"][0]["free"] == 2  # nothing taken
+    took = http.post(f"/api/tables/{t['id']}/take", json={"name": " Zoë "}).json()
+    assert took["seat"] == 1 and took["name"] == "Zoë"
+    assert http.get(f"/api/tables/{t['id']}").json()["players"] == ["Anna", "Zoë", "Gast 2"]
+    start(http, t)  # a started table keeps the names of its deals
+    took = http.post(f"/api/tables/{t['id']}/take", json={"name": "Xaver"}).json()
+    assert took["seat"] == 2 and took["name"] == "Gast 2"
+    info = http.get(f"/api/tables/{t['id']}").json()
+    assert info["players"] == ["Anna", "Zoë", "Gast 2"] and info["deal_number"] == 1
+
+
+def test_taking_seats_refuses_clearly_and_changes_nothing(http):
+    t = create(http, seats=[{"name": "Anna"}, {"name": "Gast", "open": True},
+                            {"name": "Gast 2", "open": True}], listed=True)
+    for seat, rule in ((0, "taken"), (7, "taken")):
+        r = http.post(f"/api/tables/{t['id']}/take", json={"seat": seat})
+        assert r.status_code == 409 and r.json()["rule"] == rule
+    r = http.post(f"/api/tables/{t['id']}/take", json={"seat": 12})
+    assert r.status_code == 422
+    assert http.get("/api/tables").json()["tables"][0]["free"] == 2
+    assert http.post("/api/tables/nope/take", json={}).status_code == 404
+    # an unlisted table has no seat for strangers; open seats need a listed table, and a person
+    plain = create(http)
+    r = http.post(f"/api/tables/{plain['id']}/take", json={})
+    assert r.status_code == 409 and r.json()["rule"] == "no free seat"
+    r = http.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": LOBBY_SEATS})
+    assert r.status_code == 400 and r.json()["rule"] == "open seat"
+    bot_open = [{"name": "A"}, {"name": "B"}, {"name": "C", "bot": "random", "open": True}]
+    r = http.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": bot_open,
+                                        "listed": True})
+    assert r.status_code == 400 and r.json()["rule"] == "open seat"
+
+
+def test_listing_and_open_seats_survive_a_restart(tmp_path):
+    path = tmp_path / "st.sqlite"
+    with make_client(path) as http:
+        t = create(http, seats=[{"name": "Anna"}, {"name": "Gast", "open": True},
+                                {"name": "Gast 2", "open": True}], listed=True, turn_seconds=30)
+        assert http.post(f"/api/tables/{t['id']}/take", json={"seat": 2, "name": "Nina"}).status_code == 200
+    with make_client(path) as http:
+        entry = http.get("/api/tables").json()["tables"][0]
+        assert entry["id"] == t["id"] and [s["free"] for s in entry["seats"]] == [False, True, False]
+        assert [s["name"] for s in entry["seats"]] == ["Anna", "Gast", "Nina"]
+        assert entry["turn_seconds"] == 30
+
+
+# --- 4. rematch -------------------------------------------------------------------------
+
+
+def test_rematch_takes_every_seat_to_the_same_seat_of_a_new_table(http):
+    rng = random.Random(4)
+    t = create(http, turn_seconds=30, options={"stake": "6"})
+    start(http, t)
+    spectator = t["spectator"]["token"]
+    with connect(http, t, token_of(t, 0)) as ws0, connect(http, t, token_of(t, 1)) as ws1, \
+            connect(http, t, spectator) as ws2:
+        anna, bernd, watcher = WsClient(ws0), WsClient(ws1), WsClient(ws2)
+        for c in (bernd, watcher):
+            c.until(is_state)
+        # not during a deal
+        ws0.send_json({"type": "rematch"})
+        assert anna.next_error()["rule"] == "rematch"
+        assert http.get(f"/api/tables/{t['id']}").json()["closed"] is False
+
+        play_deal_with_two(http, t, anna, bernd, rng)
+        ws1.send_json({"type": "rematch"})
+        links = {}
+        for seat, c in ((0, anna), (1, bernd), (None, watcher)):
+            m = c.until(lambda m: m["type"] == "rematch")
+            links[seat] = m["link"]
+            new_id = m["table"]
+        assert len(set(links.values())) == 3 and all(x.startswith(f"/t/{new_id}#") for x in links.values())
+        old = http.get(f"/api/tables/{t['id']}").json()
+        assert old["closed"] is True and old["rematch"] == new_id
+        new = http.get(f"/api/tables/{new_id}").json()
+        assert new["players"] == old["players"] and new["ruleset"] == old["ruleset"]
+        assert new["options"] == old["options"] and new["turn_seconds"] == 30
+        assert [s["bot"] for s in new["seats"]] == [None, None, "random"]
+        assert new["started"] is True and new["deal_number"] == 1
+        # asking again sends the asker his link again; it makes no second table
+        tables = len(http.app.state.manager.tables)
+        ws0.send_json({"type": "rematch"})
+        assert anna.until(lambda m: m["type"] == "rematch")["link"] == links[0]
+        assert len(http.app.state.manager.tables) == tables
+    for seat, link in links.items():
+        with http.websocket_connect(f"/ws/{new_id}?token={link.split('#')[1]}") as ws:
+            c = WsClient(ws)
+            c.until(is_state)
+            assert c.hello["seat"] == seat
+    # the old link of a seat still leads to its new seat
+    with connect(http, t, token_of(t, 1)) as ws:
+        assert WsClient(ws).until(lambda m: m["type"] == "rematch")["link"] == links[1]
+    # … also once the old table is archived (closed, nobody there): a fresh link to the seat
+    manager = http.app.state.manager
+    assert http.portal.call(manager.sweep) >= 1 and manager.get(t["id"]) is None
+    with connect(http, t, token_of(t, 1)) as ws:
+        m = WsClient(ws).until(lambda m: m["type"] == "rematch")
+    assert m["table"] == new_id and m["link"] != links[1]
+    with http.websocket_connect(f"/ws/{new_id}?token={m['link'].split('#')[1]}") as ws:
+        c = WsClient(ws)
+        c.until(is_state)
+        assert c.hello["seat"] == 1
+    with connect(http, t, "not-a-token") as ws:  # a stranger learns nothing
+        assert ws.receive_json()["rule"] == "unknown table"
+
+
+def play_deal_with_two(http, t, anna, bernd, rng):
+    """Anna (seat 0) and Bernd (seat 1) play random legal actions until the deal is over."""
+    for _ in range(300):
+        sync(http, t["id"], [anna, bernd], (2,))
+        if anna.view["terminal"]:
+            return
+        me = anna if anna.view["current_player"] == 0 else bernd
+        before = me.state["event"]
+        me.send_action(rng.choice(me.view["legal_actions"]))
+        me.until_event(before + 1)
+    raise AssertionError("the deal did not end")
+
+
+def test_after_a_restart_the_old_link_leads_to_a_fresh_link_of_the_rematch(tmp_path):
+    path = tmp_path / "st.sqlite"
+    with make_client(path) as http:
+        t = create(http)
+        start(http, t)
+        with connect(http, t, token_of(t, 0)) as ws0, connect(http, t, token_of(t, 1)) as ws1:
+            anna, bernd = WsClient(ws0), WsClient(ws1)
+            bernd.until(is_state)
+            play_deal_with_two(http, t, anna, bernd, random.Random(5))
+            ws0.send_json({"type": "rematch"})
+            new_id = anna.until(lambda m: m["type"] == "rematch")["table"]
+    with make_client(path) as http:
+        assert http.get(f"/api/tables/{t['id']}").json()["rematch"] == new_id
+        with connect(http, t, token_of(t, 1)) as ws:
+            link = WsClient(ws).until(lambda m: m["type"] == "rematch")["link"]
+        assert link.startswith(f"/t/{new_id}#")
+        with http.websocket_connect(f"/ws/{new_id}?token={link.split('#')[1]}") as ws:
+            c = WsClient(ws)
+            c.until(is_state)
+            assert c.hello["seat"] == 1
+
+
+# --- 5. chat ----------------------------------------------------------------------------
+
+
+def test_chat_is_sent_to_everybody_as_plain_text_and_kept_with_the_table(tmp_path):
+    path = tmp_path / "st.sqlite"
+    with make_client(path) as http:
+        t = create(http)
+        with connect(http, t, token_of(t, 0)) as ws0, connect(http, t, t["spectator"]["token"]) as ws1:
+            anna, watcher = WsClient(ws0), WsClient(ws1)
+            watcher.until(is_state)
+            ws0.send_json({"type": "chat", "text": "  <b>Gut</b> Blatt!\n\u202eok  "})
+            for c in (anna, watcher):
+                m = c.until(lambda m: m["type"] == "chat")
+                assert [(x["seat"], x["name"], x["text"]) for x in m["messages"]] == \
+                    [(0, "Anna", "<b>Gut</b> Blatt!  ok")]
+                assert "history" not in m  # a new line, not the lines so far
+    with make_client(path) as http:  # a restart keeps the chat
+        with connect(http, t, token_of(t, 1)) as ws:
+            m = WsClient(ws).until(lambda m: m["type"] == "chat")
+            assert [x["text"] for x in m["messages"]] == ["<b>Gut</b> Blatt!  ok"]
+            assert m["history"] is True
+
+
+def test_chat_refusals_are_clear_and_store_nothing(http):
+    t = create(http)
+    with connect(http, t, token_of(t, 0)) as ws0, connect(http, t, t["spectator"]["token"]) as ws1:
+        anna, watcher = WsClient(ws0), WsClient(ws1)
+        watcher.until(is_state)
+        for text, rule in (("x" * 201, "chat length"), ("   \n ", "chat empty")):
+            ws0.send_json({"type": "chat", "text": text, "seq": 9})
+            err = anna.next_error()
+            assert err["rule"] == rule and err["seq"] == 9 and err["message"]
+        ws0.send_json({"type": "chat", "text": 5})
+        assert anna.next_error()["rule"] == "protocol"
+        ws1.send_json({"type": "chat", "text": "hello"})
+        assert watcher.next_error()["rule"] == "spectator chat"
+        ws0.send_json({"type": "chat", "text": "x" * 200})  # the longest line is fine
+        # the rate: a burst of 4 lines, then a refusal
+        for i in range(4):
+            ws0.send_json({"type": "chat", "text": f"line {i}"})
+        err = anna.next_error()
+        assert err["rule"] == "chat rate"
+    with connect(http, t, token_of(t, 1)) as ws:
+        m = WsClient(ws).until(lambda m: m["type"] == "chat")
+        assert [x["text"] for x in m["messages"]] == ["x" * 200, "line 0", "line 1", "line 2"]
+
+
+def test_spectators_and_strangers_cannot_use_seat_messages(http):
+    t = create(http)
+    with connect(http, t, t["spectator"]["token"]) as ws:
+        c = WsClient(ws)
+        c.until(is_state)
+        for kind in ("rematch", "back"):
+            ws.send_json({"type": kind})
+            assert c.next_error()["rule"] == "spectator"
+    with pytest.raises(WebSocketDisconnect), connect(http, t, "nope") as ws:
+        ws.receive_json()
+        ws.receive_json()
+
+
+@given(st.text(max_size=300))
+def test_a_chat_line_is_stored_printable_trimmed_and_bounded_or_refused(text):
+    try:
+        line = clean_chat(text, 200)
+    except IllegalAction as e:
+        printable = "".join(ch if ch.isprintable() else " " for ch in text).strip()
+        assert (e.rule, bool(printable)) in (("chat empty", False), ("chat length", True))
+        assert e.rule == "chat empty" or len(printable) > 200
+        return
+    assert line and line.isprintable() and line == line.strip() and len(line) <= 200
+    assert clean_chat(line, 200) == line  # cleaning again changes nothing

@@ -1,0 +1,281 @@
+"""The web table's social features in the browser (issue 8, point 4): Playwright for Python
+driving Debian's Chromium against a real server. The lobby offers only what the rule set
+allows, a seat that disconnects is played by the bot after the turn timer, a listed table is
+joined by a stranger, a rematch takes the seat to the new table, and chat with HTML in it is
+shown as text. These tests fail (they do not skip) when Playwright or the browser is missing."""
+
+from __future__ import annotations
+
+import json
+import random
+import threading
+import time
+import urllib.request
+
+import pytest
+import uvicorn
+from test_browser import ARGS, CHROMIUM, choose, event_of, perform
+
+from stammtisch.server.app import create_app
+from stammtisch.server.limits import ServerLimits
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    from server_helpers import free_port
+
+    db = tmp_path_factory.mktemp("social") / "st.sqlite"
+    app = create_app(f"sqlite:///{db}", bot_delay=0.05, deal_pause=600,
+                     limits=ServerLimits(turn_seconds_min=1))
+    port = free_port()
+    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 15
+    while not srv.started:
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.05)
+    yield f"http://127.0.0.1:{port}"
+    srv.should_exit = True
+    thread.join(10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright  # ImportError fails the test: no skip
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+def post(base, path, body):
+    req = urllib.request.Request(base + path, data=json.dumps(body).encode(), method="POST",
+                                 headers={"content-type": "application/json"})
+    with urllib.request.urlopen(req, timeout=10) as r:
+        return json.loads(r.read())
+
+
+def api_table(base, seats, **extra):
+    t = post(base, "/api/tables", {"ruleset": "tippen/grupp-1975", "seats": seats, **extra})
+    post(base, f"/api/tables/{t['id']}/start", {"token": t["admin_token"]})
+    return t
+
+
+def fill_lobby(page, base, ruleset, names, bots, listed=False, turn_seconds=0):
+    """The lobby form: rule set, seats (bot "" is a person, "open" a seat for the lobby)."""
+    page.goto(base + "/")
+    page.get_by_test_id("ruleset-select").select_option(ruleset)
+    if listed:
+        page.get_by_test_id("listed").check()
+        assert page.get_by_test_id("turn-seconds").input_value() == "60"  # strangers get a timer
+    page.get_by_test_id("turn-seconds").fill(str(turn_seconds))
+    seats = page.get_by_test_id("seats")
+    while seats.locator(".seat-row").count() > len(names):
+        page.get_by_test_id("remove-seat").click()
+    while seats.locator(".seat-row").count() < len(names):
+        page.get_by_test_id("add-seat").click()
+    for i, (name, bot) in enumerate(zip(names, bots, strict=True)):
+        page.get_by_test_id(f"seat-name-{i}").fill(name)
+        page.get_by_test_id(f"seat-bot-{i}").select_option(bot)
+    page.get_by_test_id("create-table").click()
+    page.get_by_test_id("created").wait_for()
+
+
+def play_my_turns(page, rng, until, limit=400):
+    """Click legal actions whenever it is this page's turn, until ``until()`` holds."""
+    for _ in range(limit):
+        if until():
+            return
+        if page.get_by_test_id("turn").get_attribute("data-mine") == "true":
+            legal = json.loads(page.get_by_test_id("legal-actions").text_content())
+            if legal:
+                before = event_of(page)
+                perform(page, choose(legal, rng, ["tap", "exchange:", "play:"]))
+                page.wait_for_function(f"Number(document.body.dataset.event) > {before}",
+                                       timeout=10000)
+                continue
+        time.sleep(0.05)
+    raise AssertionError("never came")
+
+
+def test_the_lobby_offers_only_the_options_and_seat_counts_of_the_rule_set(server, browser):
+    from stammtisch.rules import PRESETS
+
+    context = browser.new_context()
+    errors: list[str] = []
+    try:
+        page = context.new_page()
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.goto(server + "/")
+        for rid in ("tapp/modern", "tapp/classic-1879", "tippen/grupp-1975"):
+            page.get_by_test_id("ruleset-select").select_option(rid)
+            shown = page.get_by_test_id("options").locator("[data-option]").evaluate_all(
+                "els => els.map(e => e.dataset.option)")
+            assert shown == [o for o in PRESETS[rid].options if o != "players"]
+            preset = PRESETS[rid]
+            rows = page.get_by_test_id("seats").locator(".seat-row")
+            for _ in range(12):  # as many seats as the rule set takes, no more
+                if page.get_by_test_id("add-seat").is_disabled():
+                    break
+                page.get_by_test_id("add-seat").click()
+            assert rows.count() == (preset.max_players_whist52 or preset.max_players)
+            for _ in range(12):
+                if page.get_by_test_id("remove-seat").is_disabled():
+                    break
+                page.get_by_test_id("remove-seat").click()
+            assert rows.count() == preset.min_players
+        # Dreiblatt seats 10 with its 52-card extension, 6 with the 32-card pack
+        page.get_by_test_id("ruleset-select").select_option("tippen/dreiblatt-1859")
+        for _ in range(12):
+            if page.get_by_test_id("add-seat").is_disabled():
+                break
+            page.get_by_test_id("add-seat").click()
+        rows = page.get_by_test_id("seats").locator(".seat-row")
+        assert rows.count() == 10
+        page.locator("#options-box summary").click()  # the options fold out
+        page.get_by_test_id("option-pack").select_option("piquet32")
+        assert rows.count() == 6 and page.get_by_test_id("add-seat").is_disabled()
+        # a turn timer out of bounds is not sent: the form says what it takes
+        timer = page.get_by_test_id("turn-seconds")
+        timer.fill("9999")
+        page.get_by_test_id("create-table").click()
+        assert timer.evaluate("e => e.validity.rangeOverflow") is True
+        assert timer.evaluate("e => e.validationMessage") != ""
+        assert page.get_by_test_id("created").is_hidden()
+    finally:
+        context.close()
+    assert errors == []
+
+
+def test_a_disconnected_seat_is_played_by_the_bot_after_the_timer(server, browser):
+    rng = random.Random(7)
+    c1, c2 = browser.new_context(bypass_csp=True), browser.new_context(bypass_csp=True)
+    try:
+        p1 = c1.new_page()
+        fill_lobby(p1, server, "tippen/grupp-1975", ["Anna", "Bernd", "Robo"],
+                   ["", "", "heuristic"], turn_seconds=2)
+        links = {i: p1.get_by_test_id(f"link-seat-{i}").get_attribute("href") for i in (0, 1)}
+        p1.get_by_test_id("start-table").click()
+        p1.goto(server + links[0])
+        p2 = c2.new_page()
+        p2.goto(server + links[1])
+        p1.locator("[data-testid=seat-status-1][data-connected=true]").wait_for()
+        c2.close()  # Bernd's browser goes away
+        p1.locator("[data-testid=seat-status-1][data-connected=false]").wait_for()
+        # Anna plays her turns; when Bernd's turn comes, the bot plays for him after 2 s
+        away = p1.get_by_test_id("away-1")
+        play_my_turns(p1, rng, lambda: away.count() > 0)
+        assert away.text_content() == "played by bot"
+        log = p1.get_by_test_id("log").locator("li")
+        play_my_turns(p1, rng, lambda: any(x.startswith("Bernd:") for x in log.all_text_contents()))
+        # Bernd comes back: the mark goes, he plays himself again
+        c2 = browser.new_context(bypass_csp=True)
+        p2 = c2.new_page()
+        p2.goto(server + links[1])
+        p2.get_by_test_id("players").locator(".player").first.wait_for()
+        p1.get_by_test_id("away-1").wait_for(state="detached")
+        assert p2.get_by_test_id("away-box").is_hidden()
+    finally:
+        c1.close()
+        c2.close()
+
+
+def test_a_listed_table_is_joined_by_a_stranger(server, browser):
+    c1, c2 = browser.new_context(), browser.new_context()
+    try:
+        p1 = c1.new_page()
+        fill_lobby(p1, server, "tippen/grupp-1975", ["Anna", "Gast", "Robo"],
+                   ["", "open", "random"], listed=True)
+        assert p1.get_by_test_id("link-seat-1").count() == 0  # the open seat is for the lobby
+        anna = p1.get_by_test_id("link-seat-0").get_attribute("href")
+        table_id = anna.split("/t/")[1].split("#")[0]
+        p1.goto(server + anna)
+        p1.get_by_test_id("open-1").wait_for()
+        # the stranger finds the table in the lobby and takes the free seat, with his name
+        p2 = c2.new_page()
+        p2.goto(server + "/")
+        entry = p2.get_by_test_id(f"open-table-{table_id}")
+        entry.wait_for()
+        assert "2 seated, 1 free" in entry.text_content()
+        p2.get_by_test_id("guest-name").fill("Zoë")
+        p2.get_by_test_id(f"take-seat-{table_id}").click()
+        p2.wait_for_url(f"**/t/{table_id}#*")
+        p2.get_by_test_id("player-1").filter(has_text="Zoë").wait_for()
+        assert "me" in p2.get_by_test_id("player-1").get_attribute("class")
+        p1.locator("[data-testid=seat-status-1][data-connected=true]").wait_for()
+        p1.get_by_test_id("player-1").filter(has_text="Zoë").wait_for()
+        assert p1.get_by_test_id("open-1").count() == 0
+        p2.get_by_test_id("start-from-table").click()  # he may start the table, as any seat
+        p1.get_by_test_id("hand").locator(".card").first.wait_for()
+        p2.get_by_test_id("hand").locator(".card").first.wait_for()
+        # the table has no free seat now: the lobby no longer lists it
+        p3 = c2.new_page()
+        p3.goto(server + "/")
+        p3.get_by_test_id("open-tables").wait_for()
+        time.sleep(0.5)
+        assert p3.get_by_test_id(f"open-table-{table_id}").count() == 0
+    finally:
+        c1.close()
+        c2.close()
+
+
+def test_rematch_takes_the_player_to_his_seat_at_a_new_table(server, browser):
+    rng = random.Random(8)
+    t = api_table(server, [{"name": "Anna"}, {"name": "Robo", "bot": "random"},
+                           {"name": "Rita", "bot": "random"}])
+    context = browser.new_context(bypass_csp=True)
+    try:
+        page = context.new_page()
+        page.goto(server + t["seats"][0]["link"])
+        page.get_by_test_id("players").locator(".player").first.wait_for()
+        assert page.get_by_test_id("rematch").is_hidden()  # not during a deal
+        result = page.get_by_test_id("deal-result")
+        play_my_turns(page, rng, result.is_visible)
+        page.get_by_test_id("rematch").click()
+        page.wait_for_url(lambda url: t["id"] not in url)
+        page.get_by_test_id("hand").locator(".card").first.wait_for()
+        assert page.get_by_test_id("deal-number").text_content() == "1"
+        assert "me" in page.get_by_test_id("player-0").get_attribute("class")
+        assert [x.split()[0] for x in page.locator(".player b").all_text_contents()] == \
+            ["Anna", "Robo", "Rita"]
+    finally:
+        context.close()
+
+
+def test_chat_with_html_in_it_is_shown_as_text(server, browser):
+    t = api_table(server, [{"name": "Anna"}, {"name": "Bernd"}, {"name": "Robo", "bot": "random"}])
+    c1, c2 = browser.new_context(), browser.new_context()
+    dialogs: list[str] = []
+    try:
+        p1, p2 = c1.new_page(), c2.new_page()
+        for p in (p1, p2):
+            p.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+        p1.goto(server + t["seats"][0]["link"])
+        p2.goto(server + t["seats"][1]["link"])
+        p2.get_by_test_id("players").locator(".player").first.wait_for()
+        evil = '<img src=x onerror="alert(1)"><b>fett</b> & Co'
+        p1.get_by_test_id("chat-input").fill(evil)
+        p1.get_by_test_id("chat-send").click()
+        line = p2.get_by_test_id("chat-log").locator("li").first
+        line.wait_for()
+        assert line.text_content() == "Anna: " + evil
+        assert p2.get_by_test_id("chat-log").locator("img, b:not(:first-child)").count() == 0
+        assert line.locator("b").count() == 1  # only the name is bold
+        # a reload shows the same line (kept with the table)
+        p2.reload()
+        p2.get_by_test_id("chat-log").locator("li").first.wait_for()
+        assert p2.get_by_test_id("chat-log").locator("li").first.text_content() == "Anna: " + evil
+        # the line that is too long is refused with a clear message, not sent
+        p1.get_by_test_id("chat-input").evaluate("e => e.removeAttribute('maxlength')")
+        p1.get_by_test_id("chat-input").fill("x" * 201)
+        p1.get_by_test_id("chat-send").click()
+        p1.get_by_test_id("error").filter(has_text="at most 200 characters").wait_for()
+        assert p2.get_by_test_id("chat-log").locator("li").count() == 1
+    finally:
+        c1.close()
+        c2.close()
+    assert dialogs == []
