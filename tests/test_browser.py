@@ -75,6 +75,9 @@ def create_via_lobby(page, base, ruleset, names, bots):
              for i, b in enumerate(bots) if not b}
     spectator = page.get_by_test_id("link-spectator").get_attribute("href")
     page.get_by_test_id("start-table").click()
+    if links:  # Start takes the creator to his seat, the first human one
+        page.wait_for_url(base + links[min(links)])
+        page.get_by_test_id("players").locator(".player").first.wait_for()
     return links, spectator
 
 
@@ -82,8 +85,7 @@ def join_two_friends(p1, p2, base, ruleset, names=("Anna", "Bernd", "Robo")):
     """Create a table in the lobby (two humans, one random bot), open each friend's invite
     link in his own browser context, and wait for both hands. Returns pages and spectator."""
     links, spectator = create_via_lobby(p1, base, ruleset, list(names), [None, None, "random"])
-    p1.goto(base + links[0])
-    p2.goto(base + links[1])
+    p2.goto(base + links[1])  # p1, the creator, is at his seat already
     pages = {0: p1, 1: p2}
     for p in pages.values():
         p.get_by_test_id("hand").locator(".card").first.wait_for()
@@ -294,3 +296,31 @@ def test_server_killed_mid_deal_the_browsers_carry_on(browser, tmp_path):
         c2.close()
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+
+
+def test_the_creator_copies_an_invite_link_and_start_takes_him_to_his_seat(server, browser):
+    context = browser.new_context(bypass_csp=True, permissions=["clipboard-read", "clipboard-write"])
+    try:
+        page = context.new_page()
+        page.goto(server + "/")
+        page.get_by_test_id("ruleset-select").select_option("tippen/grupp-1975")
+        for i, (name, bot) in enumerate([("Anna", ""), ("Bernd", ""), ("Robo", "random")]):
+            page.get_by_test_id(f"seat-name-{i}").fill(name)
+            page.get_by_test_id(f"seat-bot-{i}").select_option(bot)
+        seats = page.get_by_test_id("seats").locator(".seat-row")
+        while seats.count() > 3:
+            page.get_by_test_id("remove-seat").click()
+        page.get_by_test_id("create-table").click()
+        page.get_by_test_id("created").wait_for()
+        bernd = page.get_by_test_id("link-seat-1").get_attribute("href")
+        page.get_by_test_id("copy-link-seat-1").click()
+        page.get_by_test_id("copy-link-seat-1").filter(has_text="copied").wait_for()
+        assert page.evaluate("navigator.clipboard.readText()") == server + bernd
+        assert "Anna" in page.get_by_test_id("start-hint").text_content()
+        anna = page.get_by_test_id("link-seat-0").get_attribute("href")
+        page.get_by_test_id("start-table").click()
+        page.wait_for_url(server + anna)
+        page.get_by_test_id("hand").locator(".card").first.wait_for()
+        assert "Anna (you)" in page.get_by_test_id("players").text_content()  # he sits as Anna
+    finally:
+        context.close()

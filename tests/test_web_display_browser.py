@@ -58,8 +58,7 @@ def test_tippen_trick_hold_winner_card_look_and_pot(server, browser):  # noqa: F
     try:
         page = ctx.new_page()
         names = ["Anna", "Bernd", "Carla", "Dieter"]
-        links, _ = create_via_lobby(page, server, "tippen/grupp-1975", names, [None] + ["heuristic"] * 3)
-        page.goto(server + links[0])
+        create_via_lobby(page, server, "tippen/grupp-1975", names, [None] + ["heuristic"] * 3)
         page.get_by_test_id("hand").locator(".card").first.wait_for()
         held_checked = False
         seen_unplayable_on_turn = False
@@ -112,8 +111,7 @@ def test_tapp_taken_tapp_is_not_on_the_table(server, browser):  # noqa: F811
     rng = random.Random(9)
     try:
         page = ctx.new_page()
-        links, _ = create_via_lobby(page, server, "tapp/modern", ["Anna", "Bernd", "Carla"], [None, "random", "random"])
-        page.goto(server + links[0])
+        create_via_lobby(page, server, "tapp/modern", ["Anna", "Bernd", "Carla"], [None, "random", "random"])
         page.get_by_test_id("hand").locator(".card").first.wait_for()
         discarded_after_taking = False
         for _deal in range(8):

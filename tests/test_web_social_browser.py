@@ -160,7 +160,7 @@ def test_a_disconnected_seat_is_played_by_the_bot_after_the_timer(server, browse
                    ["", "", "heuristic"], turn_seconds=2)
         links = {i: p1.get_by_test_id(f"link-seat-{i}").get_attribute("href") for i in (0, 1)}
         p1.get_by_test_id("start-table").click()
-        p1.goto(server + links[0])
+        p1.wait_for_url(server + links[0])  # Start takes the creator to his seat
         p2 = c2.new_page()
         p2.goto(server + links[1])
         p1.locator("[data-testid=seat-status-1][data-connected=true]").wait_for()
@@ -171,7 +171,7 @@ def test_a_disconnected_seat_is_played_by_the_bot_after_the_timer(server, browse
         play_my_turns(p1, rng, lambda: away.count() > 0)
         assert away.text_content() == "played by bot"
         log = p1.get_by_test_id("log").locator("li")
-        play_my_turns(p1, rng, lambda: any(x.startswith("Bernd:") for x in log.all_text_contents()))
+        play_my_turns(p1, rng, lambda: any(x.startswith("Bernd ") for x in log.all_text_contents()))
         # Bernd comes back: the mark goes, he plays himself again
         c2 = browser.new_context(bypass_csp=True)
         p2 = c2.new_page()

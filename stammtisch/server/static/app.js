@@ -301,15 +301,24 @@ async function showLobby() {
       rememberTable({ id: res.id, ruleset: res.ruleset, links });
       $("links").replaceChildren(...links.map((l) => {
         const abs = location.origin + l.link;
+        const testid = l.seat === null ? "link-spectator" : `link-seat-${l.seat}`;
+        const copy = el("button", { type: "button", class: "copy", "data-testid": `copy-${testid}`, text: t("copy"),
+          onclick: async () => {
+            try { await navigator.clipboard.writeText(abs); copy.textContent = t("copied"); } catch (e) { copy.textContent = t("copyFailed"); }
+          } });
         return el("li", {}, el("b", { text: (l.seat === null ? t("spectator") : l.name) + ": " }),
-          el("a", { href: l.link, target: "_blank", "data-testid": l.seat === null ? "link-spectator" : `link-seat-${l.seat}`, text: abs }));
+          el("a", { href: l.link, target: "_blank", "data-testid": testid, text: abs }), " ", copy);
       }));
+      // the creator sits at the first human seat: Start takes him there
+      const own = links.find((l) => l.seat !== null);
+      $("start-hint").textContent = own ? t("startTakesYou", { name: own.name }) : "";
       $("created").hidden = false;
       $("create-form").hidden = true;
       $("start").onclick = async () => {
         try {
           await api(`/api/tables/${res.id}/start`, { token: res.admin_token });
           $("start").disabled = true; $("start").dataset.i18n = "started"; $("start").textContent = t("started");
+          if (own) location.assign(own.link);
         } catch (e) { $("create-error").textContent = apiError(e); }
       };
       renderMine();
