@@ -295,6 +295,13 @@ def _search(w: np.ndarray, tt: np.ndarray, depth: int, turn: int, k: int, lead_s
     out = allc | tmask
     is_max = (w[C_MAX] >> turn) & 1
     base = W_SCRATCH + depth * SCRATCH_STRIDE
+    # the last card of a trick: cards of one run (neighbours among the cards still out) win or
+    # lose this trick alike and every later trick alike, so only their points differ, and of
+    # the run only one card needs a search — the dearest when this trick goes to the side the
+    # mover plays for, else the cheapest (swapping two cards of the run in any line of play
+    # gives the same winners; the points move between this trick and a later one)
+    run_merge = k + 1 == m and w[C_FORCED] == 0
+    carry = -1
     n = 0
     rest = legal
     while rest:
@@ -302,12 +309,24 @@ def _search(w: np.ndarray, tt: np.ndarray, depth: int, turn: int, k: int, lead_s
         rest ^= low
         c = trailing_zeros(low)
         pc = w[W_PTS + c]
-        rc = w[W_RANK + c]
         above = out & w[W_SUIT + c] & ~((2 << c) - 1)
+        joined = False
         if above:
             nh = trailing_zeros(above)
-            if (legal >> nh) & 1 and w[W_PTS + nh] == pc:
-                continue
+            joined = ((legal >> nh) & 1) != 0 and (run_merge or w[W_PTS + nh] == pc)
+        if carry >= 0:
+            p_carry = w[W_PTS + carry]
+            if p_carry != pc:
+                to_counted = (count >> (turn if _beats(c, win_card, trump, w, W_SUIT) else win_pl)) & 1
+                if (p_carry > pc) == (to_counted == is_max):
+                    c = carry
+                    pc = p_carry
+        if joined:
+            if run_merge:
+                carry = c
+            continue
+        carry = -1
+        rc = w[W_RANK + c]
         if k == 0:
             # high cards of long holdings first; trumps first for the maximizers
             score = rc + pc + 4 * ((trump >> c) & 1) * is_max
