@@ -181,6 +181,51 @@ def _tt_find(tt: np.ndarray, key: int, idx: int, gen: int) -> int:
     return -1
 
 
+@njit(cache=True)
+def _fixed_side(w: np.ndarray, m: int, turn: int, k: int, c: int, lead_suit: int, win_card: int, win_pl: int,
+                trump: int, count: int) -> int:
+    """Whether the trick's takings go to the counted side (1) or not (0) once the mover plays
+    ``c``, whatever the players after him do; -1 if one of them on the other side can still
+    take the trick. (Who cannot beat the winning card cannot beat any card that beats it.)"""
+    if k == 0:
+        lead = w[W_SUIT + c]
+        wc = c
+        wp = turn
+    else:
+        lead = lead_suit
+        if _beats(c, win_card, trump, w, W_SUIT):
+            wc = c
+            wp = turn
+        else:
+            wc = win_card
+            wp = win_pl
+    side = (count >> wp) & 1
+    higher = ~((2 << wc) - 1)
+    p = turn
+    for _ in range(m - 1 - k):
+        p += 1
+        if p == m:
+            p = 0
+        if ((count >> p) & 1) == side:
+            continue
+        hp = w[W_HANDS + p]
+        follow = hp & lead
+        if follow:
+            if (lead >> wc) & 1 and follow & higher:
+                return -1
+        else:
+            trumps = hp & trump
+            if trumps and (not (trump >> wc) & 1 or trumps & higher):
+                return -1
+    return side
+
+
+@njit(cache=True)
+def fixed_side(w: np.ndarray, turn: int, k: int, c: int, lead_suit: int, win_card: int, win_pl: int) -> int:
+    """``_fixed_side`` on the work array's hands and query, for the tests."""
+    return _fixed_side(w, w[C_M], turn, k, c, lead_suit, win_card, win_pl, w[C_TRUMP], w[C_COUNT])
+
+
 _I = types.int64
 _A1 = types.Array(types.int64, 1, "C")
 _SEARCH_SIG = _I(_A1, _A1, *([_I] * 13))
@@ -295,12 +340,13 @@ def _search(w: np.ndarray, tt: np.ndarray, depth: int, turn: int, k: int, lead_s
     out = allc | tmask
     is_max = (w[C_MAX] >> turn) & 1
     base = W_SCRATCH + depth * SCRATCH_STRIDE
-    # the last card of a trick: cards of one run (neighbours among the cards still out) win or
-    # lose this trick alike and every later trick alike, so only their points differ, and of
-    # the run only one card needs a search — the dearest when this trick goes to the side the
-    # mover plays for, else the cheapest (swapping two cards of the run in any line of play
-    # gives the same winners; the points move between this trick and a later one)
-    run_merge = k + 1 == m and w[C_FORCED] == 0
+    # runs: cards of the mover that are neighbours among the cards still out win or lose this
+    # trick alike and every later trick alike. With equal card points one of them is searched
+    # (the highest); with different points too when the side that takes this trick is already
+    # fixed (``_fixed_side``): then only the dearest is searched if that side is the one the
+    # mover plays for, else the cheapest (swapping two cards of a run in any line of play gives
+    # the same winners; the points only move between this trick and a later one)
+    forced = w[C_FORCED]
     carry = -1
     n = 0
     rest = legal
@@ -313,17 +359,18 @@ def _search(w: np.ndarray, tt: np.ndarray, depth: int, turn: int, k: int, lead_s
         joined = False
         if above:
             nh = trailing_zeros(above)
-            joined = ((legal >> nh) & 1) != 0 and (run_merge or w[W_PTS + nh] == pc)
+            if (legal >> nh) & 1:
+                joined = w[W_PTS + nh] == pc or (forced == 0 and _fixed_side(w, m, turn, k, c, lead_suit, win_card,
+                                                                                win_pl, trump, count) >= 0)
         if carry >= 0:
             p_carry = w[W_PTS + carry]
             if p_carry != pc:
-                to_counted = (count >> (turn if _beats(c, win_card, trump, w, W_SUIT) else win_pl)) & 1
+                to_counted = _fixed_side(w, m, turn, k, c, lead_suit, win_card, win_pl, trump, count)
                 if (p_carry > pc) == (to_counted == is_max):
                     c = carry
                     pc = p_carry
         if joined:
-            if run_merge:
-                carry = c
+            carry = c
             continue
         carry = -1
         rc = w[W_RANK + c]
