@@ -132,6 +132,9 @@ def kernel_work(pos: Position, goal: Goal) -> np.ndarray:
     work[:_kernel.W_HANDS] = Solver(pos)._compile(goal).static
     for i, seat in enumerate(pos.seats):
         work[_kernel.W_HANDS + i] = pos.hands[seat]
+        for card in range(64):
+            if pos.hands[seat] >> card & 1:
+                work[_kernel.W_OWNER + card] = i
     return work
 
 
@@ -221,3 +224,64 @@ def test_merging_runs_keeps_point_values(seed: int, contract: str, tricks_left: 
     fast, slow = Solver(pos, "numba"), Solver(pos, "python")
     assert fast.declarer_points() == slow.declarer_points()
     assert fast.contract_move_values() == slow.contract_move_values()
+
+
+def low_blocks(pos: Position, goal: Goal) -> list[list[int]]:
+    """Per suit, its lowest cards without card points (for the goal), up to the first with."""
+    blocks = []
+    for suit in range(len(pos.suit_masks)):
+        block = []
+        for card in range(suit * pos.ranks_per_suit, (suit + 1) * pos.ranks_per_suit):
+            if goal.by_points and pos.card_points[card]:
+                break
+            block.append(card)
+        blocks.append(block)
+    return blocks
+
+
+def test_low_cards_matter_only_by_order_and_holder() -> None:
+    """The table key of the kernel merges positions that differ only in which low cards (no card
+    points, below every card with points) are left, as long as their order and holders are the
+    same: such positions have the same value (checked with the reference search on the position
+    whose low cards are moved to the top of their block), and the kernel gives them one key;
+    giving one low card to another player changes the key."""
+    from dataclasses import replace
+
+    from stammtisch.solve import _kernel
+
+    rng = random.Random(79)
+    moved = changed = 0
+    for _ in range(150):
+        pos = position_from_state(random_ending(rng))
+        while pos.trick:
+            pos = pos.play(rng.choice(pos.legal_cards()))
+        if pos.is_over() or (pos.forced_leads and pos.tricks_played < 2):
+            continue
+        goal = same_side_goals(pos)[0] if same_side_goals(pos) else Goal(1 << pos.turn, 1 << pos.turn, True)
+        hands = list(pos.hands)
+        for block in low_blocks(pos, goal):
+            left = [c for c in block if pos.remaining >> c & 1]
+            for old, new in zip(left, block[len(block) - len(left):], strict=True):
+                holder = next(s for s in pos.seats if pos.hands[s] >> old & 1)
+                hands[holder] = hands[holder] & ~(1 << old)
+                hands[holder] |= 1 << new << 64  # parked above the pack until every card has moved
+        hands = [(h & ((1 << 64) - 1)) | (h >> 64) for h in hands]
+        top = replace(pos, hands=tuple(hands))
+        if top == pos:
+            continue
+        moved += 1
+        assert ReferenceSearch(goal).future(top) == ReferenceSearch(goal).future(pos), pos
+        assert _kernel.low_cards_key(kernel_work(top, goal)) == _kernel.low_cards_key(kernel_work(pos, goal))
+        # hand one low card to the next player: another position, another key
+        lows = [c for block in low_blocks(pos, goal) for c in block if pos.remaining >> c & 1]
+        if len(pos.seats) > 1 and lows:
+            card = lows[0]
+            holder = next(s for s in pos.seats if pos.hands[s] >> card & 1)
+            other = pos.seats[(pos.seats.index(holder) + 1) % len(pos.seats)]
+            hands = list(pos.hands)
+            hands[holder] &= ~(1 << card)
+            hands[other] |= 1 << card
+            swapped = replace(pos, hands=tuple(hands))
+            changed += 1
+            assert _kernel.low_cards_key(kernel_work(swapped, goal)) != _kernel.low_cards_key(kernel_work(pos, goal))
+    assert moved >= 50 and changed >= 50

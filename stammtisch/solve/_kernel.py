@@ -45,21 +45,26 @@ from numba import njit, types
 from numba.cpython.unsafe.numbers import leading_zeros, trailing_zeros
 
 # cfg indices (the first slots of the work array)
-C_M, C_TRUMP, C_MAX, C_COUNT, C_TRICKW, C_BONUS, C_MUST, C_HEAD, C_FORCED, C_ACE, C_GEN, C_TTMASK = range(12)
+(C_M, C_TRUMP, C_MAX, C_COUNT, C_TRICKW, C_BONUS, C_MUST, C_HEAD, C_FORCED, C_ACE, C_GEN, C_TTMASK, C_NSUITS,
+ C_ZDIGITS) = range(14)
 CFG_SIZE = 16
 MAX_DEPTH = 64
 # offsets in the work array
 W_PTS = CFG_SIZE
 W_SUIT = W_PTS + 64
 W_RANK = W_SUIT + 64
-W_HANDS = W_RANK + 64  # the part before this is fixed by the goal
-W_STATS = W_HANDS + 8  # nodes, table probes, table hits, …
-W_SCRATCH = W_STATS + 16 + 24
+W_LOWS = W_RANK + 64  # per suit: its lowest cards with no card points, up to the first that has some
+W_HANDS = W_LOWS + 8  # the part before this is fixed by the goal
+W_OWNER = W_HANDS + 8  # per card still in a hand: the player holding it
+W_STATS = W_OWNER + 64  # nodes, table probes, table hits, …
+W_SCRATCH = W_STATS + 16
 SCRATCH_STRIDE = 128  # per depth: up to 64 (card, score) pairs
 W_SIZE = W_SCRATCH + MAX_DEPTH * SCRATCH_STRIDE
 MUST_ALWAYS, MUST_UNTRUMPED, MUST_NEVER = 0, 1, 2
 BIG = 1 << 30
 HASH_MULT = -7046029254386353131  # 0x9E3779B97F4A7C15 as int64
+HASH_MULT2 = -4658895280553007687  # 0xBF58476D1CE4E5B9 as int64
+TT_STRIDE = 4  # key, holders of the low cards, entry, unused: a bucket of two is one cache line
 # a table entry: low and high bound (12 bits each), best lead + 1 (7), tricks left (5), generation (27)
 VALUE_BITS = 12
 VALUE_MASK = (1 << VALUE_BITS) - 1
@@ -173,12 +178,35 @@ def quick_takings(w: np.ndarray, lead: int) -> int:
 
 
 @njit(cache=True)
-def _tt_find(tt: np.ndarray, key: int, idx: int, gen: int) -> int:
+def _tt_find(tt: np.ndarray, key: int, low_key: int, idx: int, gen: int) -> int:
     for j in range(2):
-        s = idx ^ j
-        if tt[2 * s] == key and (tt[2 * s + 1] >> GEN_SHIFT) == gen:
+        s = (idx ^ j) * TT_STRIDE
+        if tt[s] == key and tt[s + 1] == low_key and (tt[s + 2] >> GEN_SHIFT) == gen:
             return s
     return -1
+
+
+@njit(cache=True)
+def _low_cards_key(w: np.ndarray, allc: int, m: int) -> tuple[int, int]:
+    """The position's low cards up to their ranks among each other: (the cards still in the
+    hands with each suit's low cards moved to the top of the suit's low block, the players
+    holding those low cards in order). The cards without points at the bottom of a suit only
+    matter by their order among each other and who holds them, so positions with the same
+    pair have the same value (Tippen's cards and trick goals: every card is such a low card)."""
+    canon = allc
+    holders = 0
+    for s in range(w[C_NSUITS]):
+        block = w[W_LOWS + s]
+        lows = allc & block
+        if lows:
+            n = _popcount(lows)
+            top = 63 - leading_zeros(block)
+            canon = (canon & ~block) | (((1 << n) - 1) << (top - n + 1))
+            while lows:
+                c = trailing_zeros(lows)
+                lows &= lows - 1
+                holders = holders * m + w[W_OWNER + c]
+    return canon, holders
 
 
 @njit(cache=True)
@@ -224,6 +252,16 @@ def _fixed_side(w: np.ndarray, m: int, turn: int, k: int, c: int, lead_suit: int
 def fixed_side(w: np.ndarray, turn: int, k: int, c: int, lead_suit: int, win_card: int, win_pl: int) -> int:
     """``_fixed_side`` on the work array's hands and query, for the tests."""
     return _fixed_side(w, w[C_M], turn, k, c, lead_suit, win_card, win_pl, w[C_TRUMP], w[C_COUNT])
+
+
+@njit(cache=True)
+def low_cards_key(w: np.ndarray) -> tuple[int, int]:
+    """``_low_cards_key`` of the work array's hands, for the tests."""
+    m = w[C_M]
+    allc = 0
+    for i in range(m):
+        allc |= w[W_HANDS + i]
+    return _low_cards_key(w, allc, m)
 
 
 _I = types.int64
@@ -299,16 +337,22 @@ def _search(w: np.ndarray, tt: np.ndarray, depth: int, turn: int, k: int, lead_s
                 return top - lost
     tt_move = -1
     key = 0
+    low_key = -1
     idx = 0
     gen = w[C_GEN]
     if k == 0:
-        key = allc | (turn << 58)
-        idx = ((key * HASH_MULT) >> 20) & w[C_TTMASK]
-        slot = _tt_find(tt, key, idx, gen)
+        if w[C_ZDIGITS] >= m * rem and (w[C_FORCED] == 0 or trick_no >= 2):
+            # (forced leads name the trump Ace itself: not on tricks 1 and 2)
+            canon, low_key = _low_cards_key(w, allc, m)
+            key = canon | (turn << 58)
+        else:
+            key = allc | (turn << 58)
+        idx = (((key ^ (low_key * HASH_MULT2)) * HASH_MULT) >> 20) & w[C_TTMASK]
+        slot = _tt_find(tt, key, low_key, idx, gen)
         w[W_STATS + 1] += 1
         if slot >= 0:
             w[W_STATS + 2] += 1
-            e = tt[2 * slot + 1]
+            e = tt[slot + 2]
             lo = e & VALUE_MASK
             hi = (e >> VALUE_BITS) & VALUE_MASK
             tt_move = ((e >> 24) & 127) - 1
@@ -452,28 +496,31 @@ def _search(w: np.ndarray, tt: np.ndarray, depth: int, turn: int, k: int, lead_s
 
     if k == 0:
         # look the key up again: deeper searches may have moved it out of its slot
-        slot = _tt_find(tt, key, idx, gen)
+        slot = _tt_find(tt, key, low_key, idx, gen)
         lo = 0
         hi = VALUE_MASK
         w[W_STATS + 1] += 1
         if slot >= 0:
             w[W_STATS + 2] += 1
-            e = tt[2 * slot + 1]
+            e = tt[slot + 2]
             lo = e & VALUE_MASK
             hi = (e >> VALUE_BITS) & VALUE_MASK
         else:
             # prefer a free or stale slot, else the one holding the smaller subtree
-            e0 = tt[2 * idx + 1]
-            e1 = tt[2 * (idx ^ 1) + 1]
+            s0 = idx * TT_STRIDE
+            s1 = (idx ^ 1) * TT_STRIDE
+            e0 = tt[s0 + 2]
+            e1 = tt[s1 + 2]
             if (e0 >> GEN_SHIFT) != gen:
-                slot = idx
+                slot = s0
             elif (e1 >> GEN_SHIFT) != gen:
-                slot = idx ^ 1
+                slot = s1
             elif ((e0 >> 31) & 31) <= ((e1 >> 31) & 31):
-                slot = idx
+                slot = s0
             else:
-                slot = idx ^ 1
-            tt[2 * slot] = key
+                slot = s1
+            tt[slot] = key
+            tt[slot + 1] = low_key
         if best <= a_in:
             if best < hi:
                 hi = best
@@ -483,7 +530,7 @@ def _search(w: np.ndarray, tt: np.ndarray, depth: int, turn: int, k: int, lead_s
         else:
             lo = best
             hi = best
-        tt[2 * slot + 1] = lo | (hi << VALUE_BITS) | ((best_card + 1) << 24) | (rem << 31) | (gen << GEN_SHIFT)
+        tt[slot + 2] = lo | (hi << VALUE_BITS) | ((best_card + 1) << 24) | (rem << 31) | (gen << GEN_SHIFT)
     return best
 
 

@@ -18,6 +18,7 @@ and are shared by all queries with the same goal.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -53,7 +54,7 @@ class _KernelMemory:
 
         from . import _kernel as K
 
-        self.table = np.zeros(2 << TT_BITS, dtype=np.int64)  # (key, entry) pairs; generation 0 is never used
+        self.table = np.zeros(K.TT_STRIDE << TT_BITS, dtype=np.int64)  # generation 0 is never used
         self.work = np.zeros(K.W_SIZE, dtype=np.int64)
 
     @classmethod
@@ -242,6 +243,14 @@ class Solver:
             static[K.W_PTS + c] = root.card_points[c] if goal.by_points else 0
             static[K.W_SUIT + c] = root.suit_mask_of(c)
             static[K.W_RANK + c] = c % root.ranks_per_suit
+        static[K.C_NSUITS] = len(root.suit_masks)
+        for i, suit in enumerate(root.suit_masks):
+            low = suit & -suit
+            while low & suit and not static[K.W_PTS + low.bit_length() - 1]:
+                static[K.W_LOWS + i] |= low
+                low <<= 1
+        # the holders of the low cards are a number in base m: at most this many digits in 62 bits
+        static[K.C_ZDIGITS] = int(62 / math.log2(len(seats))) if len(seats) > 1 else 62
         compiled = self._compiled[goal] = _Compiled(static)
         return compiled
 
@@ -258,6 +267,11 @@ class Solver:
         index = {s: i for i, s in enumerate(seats)}
         for i, s in enumerate(seats):
             work[kernel.W_HANDS + i] = pos.hands[s]
+            hand = pos.hands[s]
+            while hand:
+                low = hand & -hand
+                work[kernel.W_OWNER + low.bit_length() - 1] = i
+                hand ^= low
         k = len(pos.trick)
         pts = comp.static[kernel.W_PTS:kernel.W_PTS + 64]
         if k:
