@@ -12,20 +12,26 @@ Same search as :mod:`stammtisch.solve.reference`, on flat int64 data:
   back), counters and the move lists per depth. One array instead of nine because numba passes
   every array argument of the recursive call as a struct with a reference count: with nine
   arrays the call alone cost ~60 ns a node, with two ~10 ns;
-* the transposition table ``tt`` is one int64 array of (key, packed entry) pairs, two-way
-  buckets in one cache line;
+* the transposition table ``tt`` is one int64 array of (key, low-card holders, packed entry,
+  spare) quadruples, two-way buckets in one cache line;
 * a zero-window (or any-window) fail-soft alpha-beta over the *future* takings, recursing card
   by card; the value of a trick is added when it completes;
 * at every trick start a two-way transposition table keyed on (cards still in the hands,
   leader), holding a lower and an upper bound and the best lead; entries of other queries are
-  told apart by a generation number, so the table is never cleared;
+  told apart by a generation number, so the table is never cleared (the bounds of one
+  zero-window search serve the next). In the key each suit's low cards (no card points,
+  below every card with points) count only by their order and holders (``_low_cards_key``):
+  positions that differ just in which of them are left have one value and share an entry;
 * bounds: 0 ≤ future ≤ points (or tricks) still out, checked before anything else; at a
   trick start also the run of highest trumps held by one side (each such card wins its
   trick, so its points are sure for that side: a lower or an upper bound), and the leader's
   quick tricks (``_quick_takings``: runs of highest cards he can cash one after the other);
-* merging: of several cards of one hand that are neighbours in their suit among the cards
-  still out (the trick in progress included) and have the same card points, only the highest
-  is searched: they win and lose exactly the same tricks;
+* merging: of a run of cards of one hand that are neighbours in their suit among the cards
+  still out (the trick in progress included), they win and lose exactly the same tricks in
+  any line of play; with the same card points only the highest is searched, with different
+  points too once the side that takes this trick is fixed (``_fixed_side``; always so for the
+  trick's last card): then the dearest if it goes to the side the mover plays for, else the
+  cheapest;
 * move ordering: the table's best lead first, then high cards on lead; when following, cards
   that leave the trick with the mover's side ordered before the others, smearing points onto
   the own side's trick and throwing the cheapest card onto the opponents'.
