@@ -63,7 +63,8 @@ W_LOWS = W_RANK + 64  # per suit: its lowest cards with no card points, up to th
 W_HANDS = W_LOWS + 8  # the part before this is fixed by the goal
 W_OWNER = W_HANDS + 8  # per card still in a hand: the player holding it
 W_STATS = W_OWNER + 64  # nodes, table probes, table hits, …
-W_SCRATCH = W_STATS + 16
+W_HIST = W_STATS + 16  # per card: the tricks left, squared, summed over the cut-offs its lead made
+W_SCRATCH = W_HIST + 64
 SCRATCH_STRIDE = 128  # per depth: up to 64 (card, score) pairs
 W_SIZE = W_SCRATCH + MAX_DEPTH * SCRATCH_STRIDE
 MUST_ALWAYS, MUST_UNTRUMPED, MUST_NEVER = 0, 1, 2
@@ -312,35 +313,6 @@ def _search(w: np.ndarray, tt: np.ndarray, depth: int, turn: int, k: int, lead_s
         if (count >> wp) & 1:
             return rempts + trick_w + bonus
         return 0
-    if k == 0 and trump and count == w[C_MAX] and bonus == 0:
-        # sure tricks: the run of highest trumps still out held by one side wins a trick per card
-        max_cards = 0
-        for i in range(m):
-            if (count >> i) & 1:
-                max_cards |= w[W_HANDS + i]
-        tr = allc & trump
-        c = 63 - leading_zeros(tr) if tr else 0
-        if tr == 0:
-            pass
-        elif (max_cards >> c) & 1:
-            if trick_w == 0 or count & (count - 1) == 0:
-                sure = 0
-                while tr and (max_cards >> c) & 1:
-                    sure += w[W_PTS + c] + trick_w
-                    tr ^= 1 << c
-                    if tr:
-                        c = 63 - leading_zeros(tr)
-                if sure >= beta:
-                    return sure
-        elif trick_w == 0:
-            lost = 0
-            while tr and not (max_cards >> c) & 1:
-                lost += w[W_PTS + c]
-                tr ^= 1 << c
-                if tr:
-                    c = 63 - leading_zeros(tr)
-            if top - lost <= alpha:
-                return top - lost
     tt_move = -1
     key = 0
     low_key = -1
@@ -372,6 +344,35 @@ def _search(w: np.ndarray, tt: np.ndarray, depth: int, turn: int, k: int, lead_s
                 alpha = lo
             if hi < beta:
                 beta = hi
+        if trump and count == w[C_MAX] and bonus == 0:
+            # sure tricks: the run of highest trumps still out held by one side wins a trick per card
+            max_cards = 0
+            for i in range(m):
+                if (count >> i) & 1:
+                    max_cards |= w[W_HANDS + i]
+            tr = allc & trump
+            c = 63 - leading_zeros(tr) if tr else 0
+            if tr == 0:
+                pass
+            elif (max_cards >> c) & 1:
+                if trick_w == 0 or count & (count - 1) == 0:
+                    sure = 0
+                    while tr and (max_cards >> c) & 1:
+                        sure += w[W_PTS + c] + trick_w
+                        tr ^= 1 << c
+                        if tr:
+                            c = 63 - leading_zeros(tr)
+                    if sure >= beta:
+                        return sure
+            elif trick_w == 0:
+                lost = 0
+                while tr and not (max_cards >> c) & 1:
+                    lost += w[W_PTS + c]
+                    tr ^= 1 << c
+                    if tr:
+                        c = 63 - leading_zeros(tr)
+                if top - lost <= alpha:
+                    return top - lost
         if count == w[C_MAX] and bonus == 0 and (w[C_FORCED] == 0 or trick_no >= 2):
             sure = _quick_takings(w, m, turn, trump, allc, trick_w)
             if sure:
@@ -397,7 +398,8 @@ def _search(w: np.ndarray, tt: np.ndarray, depth: int, turn: int, k: int, lead_s
     # mover plays for, else the cheapest (swapping two cards of a run in any line of play gives
     # the same winners; the points only move between this trick and a later one)
     forced = w[C_FORCED]
-    carry = -1
+    carry = -1  # the card kept so far of the run in progress
+    run_side = -2  # the run's _fixed_side, -2 while not asked
     n = 0
     rest = legal
     while rest:
@@ -405,20 +407,24 @@ def _search(w: np.ndarray, tt: np.ndarray, depth: int, turn: int, k: int, lead_s
         rest ^= low
         c = trailing_zeros(low)
         pc = w[W_PTS + c]
+        if carry < 0:
+            run_side = -2
         above = out & w[W_SUIT + c] & ~((2 << c) - 1)
         joined = False
         if above:
             nh = trailing_zeros(above)
             if (legal >> nh) & 1:
-                joined = w[W_PTS + nh] == pc or (forced == 0 and _fixed_side(w, m, turn, k, c, lead_suit, win_card,
-                                                                                win_pl, trump, count) >= 0)
-        if carry >= 0:
-            p_carry = w[W_PTS + carry]
-            if p_carry != pc:
-                to_counted = _fixed_side(w, m, turn, k, c, lead_suit, win_card, win_pl, trump, count)
-                if (p_carry > pc) == (to_counted == is_max):
-                    c = carry
-                    pc = p_carry
+                if w[W_PTS + nh] == pc:
+                    joined = True
+                elif forced == 0:
+                    if run_side == -2:
+                        run_side = _fixed_side(w, m, turn, k, c, lead_suit, win_card, win_pl, trump, count)
+                    joined = run_side >= 0
+        if carry >= 0 and w[W_PTS + carry] != pc:
+            # points differ within the run only across a link made because its side is fixed
+            if (w[W_PTS + carry] > pc) == (run_side == is_max):
+                c = carry
+                pc = w[W_PTS + carry]
         if joined:
             carry = c
             continue
@@ -429,8 +435,9 @@ def _search(w: np.ndarray, tt: np.ndarray, depth: int, turn: int, k: int, lead_s
             score = rc + pc + 4 * ((trump >> c) & 1) * is_max
             if above == 0:
                 score += 20  # the highest card of its suit still out
+            score = (score << 24) + w[W_HIST + c]  # ties: the leads that cut off most
             if c == tt_move:
-                score = 10000
+                score = 1 << 62
         else:
             wins = _beats(c, win_card, trump, w, W_SUIT)
             new_w = turn if wins else win_pl
@@ -498,6 +505,8 @@ def _search(w: np.ndarray, tt: np.ndarray, depth: int, turn: int, k: int, lead_s
                 if best < beta:
                     beta = best
         if alpha >= beta:
+            if k == 0:
+                w[W_HIST + c] += rem * rem
             break
 
     if k == 0:
