@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 from stammtisch.cards import PIQUET32, TAPP36, WHIST52, Pack
 from stammtisch.games import tricks
-from stammtisch.solve import Kind, Solver, position_from_state
+from stammtisch.solve import Goal, Kind, Position, Solver, position_from_state
 from stammtisch.solve.deals import TAPP_CONTRACTS, play_randomly, tapp_state, tippen_state
+from stammtisch.solve.reference import ReferenceSearch
 
 PACKS = (TAPP36, PIQUET32, WHIST52)
 MUST = ("always", "untrumped", "never")
@@ -121,3 +122,166 @@ def test_importing_the_solver_does_not_import_numba() -> None:
             "print('numba' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def kernel_work(pos: Position, goal: Goal) -> np.ndarray:
+    """The kernel's work array for ``goal`` with the hands of ``pos`` (players in seat order)."""
+    from stammtisch.solve import _kernel
+
+    work = np.zeros(_kernel.W_SIZE, dtype=np.int64)
+    work[:_kernel.W_HANDS] = Solver(pos)._compile(goal).static
+    for i, seat in enumerate(pos.seats):
+        work[_kernel.W_HANDS + i] = pos.hands[seat]
+        for card in range(64):
+            if pos.hands[seat] >> card & 1:
+                work[_kernel.W_OWNER + card] = i
+    return work
+
+
+def same_side_goals(pos: Position) -> list[Goal]:
+    """The goals on which the kernel uses quick tricks: the maximizers are the counted seats."""
+    if pos.kind == Kind.TRICKS:
+        return [Goal(1 << s, 1 << s, by_points=False) for s in pos.seats]
+    if pos.kind == Kind.RAMSCH:
+        return []
+    return [Goal(pos.side, pos.side, by_points=True), Goal(pos.side, pos.side, by_points=False)]
+
+
+def test_quick_tricks_are_sure_takings() -> None:
+    """The leader's quick tricks never exceed what his side takes with best play by all: a lower
+    bound of the future when he plays for the counted seats, else ``all still out - quick`` is
+    an upper bound (checked against the reference search, which has no such bound)."""
+    from stammtisch.solve import _kernel
+
+    rng = random.Random(77)
+    used = 0
+    for _ in range(300):
+        pos = position_from_state(random_ending(rng))
+        while pos.trick:
+            pos = pos.play(rng.choice(pos.legal_cards()))
+        if pos.is_over() or (pos.forced_leads and pos.tricks_played < 2):
+            continue
+        for goal in same_side_goals(pos):
+            future = ReferenceSearch(goal).future(pos)
+            sure = _kernel.quick_takings(kernel_work(pos, goal), pos.seats.index(pos.leader))
+            used += sure > 0
+            if goal.counted >> pos.leader & 1:
+                assert sure <= future, (pos, goal)
+            else:
+                assert goal.upper(pos) - sure >= future, (pos, goal)
+    assert used >= 50  # the bound is not vacuous on these positions
+
+
+def trick_winners(pos: Position) -> set[int]:
+    """The seats that can win the trick in progress, over every way of finishing it."""
+    if not pos.trick:
+        return {pos.leader}
+    return set().union(*(trick_winners(pos.play(c)) for c in pos.legal_cards()))
+
+
+def test_fixed_side_means_every_finish_of_the_trick_goes_there() -> None:
+    """When the kernel calls a trick's side fixed after a card (the condition for merging runs of
+    unequal card points), every legal way the later players can finish the trick gives it to a
+    seat of that side."""
+    from stammtisch.solve import _kernel
+
+    rng = random.Random(78)
+    fixed_early = 0
+    for _ in range(300):
+        pos = position_from_state(random_ending(rng))
+        goal = same_side_goals(pos)[0] if same_side_goals(pos) else Goal(1 << pos.turn, 1 << pos.turn, True)
+        work = kernel_work(pos, goal)
+        index = {s: i for i, s in enumerate(pos.seats)}
+        k = len(pos.trick)
+        if k:
+            win_card, win_seat = pos.winner_so_far()
+            lead_suit, win_pl = pos.suit_mask_of(pos.trick[0]), index[win_seat]
+        else:
+            win_card, win_pl, lead_suit = -1, -1, 0
+        for card in pos.legal_cards():
+            side = _kernel.fixed_side(work, index[pos.turn], k, card, lead_suit, win_card, win_pl)
+            if side < 0:
+                continue
+            fixed_early += k + 1 < len(pos.seats)
+            after = pos.play(card)
+            winners = trick_winners(after) if after.trick else {after.leader}
+            assert {goal.counted >> s & 1 for s in winners} == {side}, (pos, card)
+    assert fixed_early >= 50  # fixed before the last card, not only by the last card
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 10**6), st.sampled_from(("frage", "solo:C", "solo:S", "herzsolo")),
+       st.integers(3, 6))
+def test_merging_runs_keeps_point_values(seed: int, contract: str, tricks_left: int) -> None:
+    """Point contracts are where runs of unequal card points get merged: the kernel's exact
+    declarer points and move values equal the reference search's (no merging, no ordering)."""
+    rng = random.Random(seed)
+    state = tapp_state(rng, contract)
+    play_randomly(state, rng, 11 - tricks_left)
+    for _ in range(rng.randrange(3)):
+        state.apply(rng.choice(state.legal_actions()))
+    pos = position_from_state(state)
+    fast, slow = Solver(pos, "numba"), Solver(pos, "python")
+    assert fast.declarer_points() == slow.declarer_points()
+    assert fast.contract_move_values() == slow.contract_move_values()
+
+
+def low_blocks(pos: Position, goal: Goal) -> list[list[int]]:
+    """Per suit, its lowest cards without card points (for the goal), up to the first with."""
+    blocks = []
+    for suit in range(len(pos.suit_masks)):
+        block = []
+        for card in range(suit * pos.ranks_per_suit, (suit + 1) * pos.ranks_per_suit):
+            if goal.by_points and pos.card_points[card]:
+                break
+            block.append(card)
+        blocks.append(block)
+    return blocks
+
+
+def test_low_cards_matter_only_by_order_and_holder() -> None:
+    """The table key of the kernel merges positions that differ only in which low cards (no card
+    points, below every card with points) are left, as long as their order and holders are the
+    same: such positions have the same value (checked with the reference search on the position
+    whose low cards are moved to the top of their block), and the kernel gives them one key;
+    giving one low card to another player changes the key."""
+    from dataclasses import replace
+
+    from stammtisch.solve import _kernel
+
+    rng = random.Random(79)
+    moved = changed = 0
+    for _ in range(150):
+        pos = position_from_state(random_ending(rng))
+        while pos.trick:
+            pos = pos.play(rng.choice(pos.legal_cards()))
+        if pos.is_over() or (pos.forced_leads and pos.tricks_played < 2):
+            continue
+        goal = same_side_goals(pos)[0] if same_side_goals(pos) else Goal(1 << pos.turn, 1 << pos.turn, True)
+        hands = list(pos.hands)
+        for block in low_blocks(pos, goal):
+            left = [c for c in block if pos.remaining >> c & 1]
+            for old, new in zip(left, block[len(block) - len(left):], strict=True):
+                holder = next(s for s in pos.seats if pos.hands[s] >> old & 1)
+                hands[holder] = hands[holder] & ~(1 << old)
+                hands[holder] |= 1 << new << 64  # parked above the pack until every card has moved
+        hands = [(h & ((1 << 64) - 1)) | (h >> 64) for h in hands]
+        top = replace(pos, hands=tuple(hands))
+        if top == pos:
+            continue
+        moved += 1
+        assert ReferenceSearch(goal).future(top) == ReferenceSearch(goal).future(pos), pos
+        assert _kernel.low_cards_key(kernel_work(top, goal)) == _kernel.low_cards_key(kernel_work(pos, goal))
+        # hand one low card to the next player: another position, another key
+        lows = [c for block in low_blocks(pos, goal) for c in block if pos.remaining >> c & 1]
+        if len(pos.seats) > 1 and lows:
+            card = lows[0]
+            holder = next(s for s in pos.seats if pos.hands[s] >> card & 1)
+            other = pos.seats[(pos.seats.index(holder) + 1) % len(pos.seats)]
+            hands = list(pos.hands)
+            hands[holder] &= ~(1 << card)
+            hands[other] |= 1 << card
+            swapped = replace(pos, hands=tuple(hands))
+            changed += 1
+            assert _kernel.low_cards_key(kernel_work(swapped, goal)) != _kernel.low_cards_key(kernel_work(pos, goal))
+    assert moved >= 50 and changed >= 50

@@ -18,6 +18,7 @@ and are shared by all queries with the same goal.
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -31,21 +32,30 @@ BACKENDS = ("numba", "python")
 TT_BITS = 20
 
 _generation = itertools.count(1)
+#: Generations fit in 27 bits of a table entry (``_kernel.GEN_MASK``); on wrapping the table is cleared.
+_GENERATIONS = (1 << 27) - 1
+
+
+def _next_generation() -> int:
+    gen = next(_generation) % _GENERATIONS
+    if gen == 0:
+        _KernelMemory.get().table[:] = 0
+        gen = next(_generation) % _GENERATIONS
+    return gen
 
 
 class _KernelMemory:
-    """The kernel's transposition table and scratch space, allocated once per process."""
+    """The kernel's transposition table and work array, allocated once per process."""
 
     _instance: _KernelMemory | None = None
 
     def __init__(self) -> None:
         import numpy as np
 
-        size = 1 << TT_BITS
-        self.keys = np.full(size, -1, dtype=np.int64)
-        self.values = np.zeros((size, 5), dtype=np.int32)  # low, high, best lead, generation, tricks left
-        self.stats = np.zeros(4, dtype=np.int64)
-        self.scratch = np.zeros((64, 64), dtype=np.int64)
+        from . import _kernel as K
+
+        self.table = np.zeros(K.TT_STRIDE << TT_BITS, dtype=np.int64)  # generation 0 is never used
+        self.work = np.zeros(K.W_SIZE, dtype=np.int64)
 
     @classmethod
     def get(cls) -> _KernelMemory:
@@ -53,15 +63,18 @@ class _KernelMemory:
             cls._instance = _KernelMemory()
         return cls._instance
 
+    def nodes(self) -> int:
+        from . import _kernel as K
+
+        return int(self.work[K.W_STATS])
+
 
 @dataclass
 class _Compiled:
-    """A goal on this deal in the kernel's terms."""
+    """A goal on this deal in the kernel's terms: the part of the work array the goal fixes
+    (query scalars, card points, suits, ranks)."""
 
-    cfg: np.ndarray
-    pts: np.ndarray
-    suit: np.ndarray
-    rank: np.ndarray
+    static: np.ndarray
 
 
 class Solver:
@@ -211,44 +224,57 @@ class Solver:
 
         root = self.root
         seats = root.seats
-        cfg = np.zeros(K.CFG_SIZE, dtype=np.int64)
-        cfg[K.C_M] = len(seats)
-        cfg[K.C_TRUMP] = root.trump
-        cfg[K.C_MAX] = sum(1 << i for i, s in enumerate(seats) if goal.maximizers >> s & 1)
-        cfg[K.C_COUNT] = sum(1 << i for i, s in enumerate(seats) if goal.counted >> s & 1)
-        cfg[K.C_TRICKW] = 0 if goal.by_points else 1
-        cfg[K.C_BONUS] = root.tapp_points if goal.by_points and root.kind == Kind.RAMSCH else 0
-        cfg[K.C_MUST] = ("always", "untrumped", "never").index(root.must_trump)
-        cfg[K.C_HEAD] = int(root.head)
-        cfg[K.C_FORCED] = int(root.forced_leads and root.trump != 0)
-        cfg[K.C_ACE] = root.trump.bit_length() - 1
-        cfg[K.C_GEN] = next(_generation) & 0x7FFFFFFF
-        cfg[K.C_TTMASK] = (1 << TT_BITS) - 1
-        size = len(root.card_points)
-        pts = np.zeros(64, dtype=np.int64)
-        suit = np.zeros(64, dtype=np.int64)
-        rank = np.zeros(64, dtype=np.int64)
-        for c in range(size):
-            pts[c] = root.card_points[c] if goal.by_points else 0
-            suit[c] = root.suit_mask_of(c)
-            rank[c] = c % root.ranks_per_suit
-        compiled = self._compiled[goal] = _Compiled(cfg, pts, suit, rank)
+        if sum(root.card_points) + root.tapp_points + len(root.card_points) > K.VALUE_MASK:
+            raise ValueError("the kernel's table holds values below 4096 only")
+        static = np.zeros(K.W_HANDS, dtype=np.int64)
+        static[K.C_M] = len(seats)
+        static[K.C_TRUMP] = root.trump
+        static[K.C_MAX] = sum(1 << i for i, s in enumerate(seats) if goal.maximizers >> s & 1)
+        static[K.C_COUNT] = sum(1 << i for i, s in enumerate(seats) if goal.counted >> s & 1)
+        static[K.C_TRICKW] = 0 if goal.by_points else 1
+        static[K.C_BONUS] = root.tapp_points if goal.by_points and root.kind == Kind.RAMSCH else 0
+        static[K.C_MUST] = ("always", "untrumped", "never").index(root.must_trump)
+        static[K.C_HEAD] = int(root.head)
+        static[K.C_FORCED] = int(root.forced_leads and root.trump != 0)
+        static[K.C_ACE] = root.trump.bit_length() - 1
+        static[K.C_GEN] = _next_generation()
+        static[K.C_TTMASK] = (1 << TT_BITS) - 1
+        for c in range(len(root.card_points)):
+            static[K.W_PTS + c] = root.card_points[c] if goal.by_points else 0
+            static[K.W_SUIT + c] = root.suit_mask_of(c)
+            static[K.W_RANK + c] = c % root.ranks_per_suit
+        static[K.C_NSUITS] = len(root.suit_masks)
+        for i, suit in enumerate(root.suit_masks):
+            low = suit & -suit
+            while low & suit and not static[K.W_PTS + low.bit_length() - 1]:
+                static[K.W_LOWS + i] |= low
+                low <<= 1
+        # the holders of the low cards are a number in base m: at most this many digits in 62 bits
+        static[K.C_ZDIGITS] = int(62 / math.log2(len(seats))) if len(seats) > 1 else 62
+        compiled = self._compiled[goal] = _Compiled(static)
         return compiled
 
     def _kernel_call(self, goal: Goal, pos: Position, need: int | None) -> int:
         """The future takings: exact (``need`` None) or one zero-window search at ``need``."""
-        import numpy as np
-
         from . import _kernel
 
         kernel: Any = _kernel  # numba dispatchers: untyped for mypy
         comp = self._compile(goal)
         mem = _KernelMemory.get()
+        work = mem.work
+        work[:kernel.W_HANDS] = comp.static
+        work[kernel.W_HIST:kernel.W_HIST + 64] = 0
         seats = pos.seats
         index = {s: i for i, s in enumerate(seats)}
-        hands = np.array([pos.hands[s] for s in seats], dtype=np.int64)
+        for i, s in enumerate(seats):
+            work[kernel.W_HANDS + i] = pos.hands[s]
+            hand = pos.hands[s]
+            while hand:
+                low = hand & -hand
+                work[kernel.W_OWNER + low.bit_length() - 1] = i
+                hand ^= low
         k = len(pos.trick)
-        pts = comp.pts
+        pts = comp.static[kernel.W_PTS:kernel.W_PTS + 64]
         if k:
             win_card, win_seat = pos.winner_so_far()
             lead_suit = pos.suit_mask_of(pos.trick[0])
@@ -259,17 +285,18 @@ class Solver:
         tmask = sum(1 << c for c in pos.trick)
         remaining = pos.remaining
         rempts = tval + sum(int(pts[c]) for c in range(remaining.bit_length()) if remaining >> c & 1)
-        args: tuple[Any, ...] = (hands, comp.cfg, pts, comp.suit, comp.rank, mem.keys, mem.values, mem.stats,
-                                 mem.scratch, index[pos.turn], k, lead_suit, win_card, win_pl, tval, tmask,
+        args: tuple[Any, ...] = (work, mem.table, index[pos.turn], k, lead_suit, win_card, win_pl, tval, tmask,
                                  rempts, pos.tricks_left, pos.tricks_played)
-        before = int(mem.stats[0])
+        before = mem.nodes()
         if need is None:
-            out = int(kernel.exact(*args, (rempts + int(comp.cfg[kernel.C_BONUS])) // 2 if goal.by_points
-                              else pos.tricks_left // 2))
+            # first window: the card points the counted seats hold themselves (a rough guess that
+            # beat half of all points still out by a few per cent of nodes on random deals)
+            held = sum(int(pts[c]) for s in seats if goal.counted >> s & 1
+                       for c in range(pos.hands[s].bit_length()) if pos.hands[s] >> c & 1)
+            out = int(kernel.exact(*args, max(held, 1) if goal.by_points else pos.tricks_left // 2))
         else:
             out = int(kernel.probe(*args, need - 1, need))
-        self.nodes += int(mem.stats[0]) - before
-        del np
+        self.nodes += mem.nodes() - before
         return out
 
 
