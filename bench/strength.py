@@ -44,7 +44,11 @@ from stammtisch.table import Table, draw_first_dealer  # noqa: E402
 GAMES = (("tapp/modern", 3), ("tippen/grupp-1975", 4))
 SEARCH_BOTS = ("pimc", "ismcts")
 PEER = "heuristic"
-BUDGETS = {"pimc": {"samples": DEFAULT_SAMPLES}, "ismcts": {"iterations": DEFAULT_ITERATIONS}}
+#: the bots' default budgets per move, per game family
+BUDGETS: dict[str, dict[str, dict[str, int]]] = {
+    "pimc": {"samples": DEFAULT_SAMPLES},
+    "ismcts": {"iterations": {"tapp": DEFAULT_ITERATIONS, "tippen": DEFAULT_ITERATIONS}},
+}
 
 
 def decision_seconds(rid: str, players: int, bot: str, deals: int, seed: int) -> dict[str, float | int]:
@@ -92,7 +96,7 @@ def match(rid: str, players: int, bot: str, decks: int, seed: int, workers: int 
         "players": players,
         "bot": bot,
         "peer": PEER,
-        "budget": BUDGETS[bot],
+        "budget": {k: v[rules.family] for k, v in BUDGETS[bot].items()},
         "decks": len(result.sessions) * session_deals,
         "session_deals": session_deals,
         "sessions": len(result.sessions),

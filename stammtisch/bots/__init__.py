@@ -81,9 +81,9 @@ def make_bot(name: str, family: str, rng: random.Random | None = None, *, sample
     (seconds); the rng is their seed (with a sample budget alone their decisions repeat)."""
     rng = rng or random.Random()
     if name == "pimc":
-        from .pimc import DEFAULT_SAMPLES, PimcBot
+        from .pimc import PimcBot
 
-        return PimcBot(family, rng, DEFAULT_SAMPLES if samples is None else samples, time_per_move)
+        return PimcBot(family, rng, samples, time_per_move)
     if name == "ismcts":
         from .ismcts import DEFAULT_ITERATIONS, IsmctsBot
 

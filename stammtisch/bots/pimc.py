@@ -38,15 +38,17 @@ from typing import Any
 
 from . import Bot, View, ViewBot
 
-#: worlds per decision by default (a median decision of ~0.1 s on the development machine,
-#: measured with bench/strength.py)
-DEFAULT_SAMPLES = 16
+#: worlds per decision by default, per game family (a median decision of ~0.1 s on the
+#: development machine, measured with bench/strength.py: Tippen's short play solves fast)
+DEFAULT_SAMPLES = {"tapp": 16, "tippen": 48}
 #: the play is solved with all cards open from this many tricks left (Tapp; Tippen always)
 SOLVE_TRICKS = 7
 #: play-outs hand over to the solver at this many tricks left (Tapp, fixed-value settlements)
 LEAF_TRICKS = 6
 #: at most this many options are compared before play (the heuristic's choice among them)
 MAX_OPTIONS = 8
+#: options that are words (bids, contracts), not card sets, are all compared up to this many
+MAX_WORDS = 16
 #: averages closer than this count as equal (then the heuristic's choice wins)
 TIE = 1e-9
 
@@ -80,8 +82,9 @@ class PimcBot:
 
     name = "pimc"
 
-    def __init__(self, family: str, rng: random.Random | None = None, samples: int = DEFAULT_SAMPLES,
+    def __init__(self, family: str, rng: random.Random | None = None, samples: int | None = None,
                  time_per_move: float | None = None, backend: str | None = None) -> None:
+        samples = DEFAULT_SAMPLES[family] if samples is None else samples
         if samples < 1:
             raise ValueError("pimc needs at least one sample per move")
         if time_per_move is not None and time_per_move <= 0:
@@ -128,11 +131,12 @@ class PimcBot:
         return guide if guide in best else best[0]
 
     def _options(self, state: Any, legal: list[int], guide: int, rng: random.Random) -> list[int]:
-        """The options compared before play: all of them, or the heuristic's choice and its
-        neighbours (one card swapped, added or removed) when there are many."""
-        if len(legal) <= MAX_OPTIONS:
-            return legal
+        """The options compared before play: all of them, or where card sets give too many
+        (discards, exchanges) the heuristic's choice and some of its neighbours (one card
+        swapped, added or removed)."""
         chosen = card_set(state.action_to_string(guide))
+        if len(legal) <= MAX_OPTIONS or chosen is None and len(legal) <= MAX_WORDS:
+            return legal
         near: list[int] = []
         if chosen is not None:
             for a in legal:
