@@ -6,19 +6,23 @@ reads the real hidden cards), score every candidate action in every world, and t
 with the best average. The worlds are shared by all candidates (common random numbers), so
 that the comparison between actions is not drowned by the luck of the worlds.
 
-* **Play**: each world is solved with all cards open (``stammtisch.solve``), with the cheap
-  query that decides the contract where there is one: Tapp point contracts under a fixed-value
-  settlement ask "can the declarer still reach ``min_to_win`` after this card?" (one zero-window
-  search per card); Durch/Rufer/Tout "all tricks?", Bettel "no trick?"; historic settlements,
-  which pay per point over 60, ask the exact card points; Ramsch the mover's own points with
-  everybody against him; Tippen the tricks the mover can guarantee against all others, turned
-  into money (trick value, and the bête for no trick).
-* **Before play** (bids, contract choice, Tout, exchanges, discards, Tippen's tap/pass, …):
-  each option is applied in each world, the rest of the bidding is completed by the heuristic
-  bot for every seat, and the play is scored: Tapp under a fixed-value settlement by the
-  solver's verdict at the start of play (won or lost, as many cents either way); otherwise by
-  the returns of a heuristic play-out. Options are the heuristic's choice and its neighbours
-  (one card swapped, added or removed) where there are many (discards, exchanges).
+* **Play, the ending** (Tapp from ``SOLVE_TRICKS`` tricks left, Tippen always): each world is
+  solved with all cards open (``stammtisch.solve``), with the cheap query that decides the
+  contract where there is one: Tapp point contracts under a fixed-value settlement ask "can
+  the declarer still reach ``min_to_win`` after this card?" (one zero-window search per card);
+  Durch/Rufer/Tout "all tricks?", Bettel "no trick?"; historic settlements, which pay per point
+  over 60, ask the exact card points; Ramsch the mover's own points with everybody against him;
+  Tippen the tricks the mover can guarantee against all others, turned into money (trick
+  value, and the bête for no trick).
+* **Play, the opening tricks of Tapp, and every decision before play** (bids, contract choice,
+  Tout, exchanges, discards, Tippen's tap/pass, …): each option is applied in each world and
+  the deal is played on by the heuristic bot for every seat; under a fixed-value settlement
+  the solver takes over with ``LEAF_TRICKS`` tricks left and its verdict (won or lost, as many
+  cents either way) scores the world, otherwise the play-out's returns do. Solving from the
+  first trick costs ~0.3 s a world on this machine (median; seconds at the tail), too much for
+  many worlds per move; the ending is where the open-hand solver pays. Options are the
+  heuristic's choice and its neighbours (one card swapped, added or removed) where card sets
+  give too many (discards, exchanges).
 
 Ties (the common case late in a deal, when every card wins or every card loses in every world)
 go to the heuristic's own choice, so the bot never plays worse than the heuristic where the
