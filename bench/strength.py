@@ -10,7 +10,8 @@ with 3 players and ``tippen/grupp-1975`` with 4) one JSON line:
 * ``bar_met``: the difference's interval lies above zero (the bar of issue 9 for ``pimc``);
 * ``decision_seconds``: the search bot's median and p95 seconds per decision (decisions with
   more than one legal action), measured in this run on ``--timing-deals`` deals with the search
-  bot in one seat and the heuristic in the others, one process, beside the tournament;
+  bot in one seat and the heuristic in the others, one process, beside the tournament (after an
+  untimed warm-up deal: numba loads its compiled kernel on the first solve);
 * ``decks`` (deals per arrangement), ``session_deals``, ``seed``, the budget (the bots'
   defaults), ``seconds`` of the tournament.
 
@@ -57,9 +58,9 @@ def decision_seconds(rid: str, players: int, bot: str, deals: int, seed: int) ->
     rules = ruleset(rid, {"players": players})
     rng = random.Random(seed)
     times: list[float] = []
-    for deal in range(deals):
+    for deal in range(-1, deals):  # deal -1 warms up (numba loads its compiled kernel): not timed
         table = Table(rules, [f"P{i + 1}" for i in range(players)], draw_first_dealer(rules, rng))
-        me = deal % players
+        me = deal % players  # deal -1: the last seat
         bots = [make_bot(bot if s == me else PEER, rules.family, random.Random(derive_seed(seed, deal * 8 + s)))
                 for s in range(players)]
         state = table.start_deal(table.shuffled_deck(rng))
@@ -68,7 +69,7 @@ def decision_seconds(rid: str, players: int, bot: str, deals: int, seed: int) ->
             many = len(state.legal_actions()) > 1
             start = time.perf_counter()
             action = bots[seat].act(state, seat)
-            if seat == me and many:
+            if seat == me and many and deal >= 0:
                 times.append(time.perf_counter() - start)
             table.apply_id(action)
     times.sort()
@@ -118,8 +119,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--workers", type=int, default=None, help="worker processes (default: all cores)")
     parser.add_argument("--session-deals", type=int, default=1,
                         help="deals per session, the independent unit (default 1)")
-    parser.add_argument("--timing-deals", type=int, default=12,
-                        help="deals of the decision-time measurement (default 12)")
+    parser.add_argument("--timing-deals", type=int, default=16,
+                        help="deals of the decision-time measurement (default 16)")
     parser.add_argument("--only", choices=SEARCH_BOTS, action="append", help="only this search bot")
     parser.add_argument("--game", choices=[g for g, _ in GAMES], action="append", help="only this game")
     args = parser.parse_args(argv)
