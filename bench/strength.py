@@ -85,8 +85,15 @@ def match(rid: str, players: int, bot: str, decks: int, seed: int, workers: int 
     rules = ruleset(rid, {"players": players})
     timing = decision_seconds(rid, players, bot, timing_deals, seed)
     start = time.perf_counter()
+    sessions = -(-decks // session_deals)
+
+    def progress(done: int) -> None:  # on stderr: the JSON lines stay alone on stdout
+        sys.stderr.write(f"\r{rid} {bot}: {done}/{sessions} sessions, {time.perf_counter() - start:.0f} s")
+        sys.stderr.flush()
+
     result = run_tournament(rules, [bot, PEER], decks, seed, choose_backend(workers),
-                            session_deals=session_deals)
+                            session_deals=session_deals, progress=progress)
+    sys.stderr.write("\n")
     seconds = time.perf_counter() - start
     data = result.to_json()
     difference = data["pairs"][0]["difference"]
