@@ -105,3 +105,15 @@ def test_a_seed_repeats_its_decisions(rid, name):
     first = [first_bot.act(s, seat) for s, seat in states]
     second = [second_bot.act(s, seat) for s, seat in states]
     assert first == second
+
+
+@pytest.mark.parametrize("name", SEARCH)
+def test_a_time_budget_ends_the_search(name):
+    """With a sample budget no machine could finish, ``time_per_move`` still ends the search
+    with a legal action (a play decision late in a deal and one before play)."""
+    rules = ruleset("tapp/modern", {})
+    states = deal_states(rules, seed=2)
+    picks = [states[0], states[-1]]
+    for state, seat in picks:
+        bot = make_bot(name, rules.family, random.Random(1), samples=10**9, time_per_move=0.02)
+        assert bot.act(state, seat) in state.legal_actions()
