@@ -13,7 +13,11 @@ def _optional_bots() -> tuple[str, ...]:
     return ("openspiel-ismcts",) if all(unavailable_reason(f) is None for f in ("tippen", "tapp")) else ()
 
 
-BOT_NAMES = ("random", "heuristic", *_optional_bots())
+#: Bots that search (``pimc``, ``ismcts``) take a per-move budget (``make_bot``'s ``samples``,
+#: ``iterations``, ``time_per_move``); the others decide at once.
+SEARCH_BOTS = ("pimc", "ismcts")
+
+BOT_NAMES = ("random", "heuristic", *SEARCH_BOTS, *_optional_bots())
 
 #: What a bot is shown: ``state.view(seat)``, JSON-able data (the engines' view keys).
 View = dict[str, Any]
@@ -70,9 +74,20 @@ class ViewBot:
         return self.policy.choose(view, legal)
 
 
-def make_bot(name: str, family: str, rng: random.Random | None = None) -> Bot:
-    """A bot by name for a game family ("tippen" or "tapp")."""
+def make_bot(name: str, family: str, rng: random.Random | None = None, *, samples: int | None = None,
+             time_per_move: float | None = None) -> Bot:
+    """A bot by name for a game family ("tippen" or "tapp"). The search bots take a budget per
+    move: ``samples`` (worlds for ``pimc``, iterations for ``ismcts``) and/or ``time_per_move``
+    (seconds); the rng is their seed (with a sample budget alone their decisions repeat)."""
     rng = rng or random.Random()
+    if name == "pimc":
+        from .pimc import PimcBot
+
+        return PimcBot(family, rng, samples, time_per_move)
+    if name == "ismcts":
+        from .ismcts import DEFAULT_ITERATIONS, IsmctsBot
+
+        return IsmctsBot(family, rng, DEFAULT_ITERATIONS if samples is None else samples, time_per_move)
     if name == "random":
         return RandomBot(rng)
     if name == "heuristic":

@@ -20,9 +20,11 @@ import itertools
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from ..bots import make_bot
+from ..record import save, table_to_record
 from ..rules import Rules
 from ..table import Table, draw_first_dealer
 from .batch import Backend, BatchOutcome, Chunk, ProgressCallback, derive_seed, plan_chunks, run_batch
@@ -88,6 +90,13 @@ class TournamentJob:
     rules: Rules
     bots: tuple[str, ...]
     session_deals: int
+    records: str | None = None  # a folder: one game record per session and arrangement
+
+
+def session_record_name(rules: Rules, seed: int, lineup: Sequence[str]) -> str:
+    """File name of one session's record in one arrangement (the session's seed names its
+    decks; the lineup the bot in each seat)."""
+    return f"{rules.id.replace('/', '_')}-session{seed:016x}-{'-'.join(lineup)}.json"
 
 
 def play_session_duplicate(job: TournamentJob, seed: int) -> SessionResult:
@@ -109,6 +118,8 @@ def play_session_duplicate(job: TournamentJob, seed: int) -> SessionResult:
             net = state.returns()
             for seat, kind in enumerate(lineup):
                 tally[kind].add(net[seat], role_of(rules.family, final, seat))
+        if job.records is not None:
+            save(table_to_record(table), Path(job.records) / session_record_name(rules, seed, lineup))
     return tally
 
 
@@ -170,14 +181,19 @@ class TournamentResult:
 def run_tournament(rules: Rules, bots: Sequence[str], deals: int, seed: int, backend: Backend,
                    session_deals: int = DEFAULT_SESSION_DEALS,
                    progress: ProgressCallback | None = None,
-                   on_result: Callable[[Chunk, Any], None] | None = None) -> TournamentResult:
-    """Play ``deals`` deals per arrangement, in sessions of ``session_deals`` deals."""
+                   on_result: Callable[[Chunk, Any], None] | None = None,
+                   records: str | Path | None = None) -> TournamentResult:
+    """Play ``deals`` deals per arrangement, in sessions of ``session_deals`` deals. With
+    ``records`` (a folder, made if missing) every session writes its game record there, once
+    per arrangement (``session_record_name``; ``stammtisch replay`` reads them)."""
     names = list(dict.fromkeys(bots))
     if len(names) < 2:
         raise ValueError("a tournament needs at least two different bots")
     lineups = arrangements(names, rules.players)
     sessions = max(1, -(-deals // session_deals))
-    job = TournamentJob(rules, tuple(names), session_deals)
+    if records is not None:
+        Path(records).mkdir(parents=True, exist_ok=True)
+    job = TournamentJob(rules, tuple(names), session_deals, None if records is None else str(records))
     chunks = plan_chunks(sessions, SESSIONS_PER_CHUNK, seed)
     outcome = run_batch(functools.partial(tournament_chunk, job), chunks, backend, progress, on_result)
     played = [s for _, results in outcome.results for s in results]
