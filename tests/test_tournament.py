@@ -77,6 +77,25 @@ def test_cli_prints_per_bot_pairs_and_roles_as_json():
     assert set(data["roles"]["heuristic"]) <= {"tapper", "passer", "compulsory", "sniffer"}
 
 
+
+def test_cli_writes_a_replayable_record_per_session_and_arrangement(tmp_path):
+    from stammtisch.record import replay
+
+    folder = tmp_path / "made" / "here"
+    code, out = run_cli("tournament", "tapp/modern", "--bots", "heuristic,random", "--deals", "4",
+                        "--seed", "2", "-w", "1", "--json", "--session-deals", "2", "--records", str(folder))
+    assert code == 0, out
+    data = json.loads(out)
+    files = sorted(folder.glob("*.json"))
+    assert len(files) == data["sessions"] * data["arrangements"]
+    assert sum(len(replay(f).table.deals) for f in files) == 4 * data["arrangements"]
+    a_file = tmp_path / "taken"
+    a_file.write_text("x")
+    code, out = run_cli("tournament", "tapp/modern", "--bots", "heuristic,random", "--deals", "2",
+                        "--records", str(a_file))
+    assert code != 0 and "--records" in out and a_file.read_text() == "x"
+
+
 @pytest.mark.parametrize("args, message", [
     (["--bots", "heuristic,robot"], "unknown bot 'robot'"),
     (["--bots", "heuristic"], "at least two different bots"),

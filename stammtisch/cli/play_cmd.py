@@ -49,7 +49,9 @@ def play_cmd(
     ruleset_id: str = typer.Argument(..., metavar="RULESET", help="e.g. tippen/grupp-1975 or tapp/modern"),
     players: int | None = typer.Option(None, "--players", "-n", help="Number of players."),
     option: list[str] = typer.Option([], "--option", "-o", help="Rule option key=value (repeatable)."),
-    bots: str = typer.Option("heuristic", "--bots", "-b", help="The other seats' bot: random|heuristic."),
+    bots: str = typer.Option("heuristic", "--bots", "-b",
+                             help="The other seats' bot: random, heuristic, pimc (samples worlds and "
+                                  "solves them) or ismcts."),
     name: str | None = typer.Option(None, "--name", help="Your name at the table (default: You / Du)."),
     seat: int = typer.Option(0, "--seat", help="Your seat (0 = first)."),
     deals: int = typer.Option(0, "--deals", min=0, help="Stop after this many deals (0: until you quit)."),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -11,7 +12,7 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from ..bots import BOT_NAMES
-from .common import CliError, _build_rules, app, console, err_console
+from .common import CliError, _build_rules, app, check_output_folder, console, err_console
 
 # User-facing texts, together until the i18n catalogue takes them; refusals carry a stable code.
 TEXTS = {
@@ -52,6 +53,9 @@ def tournament_cmd(
                                        help="Worker processes (default: all cores; 1 runs in this process)."),
     ray: str | None = typer.Option(None, "--ray", help="Run on a Ray cluster: auto, HOST:PORT or local."),
     as_json: bool = typer.Option(False, "--json", help="Print the results as one JSON object."),
+    records: Path | None = typer.Option(None, "--records",
+                                        help="Write the game records into this folder: one record per session "
+                                             "and arrangement (replayable with `stammtisch replay`)."),
 ) -> None:
     """Duplicate tournament: every session's decks are played with every arrangement of the bots
     over the seats, so the luck of the cards cancels. Per bot the mean net per deal with a 95%
@@ -73,13 +77,16 @@ def tournament_cmd(
     rules = _build_rules(ruleset_id, players, option)
     if len(set(names)) > rules.players:
         raise _refuse("too_many", count=len(set(names)), players=rules.players)
+    if records is not None:
+        check_output_folder("--records", records)
     job_seed = seed if seed is not None else new_seed()
     sessions = -(-deals // session_deals)
     try:
         backend = choose_backend(workers, ray)
         with progress_bar(ruleset_id, sessions, unit="sessions",
                           disable=as_json and not err_console.is_terminal) as tick:
-            result = run_tournament(rules, names, deals, job_seed, backend, session_deals, tick)
+            result = run_tournament(rules, names, deals, job_seed, backend, session_deals, tick,
+                                    records=records)
     except BatchError as e:
         raise CliError(str(e)) from None
     if not result.sessions:
