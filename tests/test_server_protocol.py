@@ -282,6 +282,52 @@ def test_bots_play_a_whole_table_of_bots(tmp_path, ruleset, bot):
         assert len(info["score"]) >= 3
 
 
+def test_search_bots_are_seated_and_think_in_the_worker_process(tmp_path):
+    from stammtisch.server.app import available_bots
+
+    assert {"pimc", "ismcts"} <= set(available_bots("tippen")) and "pimc" in available_bots("tapp")
+    app = create_app(f"sqlite:///{tmp_path / 'p.sqlite'}", bot_delay=0, deal_pause=0)
+    with TestClient(app) as http:
+        t = create_table(http, ruleset="tippen/grupp-1975", seats=[
+            {"name": "a", "bot": "pimc"}, {"name": "b", "bot": "ismcts"}, {"name": "c", "bot": "heuristic"}])
+        assert http.post(f"/api/tables/{t['id']}/start",
+                         json={"token": t["admin_token"]}).status_code == 200
+        import time
+        deadline = time.monotonic() + 180
+        while http.get(f"/api/tables/{t['id']}").json()["deal_number"] < 3:
+            assert time.monotonic() < deadline, "the search bots did not play two deals"
+            time.sleep(0.05)
+        info = http.get(f"/api/tables/{t['id']}").json()
+        assert sum(info["balances"]) + info["pot"] + info["reserve"] == 0 and not info.get("broken")
+        assert app.state.manager.thinker._pool is not None  # they decided in the worker
+        rec = http.get(f"/api/tables/{t['id']}/record", params={"token": t["admin_token"]}).json()
+        replay(rec)  # every bot action was legal where it was applied
+
+
+def test_the_thinker_rebuilds_the_deal_the_table_is_in():
+    from stammtisch.server.thinker import DealSoFar, decide
+    from stammtisch.table import Table
+
+    rng = random.Random(4)
+    for rid in ("tippen/grupp-1975", "tapp/modern"):
+        from stammtisch.rules import ruleset as build
+
+        options = {"players": 3}
+        table = Table(build(rid, options), ["a", "b", "c"], 0)
+        table.start_deal(table.shuffled_deck(rng))
+        for _ in range(6):
+            state = table.current_state()
+            if state.is_terminal():
+                break
+            ts = table.table_state()
+            deal = DealSoFar(rid, options, ts.dealer, ts.pot, ts.reserve, tuple(table.deals[-1].deck),
+                             tuple(table.deals[-1].actions))
+            seat = state.current_player()
+            text = decide(deal, "heuristic", seat, seed=1)
+            assert text in [state.action_to_string(a) for a in state.legal_actions()]
+            table.apply(text)
+
+
 def test_a_failed_commit_is_refused_and_nothing_is_broadcast(http, monkeypatch):
     t = started_table(http)
     with connect(http, t, t["seats"][0]["token"]) as w0, \

@@ -220,11 +220,10 @@ def _describe_validation(exc: RequestValidationError) -> str:
     return "; ".join(parts) or "invalid request"
 
 
-#: Bots the web table does not seat: a bot acts inside the event loop, and the search bots
-#: think too long for it (OpenSpiel's ISMCTS up to ~0.8 s a move on tapp/modern; pimc and
-#: ismcts ~0.1 s in the median and beyond 0.5 s at the p95, bench/strength.py), which would hold
-#: up every other table. They come back once bots think off the event loop.
-NOT_AT_THE_WEB_TABLE = frozenset({"openspiel-ismcts", "pimc", "ismcts"})
+#: Bots the web table does not seat. pimc and ismcts think in the table manager's worker
+#: process (server/thinker.py), never on the event loop; OpenSpiel's ISMCTS would think inside
+#: it (up to ~0.8 s a move on tapp/modern) and hold up every other table.
+NOT_AT_THE_WEB_TABLE = frozenset({"openspiel-ismcts"})
 
 
 def available_bots(family: str) -> list[str]:

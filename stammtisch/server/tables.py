@@ -35,12 +35,13 @@ import logging
 import math
 import secrets
 import time
+import zlib
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from ..bots import Bot, make_bot
+from ..bots import SEARCH_BOTS, Bot, make_bot
 from ..explain import explain
 from ..games.base import IllegalAction
 from ..rules import ruleset as build_ruleset
@@ -48,6 +49,7 @@ from ..table import Table, draw_first_dealer, summarise_deal
 from .limits import ServerLimits
 from .names import look_alike_pair
 from .storage import Storage, StoredSeat, StoredSocial, StoredTable, Write, token_digest
+from .thinker import DealSoFar, Thinker
 
 try:  # orjson is much faster for the many views we serialise; json is the fallback
     import orjson
@@ -229,6 +231,7 @@ class LiveTable:
         self.score: list[dict[str, Any]] = []
         self.last_explanation: dict[str, list[str]] | None = None
         self.bots = {i: make_bot(s.bot, self.rules.family) for i, s in enumerate(seats) if s.bot}
+        self.thinking_for: int | None = None  # the event a search bot is thinking about
         self.pending: asyncio.TimerHandle | asyncio.Task[None] | None = None
         self.next_deal_at: float | None = None
         self.waiting = False  # bots wait for a person to connect
@@ -679,6 +682,8 @@ class LiveTable:
         if t.in_deal:
             assert t.state is not None
             seat = t.state.current_player()
+            if self.thinking_for == self.events:
+                return  # a search bot is thinking about this very state already
             if seat in self.bots or seat in self.away:
                 wait = self.manager.bot_delay if delay is None else delay
                 self.pending = loop.create_task(self._bot_turn(self.events, seat, wait))
@@ -717,9 +722,10 @@ class LiveTable:
 
     async def _bot_turn(self, event: int, seat: int, delay: float, take_over: bool = False) -> None:
         """A bot acts for ``seat``: the seat's own bot, or the stand-in of a human seat that is
-        away; ``take_over``: the seat's turn timer ran out, so it is away from now on."""
+        away; ``take_over``: the seat's turn timer ran out, so it is away from now on. A search
+        bot (pimc, ismcts) thinks in the manager's worker process with the lock released; its
+        action counts only if the table is still at ``event`` when it comes back."""
         await asyncio.sleep(delay)
-        retry = False
         async with self.lock:
             if self.events != event or self.closed:
                 return
@@ -730,20 +736,65 @@ class LiveTable:
                 self._set_away(seat, True)
             state = self.table.state
             assert state is not None
-            try:
-                action = self._bot_for(seat).act(state, seat)
-                await self._act_locked(seat, state.action_to_string(action))
-            except IllegalAction as e:
-                if e.rule not in ("storage", "server"):
-                    log.error("table %s: the bot at seat %d chose an illegal action", self.id, seat)
+            name = self._bot_name(seat)
+            if name not in SEARCH_BOTS:
+                try:
+                    text = state.action_to_string(self._bot_for(seat).act(state, seat))
+                except Exception:
+                    log.exception("table %s: bot at seat %d failed", self.id, seat)
                     self.broken = f"the bot at seat {seat} failed"
                     return
-                retry = True  # transient: the table is unchanged, the bot tries again
-            except Exception:
-                log.exception("table %s: bot at seat %d failed", self.id, seat)
-                self.broken = f"the bot at seat {seat} failed"
-        if retry and self.events == event:
-            self.schedule(delay=self.manager.retry_later)
+                retry = await self._bot_acts(seat, text)
+                if retry and self.events == event:
+                    self.schedule(delay=self.manager.retry_later)
+                return
+            deal = self._deal_so_far()
+            self.thinking_for = event
+        try:
+            text = await self.manager.thinker.decide(deal, name, seat, seed=zlib.crc32(f"{self.id}:{event}".encode()))
+        except Exception:
+            log.exception("table %s: the %s bot at seat %d failed", self.id, name, seat)
+            async with self.lock:
+                self.thinking_for = None
+                if self.events == event:
+                    self.schedule(delay=self.manager.retry_later)
+            return
+        async with self.lock:
+            self.thinking_for = None
+            if self.events != event or self.closed:
+                return
+            retry = await self._bot_acts(seat, text)
+            if retry and self.events == event:
+                self.schedule(delay=self.manager.retry_later)
+
+    async def _bot_acts(self, seat: int, text: str) -> bool:
+        """Apply a bot's action (the caller holds the lock); True when a transient failure
+        (storage) left the table unchanged and the bot should try again."""
+        try:
+            await self._act_locked(seat, text)
+        except IllegalAction as e:
+            if e.rule in ("storage", "server"):
+                return True
+            log.error("table %s: the bot at seat %d chose an illegal action", self.id, seat)
+            self.broken = f"the bot at seat {seat} failed"
+        except Exception:
+            log.exception("table %s: bot at seat %d failed", self.id, seat)
+            self.broken = f"the bot at seat {seat} failed"
+        return False
+
+    def _bot_name(self, seat: int) -> str:
+        """The name of the bot that plays ``seat`` now: its own, or the stand-in's."""
+        own = self.seats[seat].bot
+        return own if own and seat in self.bots else STAND_IN_BOT
+
+    def _deal_so_far(self) -> DealSoFar:
+        """The deal in progress as the thinker's worker rebuilds it."""
+        t = self.table
+        log_entry = t.deals[-1]
+        ts = t.table_state()
+        return DealSoFar(self.ruleset_id, dict(self.options), ts.dealer, ts.pot, ts.reserve,
+                         tuple(log_entry.deck),
+                         tuple(a["action"] if isinstance(a, dict) else a for a in log_entry.actions))
 
     # --- social (issue 8): stand-in bots, chat, lobby seats, rematch ------------------
 
@@ -937,6 +988,7 @@ class TableManager:
         self.tables: dict[str, LiveTable] = {}
         # one writer thread: SQLite has one writer anyway, and the writer connection is its own
         self.db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stammtisch-db")
+        self.thinker = Thinker()  # the worker process of the search bots
         self._background: set[asyncio.Task[None]] = set()
         self._batch: list[tuple[Write, asyncio.Future[None]]] = []  # rows for the next group commit
         self._flushing = False
@@ -1041,6 +1093,7 @@ class TableManager:
                 live._presence_handle.cancel()
             for c in list(live.conns):
                 c.stop()
+        self.thinker.shutdown()
         self.db.shutdown(wait=True)
 
     def get(self, table_id: str) -> LiveTable | None:
