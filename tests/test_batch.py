@@ -183,7 +183,10 @@ def test_ctrl_c_in_the_terminal_prints_the_finished_sessions(tmp_path):
         [sys.executable, "-m", "stammtisch", "simulate", "tapp/modern", "--deals", "100000", "--seed", "2",
          "--chunk-deals", "20", "--workers", "2", "--json", "--records", str(records)],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)})
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        # as from a terminal: Ctrl-C is not ignored (a test run started in the background
+        # inherits an ignored SIGINT, and Python then never raises KeyboardInterrupt)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     # Ctrl-C once the job runs and some chunks are done (each finished chunk writes its record;
     # waiting for them rather than for a fixed time keeps the test right on a loaded machine)
     deadline = time.monotonic() + 120
