@@ -203,6 +203,51 @@ def test_ctrl_c_in_the_terminal_prints_the_finished_sessions(tmp_path):
     assert "interrupted:" in err and "the summary covers the finished chunks only" in err
 
 
+def _session_processes(session: int) -> list[int]:
+    """The live processes of a session (Linux /proc; zombies do not count)."""
+    pids = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:  # the process ended meanwhile
+            continue
+        if int(fields[3]) == session and fields[0] != "Z":
+            pids.append(int(stat.parent.name))
+    return pids
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from Linux's /proc")
+def test_sigterm_stops_the_workers_and_prints_the_finished_sessions(tmp_path):
+    # kill PID (or a service manager) signals the driver alone: its worker processes must end
+    # with it, not run on as orphans
+    records = tmp_path / "records"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "stammtisch", "simulate", "tapp/modern", "--deals", "100000", "--seed", "2",
+         "--chunk-deals", "20", "--workers", "2", "--json", "--records", str(records)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)})
+    deadline = time.monotonic() + 120
+    while len(list(records.glob("*.json"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert len(list(records.glob("*.json"))) >= 3, "no chunk finished within two minutes"
+    assert len(_session_processes(proc.pid)) >= 3  # the driver, the fork server, the workers
+    proc.send_signal(signal.SIGTERM)
+    try:
+        # orphaned workers would hold the output pipes open: communicate would then time out
+        out, err = proc.communicate(timeout=60)
+        deadline = time.monotonic() + 10
+        while _session_processes(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _session_processes(proc.pid) == []
+    finally:
+        for pid in _session_processes(proc.pid):
+            os.kill(pid, signal.SIGKILL)
+    assert proc.returncode == 130, err
+    assert "Traceback" not in err
+    summary = json.loads(out.strip().splitlines()[-1])
+    assert summary["complete"] is False and summary["deals"] % 20 == 0
+
+
 # --- the command line -------------------------------------------------------------------------
 
 

@@ -28,6 +28,7 @@ import multiprocessing
 import os
 import signal
 import socket
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -244,10 +245,33 @@ def run_batch(task: Callable[[Chunk], R], chunks: Sequence[Chunk], backend: Back
         backend = Backend("inline", 1, retries=backend.retries)  # no pool for a single chunk
     runner = {"inline": _run_inline, "processes": _run_processes, "ray": _run_ray}[backend.kind]
     try:
-        runner(task, list(chunks), backend, collector)
+        with _terminate_stops_like_ctrl_c():
+            runner(task, list(chunks), backend, collector)
     except KeyboardInterrupt:
         return collector.finish(interrupted=True)
     return collector.finish(interrupted=False)
+
+
+@contextmanager
+def _terminate_stops_like_ctrl_c() -> Iterator[None]:
+    """SIGTERM (``kill PID``, a service manager) stops the job as Ctrl-C does.
+
+    It reaches the driver alone; by default it would end the driver at once and leave its
+    worker processes running as orphans. Signal handlers can only be set in the main thread;
+    elsewhere SIGTERM keeps its handler.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _run_inline(task: Callable[[Chunk], Any], chunks: list[Chunk], backend: Backend,
