@@ -32,7 +32,7 @@ from ..cards import SUITS, CardError, cards_in
 from ..rules.tippen import TippenRules
 from .base import POT, RESERVE, Account, DealResult, IllegalAction, TableState, Transfer
 from .engine import EngineGame, EngineState, Secret
-from .tricks import beats, legal_follows
+from .tricks import beaters_table, legal_follows
 
 
 class Phase(IntEnum):
@@ -115,10 +115,7 @@ class TippenGame(EngineGame):
         self.ace_or_seven = p.mask_of(c for c in range(S) if p.cards[c][1] in "A7")
         #: per trump mask, per card ``b`` winning the trick so far: the mask of the cards
         #: that beat it (``tricks.beats`` as a table)
-        self.beaters = {
-            tm: tuple(sum(1 << c for c in range(S) if beats(c, b, p.suit_masks, R, tm)) for b in range(S))
-            for tm in p.suit_masks
-        }
+        self.beaters = beaters_table(p.suit_masks, R, p.suit_masks)
         self.has_choice = rules.trump_card != "dealer-last" and (
             rules.sniffing != "none" or rules.knocking)
 

@@ -6,6 +6,8 @@ Cards are pack indices laid out suit by suit, weakest first inside a suit (see
 
 from __future__ import annotations
 
+from functools import cache
+
 
 def beats(card: int, best: int, suit_masks: tuple[int, ...], ranks_per_suit: int, trump_mask: int) -> bool:
     """True if ``card`` beats the card ``best`` currently winning the trick."""
@@ -15,6 +17,20 @@ def beats(card: int, best: int, suit_masks: tuple[int, ...], ranks_per_suit: int
     if (1 << best) & trump_mask:
         return False
     return card // ranks_per_suit == best // ranks_per_suit and card > best
+
+
+@cache
+def beaters_table(suit_masks: tuple[int, ...], ranks_per_suit: int,
+                  trump_masks: tuple[int, ...]) -> dict[int, tuple[int, ...]]:
+    """``beats`` as a table: per trump mask, per card ``b`` winning the trick so far, the mask
+    of the cards that beat ``b``. Built once per pack (it takes milliseconds, and every table
+    of the web server builds a game); shared, so never changed by its users."""
+    size = len(suit_masks) * ranks_per_suit
+    return {
+        tm: tuple(sum(1 << c for c in range(size) if beats(c, b, suit_masks, ranks_per_suit, tm))
+                  for b in range(size))
+        for tm in trump_masks
+    }
 
 
 def trick_winner_index(cards: list[int], ranks_per_suit: int, trump_mask: int) -> int:

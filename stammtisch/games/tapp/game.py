@@ -30,7 +30,7 @@ from ...cards import SUITS
 from ...rules.tapp import TappRules
 from ..base import IllegalAction, TableState, Transfer
 from ..engine import EngineGame, Secret
-from ..tricks import beats
+from ..tricks import beaters_table
 from .contracts import HISTORIC_BIDS, MODERN_CONTRACTS, MODERN_INDEX, modern_value
 
 if TYPE_CHECKING:
@@ -156,11 +156,7 @@ class TappGame(EngineGame):
                            for i in range(4)}
         #: per trump mask (0 or a suit), per card ``b``: the mask of the cards that beat ``b``
         #: when ``b`` wins the trick so far (``tricks.beats`` as a table)
-        self.beaters = {
-            tm: tuple(sum(1 << c for c in range(N) if beats(c, b, pack.suit_masks, R, tm))
-                      for b in range(N))
-            for tm in (0, *pack.suit_masks)
-        }
+        self.beaters = beaters_table(pack.suit_masks, R, (0, *pack.suit_masks))
         # a new deal's fixed parts
         self.init_trump = self.hearts if rules.hearts_always_trump else 0
         self.init_trump_suit = "H" if rules.hearts_always_trump else None
