@@ -19,10 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 import random
-import socket
 import sys
 import tempfile
-import threading
 import time
 import urllib.request
 from pathlib import Path
@@ -45,30 +43,6 @@ OVERFLOW = """() => {
   }
   return {viewport: w, scrollWidth: document.documentElement.scrollWidth, overflow: out.slice(0, 20)};
 }"""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def start_server(db: Path) -> tuple[Any, threading.Thread, str]:
-    import uvicorn
-
-    from stammtisch.server.app import create_app
-
-    app = create_app(f"sqlite:///{db}", bot_delay=0.02, deal_pause=3600)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        if time.monotonic() > deadline:
-            raise SystemExit("the server did not start")
-        time.sleep(0.05)
-    return server, thread, f"http://127.0.0.1:{port}"
 
 
 def create_table(base: str, ruleset: str, names: list[str], bot: str) -> str:
@@ -164,11 +138,14 @@ def main() -> int:
         print("error: Playwright is missing: pip install playwright (and apt install chromium)", file=sys.stderr)
         return 2
 
+    from stammtisch.server.app import create_app
+    from stammtisch.server.threaded import serve_in_thread
+
     phone: ViewportSize = {"width": 390, "height": 844}
     report: dict[str, Any] = {"files": []}
     with tempfile.TemporaryDirectory() as tmp:
-        server, thread, base = start_server(Path(tmp) / "screens.sqlite")
-        try:
+        app = create_app(f"sqlite:///{Path(tmp) / 'screens.sqlite'}", bot_delay=0.02, deal_pause=3600)
+        with serve_in_thread(app) as base:
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
                 games = [("tippen", "tippen/grupp-1975", ["Anna", "Bernd", "Carla", "Dieter"], "heuristic",
@@ -222,9 +199,6 @@ def main() -> int:
                 report["phone-lobby-en"] = page.evaluate(OVERFLOW)
                 ctx.close()
                 browser.close()
-        finally:
-            server.should_exit = True
-            thread.join(10)
     print(json.dumps(report, indent=1))
     return 0
 

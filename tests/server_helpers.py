@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import os
 import random
-import socket
 import subprocess
 import sys
 import time
 import urllib.request
+
+from stammtisch.server.threaded import free_port  # noqa: F401  (the tests import it from here)
 
 
 def create_table(client, ruleset="tippen/grupp-1975", seats=None, options=None):
@@ -102,12 +103,6 @@ def play_until_terminal(http, table_id: str, by_seat: dict[int, WsClient], bot_s
         me.send_action(rng.choice(legal))
         me.until_event(before + 1)
     raise AssertionError("the deal did not end")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def serve(db: str, port: int, bot_delay: float = 0, limits: dict | None = None) -> subprocess.Popen:

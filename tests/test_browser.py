@@ -9,14 +9,12 @@ from __future__ import annotations
 
 import json
 import random
-import socket
-import threading
 import time
 
 import pytest
-import uvicorn
 
 from stammtisch.server.app import create_app
+from stammtisch.server.threaded import serve_in_thread
 
 CHROMIUM = "/usr/bin/chromium"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
@@ -25,27 +23,11 @@ ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
 pytestmark = pytest.mark.browser
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     db = tmp_path_factory.mktemp("browser") / "st.sqlite"
-    app = create_app(f"sqlite:///{db}", bot_delay=0.05, deal_pause=600)
-    port = _free_port()
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not srv.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(10)
+    with serve_in_thread(create_app(f"sqlite:///{db}", bot_delay=0.05, deal_pause=600)) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")

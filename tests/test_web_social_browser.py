@@ -8,38 +8,26 @@ from __future__ import annotations
 
 import json
 import random
-import threading
 import time
 import urllib.request
 
 import pytest
-import uvicorn
 from test_browser import ARGS, CHROMIUM, choose, event_of, perform
 
 from stammtisch.server.app import create_app
 from stammtisch.server.limits import ServerLimits
+from stammtisch.server.threaded import serve_in_thread
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    from server_helpers import free_port
-
     db = tmp_path_factory.mktemp("social") / "st.sqlite"
     app = create_app(f"sqlite:///{db}", bot_delay=0.05, deal_pause=600,
                      limits=ServerLimits(turn_seconds_min=1))
-    port = free_port()
-    srv = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 15
-    while not srv.started:
-        assert time.monotonic() < deadline, "server did not start"
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    srv.should_exit = True
-    thread.join(10)
+    with serve_in_thread(app) as base:
+        yield base
 
 
 @pytest.fixture(scope="module")
