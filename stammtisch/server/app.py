@@ -71,7 +71,7 @@ from .limits import (
 )
 from .names import NameError_, clean_name, look_alike_pair
 from .storage import Storage, StoredSocial, StoredTable, default_database_url, token_digest
-from .tables import Bucket, Conn, LiveTable, TableManager, dumps
+from .tables import TRY_AGAIN, Bucket, Conn, LiveTable, TableManager, dumps
 
 PROTOCOL = """
 Client → server (JSON text frames, at most ServerLimits.max_message bytes and max_json_depth
@@ -209,6 +209,15 @@ def _error(status: int, message: str, rule: str | None = None,
     if rule is not None:
         body["rule"] = rule
     return JSONResponse(body, status_code=status, headers=headers)
+
+
+def _refuse_unless(live: LiveTable, token: str, roles: tuple[str, ...], message: str) -> JSONResponse | None:
+    """The 403 answer unless ``token`` is one of the table's tokens with a role in ``roles``
+    ("admin", "seat", "spectator"); None when it is."""
+    who = live.auth(token)
+    if who is None or who[0] not in roles:
+        return _error(403, message, "token")
+    return None
 
 
 def _describe_validation(exc: RequestValidationError) -> str:
@@ -517,9 +526,8 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     @app.post("/api/tables/{table_id}/start")
     async def start_table(table_id: str, body: TokenIn) -> JSONResponse:
         live = _table(table_id)
-        who = live.auth(body.token)
-        if who is None or who[0] == "spectator":
-            return _error(403, "this token may not start the table", "token")
+        if refusal := _refuse_unless(live, body.token, ("admin", "seat"), "this token may not start the table"):
+            return refusal
         try:
             await live.start()
         except IllegalAction as e:
@@ -529,27 +537,25 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     @app.post("/api/tables/{table_id}/close")
     async def close_table(table_id: str, body: TokenIn) -> JSONResponse:
         live = _table(table_id)
-        who = live.auth(body.token)
-        if who is None or who[0] != "admin":
-            return _error(403, "only the table's admin token may close the table", "token")
+        if refusal := _refuse_unless(live, body.token, ("admin",), "only the table's admin token may close the table"):
+            return refusal
         try:
             await live.close()
         except Exception:
-            return _error(503, "the server could not store this just now; try again", "storage")
+            return _error(503, TRY_AGAIN, "storage")
         return await live_info(live)
 
     @app.post("/api/tables/{table_id}/reissue")
     async def reissue_link(table_id: str, body: ReissueIn) -> Any:
         live = _table(table_id)
-        who = live.auth(body.token)
-        if who is None or who[0] != "admin":
-            return _error(403, "only the table's admin token may re-issue links", "token")
+        if refusal := _refuse_unless(live, body.token, ("admin",), "only the table's admin token may re-issue links"):
+            return refusal
         if body.seat is not None and (body.seat >= len(live.seats) or live.seats[body.seat].bot):
             return _error(400, f"seat {body.seat} is not a human seat of this table", "seat")
         try:
             token = await manager.reissue(live, body.seat)
         except Exception:
-            return _error(503, "the server could not store this just now; try again", "storage")
+            return _error(503, TRY_AGAIN, "storage")
         return {"seat": body.seat, "token": token, "link": f"/t/{table_id}#{token}"}
 
     @app.get("/api/tables/{table_id}")
