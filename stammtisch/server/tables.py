@@ -577,7 +577,7 @@ class LiveTable:
 
     async def _deal(self, first_dealer: int | None = None) -> None:
         """Deal the next hand: in memory first (the engine may refuse), then committed."""
-        deck = self.table.shuffled_deck(_sysrand)
+        deck = self.table.secret_deck()  # one os.urandom read per deck
         number = len(self.table.deals)
         names = [self.table.pack.cards[c] for c in deck]
         try:
