@@ -36,6 +36,7 @@ import math
 import secrets
 import time
 import zlib
+from collections import deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -142,7 +143,12 @@ class Bucket:
 
 class Conn:
     """One WebSocket client: its seat (None: spectator), outgoing queue and rate bucket (shared
-    by every socket of the same seat)."""
+    by every socket of the same seat).
+
+    The outgoing queue is a plain deque with one wake-up future for the sender task: a
+    broadcast puts one message on every connection's queue, and ``asyncio.Queue``'s
+    bookkeeping per message (getter and putter futures, task counting) cost more than the
+    rest of queueing it."""
 
     def __init__(self, seat: int | None, send_text: Callable[[str], Awaitable[None]],
                  close: Callable[[], Awaitable[None]], bucket: Bucket | None = None,
@@ -151,7 +157,8 @@ class Conn:
         self.address = address
         self._send_text = send_text
         self._close = close
-        self.queue: asyncio.Queue[str | None] = asyncio.Queue(QUEUE_LIMIT)
+        self._queue: deque[str | None] = deque()  # None: the close marker
+        self._wake: asyncio.Future[None] | None = None  # the sender waits on it when idle
         self.bucket = bucket or Bucket(20.0, 20.0)
         self.closed = False
 
@@ -162,24 +169,33 @@ class Conn:
     def strikes(self) -> int:
         return self.bucket.strikes
 
+    def _put(self, item: str | None) -> None:
+        self._queue.append(item)
+        wake, self._wake = self._wake, None
+        if wake is not None and not wake.done():
+            wake.set_result(None)
+
     def send(self, text: str) -> None:
         if self.closed:
             return
-        try:
-            self.queue.put_nowait(text)
-        except asyncio.QueueFull:
+        if len(self._queue) >= QUEUE_LIMIT:
             log.warning("dropping a client that does not read its messages")
             self.closed = True
-            # make room for the close marker
-            while not self.queue.empty():
-                self.queue.get_nowait()
-            self.queue.put_nowait(None)
+            self._queue.clear()  # its messages are moot: it reconnects and gets the full view
+            self._put(None)
+            return
+        self._put(text)
 
     async def sender(self) -> None:
         """Send queued messages in order until the close marker (None)."""
+        queue = self._queue
         try:
             while True:
-                text = await self.queue.get()
+                if not queue:
+                    self._wake = asyncio.get_running_loop().create_future()
+                    await self._wake
+                    continue
+                text = queue.popleft()
                 if text is None:
                     break
                 await self._send_text(text)
@@ -195,12 +211,7 @@ class Conn:
     def stop(self) -> None:
         if not self.closed:
             self.closed = True
-            try:
-                self.queue.put_nowait(None)
-            except asyncio.QueueFull:
-                while not self.queue.empty():
-                    self.queue.get_nowait()
-                self.queue.put_nowait(None)
+            self._put(None)
 
 
 History = list[tuple[list[str], list[tuple[int | None, str]]]]
