@@ -486,7 +486,25 @@ class LiveTable:
             msgs[key] = f'{{"type":"state","event":{self.events},"view":{view_json},"table":{self.info_json()}}}'
         return msgs[key]
 
+    def _render_views(self, seats: list[int | None]) -> None:
+        """The views of several seats for the current event, rendered together: the engine
+        computes their public part once (``views``), the JSON is the same as ``view_json``'s."""
+        state = self.table.state
+        if state is None:
+            return
+        if self._view_cache is None or self._view_cache[0] != self.events:
+            self._view_cache = (self.events, {})
+        texts = self._view_cache[1]
+        missing = [s for s in seats if s not in texts]
+        if len(missing) < 2:
+            return  # one view alone: view_json renders it
+        views = state.views(missing)
+        self._dealer_cache = (self.events, views[0]["dealer"])
+        for seat, view in zip(missing, views, strict=True):
+            texts[seat] = dumps(view)
+
     def broadcast_state(self) -> None:
+        self._render_views(list(dict.fromkeys(c.seat for c in self.conns)))
         for c in self.conns:
             c.send(self.state_message(c.seat))
 
