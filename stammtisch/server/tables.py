@@ -8,8 +8,9 @@ event before its commit.
 
 Database work runs on one writer thread (``TableManager.commit``), never on the event loop:
 a stalled write holds up only the tables waiting for it. Events (actions, decks) go through a
-group commit (``TableManager.write``): the rows that arrive while one commit is under way are
-committed together in the next, and each table hears of its commit only after it happened.
+group commit (``TableManager.write``): the rows that arrive while one commit is under way, or
+within ``ServerLimits.commit_window`` after the first of them, are committed together, and
+each table hears of its commit only after it happened.
 A failed or timed-out commit is retried with backoff for ``ServerLimits.commit_deadline``
 seconds; if it still fails, the event is undone (the table is rebuilt from its committed
 history in memory), the client is told "try again", and nothing is broadcast. A bot or the
@@ -1069,6 +1070,8 @@ class TableManager:
         loop = asyncio.get_running_loop()
         try:
             while self._batch:
+                if self.limits.commit_window > 0:  # let more events join this commit
+                    await asyncio.sleep(self.limits.commit_window)
                 batch, self._batch = self._batch, []
                 try:
                     await loop.run_in_executor(self.db, self.storage.write_batch,
