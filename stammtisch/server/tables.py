@@ -34,6 +34,8 @@ import asyncio
 import hmac
 import logging
 import math
+import os
+import random
 import secrets
 import time
 import zlib
@@ -66,8 +68,6 @@ except ImportError:  # pragma: no cover
 
 
 log = logging.getLogger("stammtisch.server")
-
-_sysrand = secrets.SystemRandom()
 
 QUEUE_LIMIT = 512  # outgoing messages waiting for one slow client before it is dropped
 
@@ -579,7 +579,9 @@ class LiveTable:
             self._check_open()
             if self.started:
                 raise IllegalAction("started", "the table has already started")
-            first = draw_first_dealer(self.rules, _sysrand)  # by Ace or by lot, as the rules say
+            # by Ace or by lot, as the rules say; the draw is public and only has to be fair, so
+            # a generator seeded with 256 fresh bits does (SystemRandom read os.urandom per card)
+            first = draw_first_dealer(self.rules, random.Random(os.urandom(32)))
             self.table = Table(self.rules, [s.name for s in self.seats], first)
             self.first_dealer = first
             try:
