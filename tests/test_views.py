@@ -1,5 +1,7 @@
 """What every view carries besides the cards: the rule options, which are public."""
 
+from typing import Any
+
 import pytest
 
 from stammtisch.games import TableState, new_game
@@ -13,7 +15,7 @@ from stammtisch.rules.base import format_options
     ("tapp/wuerttemberg-tarock", {"pot": True, "tout_multiplier": 3}),
     ("tapp/modern", {"players": 4, "frage_value": 10}),
 ])
-def test_every_view_carries_the_rule_options(rid, opts):
+def test_every_view_carries_the_rule_options(rid: str, opts: dict[str, Any]) -> None:
     rules = ruleset(rid, opts)
     game = new_game(rules)
     state = game.new_deal(TableState(), list(range(game.pack.size)))
@@ -26,7 +28,7 @@ def test_every_view_carries_the_rule_options(rid, opts):
     assert state.view(0)["options"]["players"] == rules.players
 
 
-def _play_views_checked(rid: str, opts: dict, deals: int, seed: int) -> int:
+def _play_views_checked(rid: str, opts: dict[str, Any], deals: int, seed: int) -> int:
     """Random deals of a rule set; at every state ``views`` must equal the single views, key
     for key and in key order, for every seat and the spectator in a random order."""
     import random
@@ -72,13 +74,13 @@ def _play_views_checked(rid: str, opts: dict, deals: int, seed: int) -> int:
     ("tapp/classic-1879", {}),
     ("tapp/wuerttemberg-tarock", {}),
 ])
-def test_views_of_several_seats_equal_each_seats_own_view(rid, opts):
+def test_views_of_several_seats_equal_each_seats_own_view(rid: str, opts: dict[str, Any]) -> None:
     """The web table renders all seats' views at once (``views``, sharing the public part);
     a seat must get exactly what ``view`` gives it, nothing of another seat's secrets."""
     assert _play_views_checked(rid, opts, deals=60, seed=7) > 300
 
 
-def test_views_of_no_seats_and_a_seat_outside_the_table():
+def test_views_of_no_seats_and_a_seat_outside_the_table() -> None:
     game = new_game(ruleset("tapp/modern"))
     state = game.new_deal(TableState(), list(range(game.pack.size)))
     assert state.views([]) == []
