@@ -7,6 +7,8 @@ deck and the actions as played.
 
 from __future__ import annotations
 
+import math
+import os
 import random
 from dataclasses import dataclass, field
 from typing import Any
@@ -70,6 +72,22 @@ class Table:
         deck = list(range(self.pack.size))
         rng.shuffle(deck)
         return deck
+
+    def secret_deck(self) -> list[int]:
+        """A shuffled deck nobody can predict, for real play (the web table), from one read
+        of the operating system's randomness (``os.urandom``).
+
+        Why this is as safe as shuffling with ``random.SystemRandom`` (which read
+        ``os.urandom`` once per card, a system call each): the read is 128 bits longer than
+        the number of orders of the pack (n!), so ``r`` below is uniform over the n! orders
+        up to a statistical distance below 2^-128, and its mixed-radix digits (radix n, n-1,
+        …, 2) are the independent uniform draws of a Fisher–Yates shuffle. No pseudo-random
+        generator is involved: each deck comes from fresh system randomness, and seeing one
+        deck says nothing about another."""
+        n = self.pack.size
+        orders = math.factorial(n)
+        r = int.from_bytes(os.urandom((orders.bit_length() + 128 + 7) // 8), "big") % orders
+        return order_from_number(r, n)
 
     def start_deal(self, deck: list[int]) -> EngineState:
         """Start the next deal from an explicit deck order (top card first)."""
@@ -159,6 +177,16 @@ def first_dealer_by_ace(deck: list[str], num_players: int) -> int:
         if card[1] == "A":
             return i % num_players
     raise ValueError("the deck holds no Ace")
+
+
+def order_from_number(r: int, n: int) -> list[int]:
+    """The order of ``n`` cards numbered ``r`` (0 ≤ r < n!): a bijection, so a uniform ``r``
+    gives a uniform order. ``r``'s mixed-radix digits are the draws of a Fisher–Yates shuffle."""
+    deck = list(range(n))
+    for i in range(n - 1, 0, -1):
+        r, j = divmod(r, i + 1)
+        deck[i], deck[j] = deck[j], deck[i]
+    return deck
 
 
 def draw_first_dealer(rules: RuleSet, rng: random.Random) -> int:

@@ -1,5 +1,7 @@
 """What every view carries besides the cards: the rule options, which are public."""
 
+from typing import Any
+
 import pytest
 
 from stammtisch.games import TableState, new_game
@@ -13,7 +15,7 @@ from stammtisch.rules.base import format_options
     ("tapp/wuerttemberg-tarock", {"pot": True, "tout_multiplier": 3}),
     ("tapp/modern", {"players": 4, "frage_value": 10}),
 ])
-def test_every_view_carries_the_rule_options(rid, opts):
+def test_every_view_carries_the_rule_options(rid: str, opts: dict[str, Any]) -> None:
     rules = ruleset(rid, opts)
     game = new_game(rules)
     state = game.new_deal(TableState(), list(range(game.pack.size)))
@@ -24,3 +26,63 @@ def test_every_view_carries_the_rule_options(rid, opts):
             assert view["options"][key] == value
         view["options"]["players"] = 99  # a consumer's copy: the game is not changed
     assert state.view(0)["options"]["players"] == rules.players
+
+
+def _play_views_checked(rid: str, opts: dict[str, Any], deals: int, seed: int) -> int:
+    """Random deals of a rule set; at every state ``views`` must equal the single views, key
+    for key and in key order, for every seat and the spectator in a random order."""
+    import random
+
+    import orjson
+
+    rng = random.Random(seed)
+    rules = ruleset(rid, opts)
+    game = new_game(rules)
+    n = rules.players
+    checked = 0
+    for k in range(deals):
+        deck = list(range(game.pack.size))
+        rng.shuffle(deck)
+        state = game.new_deal(TableState(dealer=k % n), deck)
+        while True:
+            seats: list[int | None] = [None, *range(n)]
+            rng.shuffle(seats)
+            expected = [state.view(s) for s in seats]
+            got = state.views(seats)
+            assert [orjson.dumps(v) for v in got] == [orjson.dumps(v) for v in expected]
+            assert [list(v) for v in got] == [list(v) for v in expected]
+            checked += 1
+            if state.is_terminal():
+                break
+            state.apply(rng.choice(state.legal_actions()))
+    return checked
+
+
+@pytest.mark.parametrize("rid,opts", [
+    ("tippen/grupp-1975", {"players": 3}),
+    ("tippen/grupp-1975", {"players": 5, "knocking": True}),
+    ("tippen/grupp-1975", {"sniffing": "modern", "robbing": True}),  # the dealer's own trump card
+    ("tippen/grupp-1975", {"sniffing": "1859", "hupf_und_sprung": "double", "schieben": True}),
+    ("tippen/dreiblatt-1859", {}),
+    ("tippen/loup-1821", {}),
+    ("tippen/drei-karten-1821", {}),
+    ("tippen/vierblatt-1859", {}),
+    ("tippen/meyers-1905", {}),
+    ("tippen/katira-1983", {}),
+    ("tapp/modern", {}),
+    ("tapp/modern", {"players": 4}),
+    ("tapp/classic-1879", {}),
+    ("tapp/wuerttemberg-tarock", {}),
+])
+def test_views_of_several_seats_equal_each_seats_own_view(rid: str, opts: dict[str, Any]) -> None:
+    """The web table renders all seats' views at once (``views``, sharing the public part);
+    a seat must get exactly what ``view`` gives it, nothing of another seat's secrets."""
+    assert _play_views_checked(rid, opts, deals=60, seed=7) > 300
+
+
+def test_views_of_no_seats_and_a_seat_outside_the_table() -> None:
+    game = new_game(ruleset("tapp/modern"))
+    state = game.new_deal(TableState(), list(range(game.pack.size)))
+    assert state.views([]) == []
+    with pytest.raises(ValueError):
+        state.views([0, 7])

@@ -260,6 +260,32 @@ class EngineState:
             v["net"] = self.returns()
         return v
 
+    def views(self, seats: Sequence[int | None]) -> list[dict[str, Any]]:
+        """``[self.view(s) for s in seats]``, equal key for key and in key order (so their JSON
+        is byte for byte the same), with everything no seat changes computed once: the web
+        table renders the view of every connected seat after every action. The views share
+        those parts, so treat them as read-only."""
+        if not seats:
+            return []
+        first = self.view(seats[0])
+        out = [first]
+        g = self.game
+        for seat in seats[1:]:
+            me = self._viewer(seat)
+            v = first.copy()  # keeps the key order; the seat's own keys are overwritten
+            v["seat"] = me
+            v["legal_actions"] = ([g.action_to_string(a) for a in self.legal_actions()]
+                                  if me is not None and me == self.cur else [])
+            v["log"] = self._view_log(me)
+            self._redo_seat_view(v, me)
+            out.append(v)
+        return out
+
+    def _redo_seat_view(self, view: dict[str, Any], seat: int | None) -> None:
+        """Make ``view``, a copy of another seat's view of this state, ``seat``'s: redo every
+        key of ``_add_view`` whose value depends on the seat (``views``)."""
+        raise NotImplementedError
+
     def _add_view(self, view: dict[str, Any], seat: int | None) -> None:
         """The engine's part of the view: ``hand``, ``hand_sizes``, ``trump``, ``upcard``,
         ``trick``, ``last_trick``, ``tricks_won``, ``pot``, ``reserve`` and its own keys."""

@@ -990,23 +990,32 @@ class TippenState(EngineState):
                     known |= a - g.EXCHANGE_BASE
         return known
 
+    def _own_view(self, seat: int | None) -> tuple[list[str], list[str], str | None]:
+        """The view's keys that depend on the seat: its hand (none while it decides blind),
+        the cards it folded when it passed (he knows them, nobody else does), and the trump
+        card when it is public or the seat is the dealer. ``_add_view`` and
+        ``_redo_seat_view`` both take them from here."""
+        names = self.game.card_names
+        hand = ([] if seat is None or self._blind(seat)
+                else [names[c] for c in cards_in(self.hands[seat])])
+        folded = [names[c] for c in cards_in(self.folded[seat])] if seat is not None else []
+        trump_card = None
+        if self.trump_card >= 0 and (self._trump_card_public() or seat == self.dealer):
+            trump_card = names[self.trump_card]
+        return hand, folded, trump_card
+
+    def _redo_seat_view(self, view: dict[str, Any], seat: int | None) -> None:
+        view["hand"], view["folded"], view["trump_card"] = self._own_view(seat)
+
     def _add_view(self, view: dict[str, Any], seat: int | None) -> None:
         g = self.game
         names = g.card_names
         n = g.num_players
-        d = self.dealer
-
-        def cards(mask: int) -> list[str]:  # ascending card order
-            return [names[c] for c in cards_in(mask)]
-
         trump_known = self.trump_index >= 0 and (self.taken != TAKE_NONE or self.up_state != UP_HIDDEN)
-        trump_card = None
-        if self.trump_card >= 0 and (self._trump_card_public() or seat == d):
-            trump_card = names[self.trump_card]
+        hand, folded, trump_card = self._own_view(seat)
         view.update({
-            "hand": [] if seat is None or self._blind(seat) else cards(self.hands[seat]),
-            # the cards this seat folded when it passed: he knows them, nobody else does
-            "folded": cards(self.folded[seat]) if seat is not None else [],
+            "hand": hand,
+            "folded": folded,
             "hand_sizes": [h.bit_count() for h in self.hands],
             "trump": SUITS[self.trump_index] if trump_known else None,
             "upcard": names[self.upcard] if self.up_state == UP_FACE else None,

@@ -20,6 +20,8 @@ import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from itertools import groupby
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, cast
 
@@ -414,9 +416,14 @@ class Storage:
             self._open_writer()
         cur = self._writer_cursor
         try:
-            for kind, params in writes:
+            # one executemany per run of rows of one kind, not one execute per row: the driver
+            # leaves and retakes the GIL around every statement, and each time the writer
+            # thread waited for the busy event loop to hand it back (bench/server_load.py: the
+            # writer thread's CPU per action 97 -> 80 µs)
+            for kind, run in groupby(writes, key=itemgetter(0)):
                 sql, positional, order = self._sql[kind]
-                cur.execute(sql, tuple(params[k] for k in order) if positional else params)
+                cur.executemany(sql, [tuple(params[k] for k in order) if positional else params
+                                      for _, params in run])
             self._writer.commit()
         except Exception:
             try:

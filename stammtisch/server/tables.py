@@ -8,8 +8,9 @@ event before its commit.
 
 Database work runs on one writer thread (``TableManager.commit``), never on the event loop:
 a stalled write holds up only the tables waiting for it. Events (actions, decks) go through a
-group commit (``TableManager.write``): the rows that arrive while one commit is under way are
-committed together in the next, and each table hears of its commit only after it happened.
+group commit (``TableManager.write``): the rows that arrive while one commit is under way, or
+within ``ServerLimits.commit_window`` after the first of them, are committed together, and
+each table hears of its commit only after it happened.
 A failed or timed-out commit is retried with backoff for ``ServerLimits.commit_deadline``
 seconds; if it still fails, the event is undone (the table is rebuilt from its committed
 history in memory), the client is told "try again", and nothing is broadcast. A bot or the
@@ -33,9 +34,12 @@ import asyncio
 import hmac
 import logging
 import math
+import os
+import random
 import secrets
 import time
 import zlib
+from collections import deque
 from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -64,8 +68,6 @@ except ImportError:  # pragma: no cover
 
 
 log = logging.getLogger("stammtisch.server")
-
-_sysrand = secrets.SystemRandom()
 
 QUEUE_LIMIT = 512  # outgoing messages waiting for one slow client before it is dropped
 
@@ -142,7 +144,12 @@ class Bucket:
 
 class Conn:
     """One WebSocket client: its seat (None: spectator), outgoing queue and rate bucket (shared
-    by every socket of the same seat)."""
+    by every socket of the same seat).
+
+    The outgoing queue is a plain deque with one wake-up future for the sender task: a
+    broadcast puts one message on every connection's queue, and ``asyncio.Queue``'s
+    bookkeeping per message (getter and putter futures, task counting) cost more than the
+    rest of queueing it."""
 
     def __init__(self, seat: int | None, send_text: Callable[[str], Awaitable[None]],
                  close: Callable[[], Awaitable[None]], bucket: Bucket | None = None,
@@ -151,7 +158,8 @@ class Conn:
         self.address = address
         self._send_text = send_text
         self._close = close
-        self.queue: asyncio.Queue[str | None] = asyncio.Queue(QUEUE_LIMIT)
+        self._queue: deque[str | None] = deque()  # None: the close marker
+        self._wake: asyncio.Future[None] | None = None  # the sender waits on it when idle
         self.bucket = bucket or Bucket(20.0, 20.0)
         self.closed = False
 
@@ -162,24 +170,33 @@ class Conn:
     def strikes(self) -> int:
         return self.bucket.strikes
 
+    def _put(self, item: str | None) -> None:
+        self._queue.append(item)
+        wake, self._wake = self._wake, None
+        if wake is not None and not wake.done():
+            wake.set_result(None)
+
     def send(self, text: str) -> None:
         if self.closed:
             return
-        try:
-            self.queue.put_nowait(text)
-        except asyncio.QueueFull:
+        if len(self._queue) >= QUEUE_LIMIT:
             log.warning("dropping a client that does not read its messages")
             self.closed = True
-            # make room for the close marker
-            while not self.queue.empty():
-                self.queue.get_nowait()
-            self.queue.put_nowait(None)
+            self._queue.clear()  # its messages are moot: it reconnects and gets the full view
+            self._put(None)
+            return
+        self._put(text)
 
     async def sender(self) -> None:
         """Send queued messages in order until the close marker (None)."""
+        queue = self._queue
         try:
             while True:
-                text = await self.queue.get()
+                if not queue:
+                    self._wake = asyncio.get_running_loop().create_future()
+                    await self._wake
+                    continue
+                text = queue.popleft()
                 if text is None:
                     break
                 await self._send_text(text)
@@ -195,12 +212,7 @@ class Conn:
     def stop(self) -> None:
         if not self.closed:
             self.closed = True
-            try:
-                self.queue.put_nowait(None)
-            except asyncio.QueueFull:
-                while not self.queue.empty():
-                    self.queue.get_nowait()
-                self.queue.put_nowait(None)
+            self._put(None)
 
 
 History = list[tuple[list[str], list[tuple[int | None, str]]]]
@@ -475,7 +487,25 @@ class LiveTable:
             msgs[key] = f'{{"type":"state","event":{self.events},"view":{view_json},"table":{self.info_json()}}}'
         return msgs[key]
 
+    def _render_views(self, seats: list[int | None]) -> None:
+        """The views of several seats for the current event, rendered together: the engine
+        computes their public part once (``views``), the JSON is the same as ``view_json``'s."""
+        state = self.table.state
+        if state is None:
+            return
+        if self._view_cache is None or self._view_cache[0] != self.events:
+            self._view_cache = (self.events, {})
+        texts = self._view_cache[1]
+        missing = [s for s in seats if s not in texts]
+        if len(missing) < 2:
+            return  # one view alone: view_json renders it
+        views = state.views(missing)
+        self._dealer_cache = (self.events, views[0]["dealer"])
+        for seat, view in zip(missing, views, strict=True):
+            texts[seat] = dumps(view)
+
     def broadcast_state(self) -> None:
+        self._render_views(list(dict.fromkeys(c.seat for c in self.conns)))
         for c in self.conns:
             c.send(self.state_message(c.seat))
 
@@ -549,7 +579,9 @@ class LiveTable:
             self._check_open()
             if self.started:
                 raise IllegalAction("started", "the table has already started")
-            first = draw_first_dealer(self.rules, _sysrand)  # by Ace or by lot, as the rules say
+            # by Ace or by lot, as the rules say; the draw is public and only has to be fair, so
+            # a generator seeded with 256 fresh bits does (SystemRandom read os.urandom per card)
+            first = draw_first_dealer(self.rules, random.Random(os.urandom(32)))
             self.table = Table(self.rules, [s.name for s in self.seats], first)
             self.first_dealer = first
             try:
@@ -577,7 +609,7 @@ class LiveTable:
 
     async def _deal(self, first_dealer: int | None = None) -> None:
         """Deal the next hand: in memory first (the engine may refuse), then committed."""
-        deck = self.table.shuffled_deck(_sysrand)
+        deck = self.table.secret_deck()  # one os.urandom read per deck
         number = len(self.table.deals)
         names = [self.table.pack.cards[c] for c in deck]
         try:
@@ -1040,6 +1072,8 @@ class TableManager:
         loop = asyncio.get_running_loop()
         try:
             while self._batch:
+                if self.limits.commit_window > 0:  # let more events join this commit
+                    await asyncio.sleep(self.limits.commit_window)
                 batch, self._batch = self._batch, []
                 try:
                     await loop.run_in_executor(self.db, self.storage.write_batch,

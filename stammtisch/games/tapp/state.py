@@ -621,6 +621,27 @@ class TappState(EngineState):
         v["tout"] = self.tout
         v["called"] = cards[self.called] if self.called >= 0 else None
         v["open_hand"] = names(self.hands[self.declarer]) if self._open_hand_shown() else None
+        self._add_own_secrets(v, me)
+
+    #: the keys ``_add_own_secrets`` may add (only the declarer and the Rufer holder get any)
+    OWN_SECRET_KEYS = ("tapp", "discards", "rufer_holder", "given")
+
+    def _redo_seat_view(self, v: dict[str, Any], me: int | None) -> None:
+        net = v.pop("net", None)  # the last key of a finished deal's view: it stays last
+        for key in self.OWN_SECRET_KEYS:
+            v.pop(key, None)
+        v["hand"] = self.game.card_names(self.hands[me]) if me is not None else []
+        v["hand_sizes"] = self._hand_sizes(me)
+        self._add_own_secrets(v, me)
+        if net is not None:
+            v["net"] = net
+
+    def _add_own_secrets(self, v: dict[str, Any], me: int | None) -> None:
+        """What only the declarer (the tapp he picked up, his discards, where the called card
+        is, the card he gave) or the Rufer holder (that he holds it, the card given to him)
+        may see."""
+        cards = self.game.pack.cards
+        names = self.game.card_names
         d = self.declarer
         if me is not None and me == d:
             if self.picked:
