@@ -176,9 +176,10 @@ def test_ctrl_c_stops_the_workers_and_keeps_finished_chunks(backend):
     assert multiprocessing.active_children() == []  # the workers are gone
 
 
-def test_ctrl_c_in_the_terminal_prints_the_finished_sessions(tmp_path):
-    # a real SIGINT to the whole process group, as a terminal sends it
-    records = tmp_path / "records"
+def _simulate_until_three_chunks(records: Path) -> subprocess.Popen:
+    """A long ``simulate`` on 2 workers in a session of its own, once three chunks are done
+    (each finished chunk writes its record; waiting for them rather than for a fixed time keeps
+    the tests right on a loaded machine)."""
     proc = subprocess.Popen(
         [sys.executable, "-m", "stammtisch", "simulate", "tapp/modern", "--deals", "100000", "--seed", "2",
          "--chunk-deals", "20", "--workers", "2", "--json", "--records", str(records)],
@@ -187,12 +188,16 @@ def test_ctrl_c_in_the_terminal_prints_the_finished_sessions(tmp_path):
         # as from a terminal: Ctrl-C is not ignored (a test run started in the background
         # inherits an ignored SIGINT, and Python then never raises KeyboardInterrupt)
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    # Ctrl-C once the job runs and some chunks are done (each finished chunk writes its record;
-    # waiting for them rather than for a fixed time keeps the test right on a loaded machine)
     deadline = time.monotonic() + 120
     while len(list(records.glob("*.json"))) < 3 and time.monotonic() < deadline:
         time.sleep(0.2)
     assert len(list(records.glob("*.json"))) >= 3, "no chunk finished within two minutes"
+    return proc
+
+
+def test_ctrl_c_in_the_terminal_prints_the_finished_sessions(tmp_path):
+    # a real SIGINT to the whole process group, as a terminal sends it
+    proc = _simulate_until_three_chunks(tmp_path / "records")
     os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 130, err
@@ -220,16 +225,7 @@ def _session_processes(session: int) -> list[int]:
 def test_sigterm_stops_the_workers_and_prints_the_finished_sessions(tmp_path):
     # kill PID (or a service manager) signals the driver alone: its worker processes must end
     # with it, not run on as orphans
-    records = tmp_path / "records"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "stammtisch", "simulate", "tapp/modern", "--deals", "100000", "--seed", "2",
-         "--chunk-deals", "20", "--workers", "2", "--json", "--records", str(records)],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)})
-    deadline = time.monotonic() + 120
-    while len(list(records.glob("*.json"))) < 3 and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert len(list(records.glob("*.json"))) >= 3, "no chunk finished within two minutes"
+    proc = _simulate_until_three_chunks(tmp_path / "records")
     assert len(_session_processes(proc.pid)) >= 3  # the driver, the fork server, the workers
     proc.send_signal(signal.SIGTERM)
     try:
