@@ -138,6 +138,7 @@ class Soak:
         self.latencies: list[tuple[float, float]] = []  # (sent at, seconds)
         self.refusals: Counter[str] = Counter()
         self.chaos: Counter[str] = Counter()
+        self.chaos_spans: list[tuple[str, float, float]] = []  # (kind, start, end)
         self.seen: dict[str, int] = {}  # table → the highest event any client saw
         self.memory: list[tuple[float, float]] = []
         self.stopping = False
@@ -222,11 +223,13 @@ class Soak:
             kind = kinds[self.chaos.total() % len(kinds)] if self.args.chaos_order == "cycle" \
                 else self.rng.choice(kinds)
             self.chaos[kind] += 1
+            started = time.monotonic()
             try:
                 {"kill": self.kill_and_restart, "lock": self.lock_database, "flood": self.flood,
                  "halfopen": self.half_open}[kind]()
             except Exception as e:  # the soak goes on; the failure is counted
                 self.refusals[f"chaos_{kind}_failed_{type(e).__name__}"] += 1
+            self.chaos_spans.append((kind, started, time.monotonic()))
             next_at = time.monotonic() + self.args.chaos_every
 
     def memory_loop(self) -> None:
@@ -398,6 +401,16 @@ class Soak:
             return round(xs[min(len(xs) - 1, int(q * len(xs)))] * 1000, 1)
 
         no_kill = outside(self.kill_windows)
+        # where the tail comes from: latencies of actions sent during a chaos event or in the
+        # ``after`` seconds after it, by kind (kill windows left out), and of the rest ("quiet")
+        after = 10.0
+        by_phase: dict[str, list[float]] = {}
+        for sent, lat in self.latencies:
+            if any(sent <= b and sent + lat >= a for a, b in self.kill_windows):
+                continue
+            phase = next((kind for kind, a, b in self.chaos_spans if a <= sent <= b + after),
+                         "quiet")
+            by_phase.setdefault(phase, []).append(lat)
         no_chaos = outside(self.kill_windows + self.lock_windows)
         mem = [m for t, m in self.memory if t > 10] or [m for _, m in self.memory]
         times = [t for t, _ in self.memory if t > 10] or [t for t, _ in self.memory]
@@ -425,6 +438,8 @@ class Soak:
             "p99_ms_outside_kill_windows": pct(no_kill, 0.99),
             "p99_ms_outside_kill_and_lock_windows": pct(no_chaos, 0.99),
             "max_ms_outside_kill_and_lock_windows": pct(no_chaos, 1.0),
+            "p99_ms_by_phase": {k: pct(v, 0.99) for k, v in sorted(by_phase.items())},
+            "latencies_by_phase": {k: len(v) for k, v in sorted(by_phase.items())},
             "peak_rss_mib": round(max((m for _, m in self.memory), default=0.0), 1),
             "rss_slope_mib_per_min": slope,
             "chaos": dict(self.chaos),

@@ -191,7 +191,8 @@ def two_humans_started(http):
 
 
 def test_a_locked_database_holds_up_only_its_table_and_the_action_commits_after(tmp_path):
-    app = make_app(tmp_path, commit_deadline=60.0, sqlite_busy_ms=50)
+    # without a spill file, an event waits for the database
+    app = make_app(tmp_path, commit_deadline=60.0, sqlite_busy_ms=50, spill_after=None)
     with TestClient(app) as http:
         t, other = two_humans_started(http), create_table(http)
         with connect(http, t, t["seats"][0]["token"]) as w0, connect(http, t, t["seats"][1]["token"]) as w1:
@@ -210,8 +211,12 @@ def test_a_locked_database_holds_up_only_its_table_and_the_action_commits_after(
         assert stored[events - 1] == (me.hello["seat"], action)  # event 1 is the deal itself
 
 
-def test_a_commit_that_keeps_failing_is_refused_with_try_again_and_nothing_changes(tmp_path):
-    app = make_app(tmp_path, commit_deadline=0.3, sqlite_busy_ms=20)
+@pytest.mark.parametrize("spill", ["off", "broken"])
+def test_a_commit_that_keeps_failing_is_refused_with_try_again_and_nothing_changes(tmp_path, spill):
+    app = make_app(tmp_path, commit_deadline=0.3, sqlite_busy_ms=20,
+                   spill_after=None if spill == "off" else 0.02)
+    if spill == "broken":  # the spill file cannot be written either (a full disk, say)
+        app.state.manager.spill.path = tmp_path / "missing-directory" / "st.sqlite.spill"
     with TestClient(app) as http:
         t = two_humans_started(http)
         with connect(http, t, t["seats"][0]["token"]) as w0, connect(http, t, t["seats"][1]["token"]) as w1:
@@ -232,6 +237,61 @@ def test_a_commit_that_keeps_failing_is_refused_with_try_again_and_nothing_chang
             assert me.view == snapshot
             me.send_action(action)  # the same action, now that the database is back
             me.until_event(events + 1)
+
+
+def test_a_locked_database_does_not_stop_play_the_spill_file_holds_the_events(tmp_path):
+    app = make_app(tmp_path, commit_deadline=3.0, sqlite_busy_ms=500, spill_after=0.05)
+    spill = tmp_path / "st.sqlite.spill"
+    with TestClient(app) as http:
+        t = two_humans_started(http)
+        with connect(http, t, t["seats"][0]["token"]) as w0, connect(http, t, t["seats"][1]["token"]) as w1:
+            c0, c1 = WsClient(w0), WsClient(w1)
+            events = sync(http, t["id"], [c0, c1], bot_seats=(2,))["events"]
+            me = on_turn(c0, c1)
+            action = me.view["legal_actions"][0]
+            with DatabaseLock(tmp_path / "st.sqlite"):
+                sent = time.monotonic()
+                me.send_action(action)
+                answer = me.until(lambda m: m["type"] in ("state", "error"))
+                # answered while the lock is held (without a spill file: "try again" after 3 s)
+                assert answer["type"] == "state" and answer["event"] == events + 1
+                assert time.monotonic() - sent < 1.5
+                assert b'"action"' in spill.read_bytes()
+                assert len(app.state.storage.load_table(t["id"]).deals[0][1]) == events - 1
+                other = c1 if me is c0 else c0
+                other.until_event(events + 1)
+            # the lock is gone: the drain moves the row into the database and empties the file
+            wait_for(lambda: len(app.state.storage.load_table(t["id"]).deals[0][1]) == events)
+            wait_for(lambda: spill.stat().st_size == 0)
+        stored = app.state.storage.load_table(t["id"]).deals[0][1]
+        assert stored[events - 1] == (me.hello["seat"], action)
+
+
+def test_events_a_crash_left_in_the_spill_file_are_replayed_at_start_up(tmp_path):
+    app = make_app(tmp_path, commit_deadline=60.0, sqlite_busy_ms=2000, spill_after=0.05)
+    lock = DatabaseLock(tmp_path / "st.sqlite")
+    with TestClient(app) as http:
+        t = two_humans_started(http)
+        with connect(http, t, t["seats"][0]["token"]) as w0, connect(http, t, t["seats"][1]["token"]) as w1:
+            c0, c1 = WsClient(w0), WsClient(w1)
+            events = sync(http, t["id"], [c0, c1], bot_seats=(2,))["events"]
+            me = on_turn(c0, c1)
+            action = me.view["legal_actions"][0]
+            lock.__enter__()
+            me.send_action(action)
+            me.until_event(events + 1)  # (the bot may act after it: into the spill file too)
+    live = app.state.manager.get(t["id"])  # what the server had when it went
+    before = {"events": live.events, "balances": live.table.ledger.player_balances()}
+    assert before["events"] >= events + 1
+    lock.__exit__(None, None, None)  # the server is gone with its events still in the spill file
+    spill = tmp_path / "st.sqlite.spill"
+    with spill.open("ab") as f:
+        f.write(b'["action",{"table_id":"torn')  # a crash in the middle of a later append
+    assert len(app.state.storage.load_table(t["id"]).deals[0][1]) == events - 1
+    with TestClient(make_app(tmp_path)) as http:
+        after = info(http, t)
+        assert after["events"] == before["events"] and after["balances"] == before["balances"]
+    assert spill.stat().st_size == 0
 
 
 def test_a_bot_table_survives_a_locked_database(tmp_path):

@@ -71,7 +71,8 @@ from .limits import (
     check_rules_bounds,
 )
 from .names import NameError_, clean_name, look_alike_pair
-from .storage import Storage, StoredSocial, StoredTable, default_database_url, token_digest
+from .spill import Spill
+from .storage import Storage, StoredSocial, StoredTable, default_database_url, spill_path_for, token_digest
 from .tables import TRY_AGAIN, Bucket, Conn, LiveTable, TableManager, dumps
 
 PROTOCOL = """
@@ -403,7 +404,9 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     limits = limits or ServerLimits()
     url = database_url or default_database_url(data_dir)
     storage = Storage(url, busy_ms=limits.sqlite_busy_ms)
-    manager = TableManager(storage, bot_delay=bot_delay, deal_pause=deal_pause, limits=limits)
+    spill_path = spill_path_for(url, data_dir)
+    manager = TableManager(storage, bot_delay=bot_delay, deal_pause=deal_pause, limits=limits,
+                           spill=Spill(spill_path) if spill_path is not None else None)
     manager.load_all()
     creations = AddressBuckets(limits.creations_per_minute, limits.creation_burst)
     analyst = Analyst()

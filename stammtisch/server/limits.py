@@ -79,6 +79,10 @@ class ServerLimits:
     # milliseconds more latency per action buy fewer, larger commits
     commit_window: float = 0.002
     sqlite_busy_ms: int = 500  # one SQLite attempt waits this long for a lock
+    # a group of events the database has not committed after this long goes to the spill
+    # file (spill.py) and the tables play on; None: no spill file, events wait for the
+    # database (up to commit_deadline) or are refused with "try again"
+    spill_after: float | None = 0.05
 
 
 def check_option_bounds(options: dict[str, Any]) -> str | None:

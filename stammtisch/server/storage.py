@@ -55,6 +55,19 @@ def default_database_url(data_dir: Path | None = None) -> str:
     return f"sqlite:///{(data_dir / 'stammtisch.sqlite').resolve()}"
 
 
+def spill_path_for(url: str, data_dir: Path | None = None) -> Path | None:
+    """Where the server's spill file lives (``spill.py``): beside an SQLite file, in the data
+    directory for another database; None for an in-memory database (nothing else can stall it)."""
+    if url in ("sqlite://", "sqlite:///:memory:"):
+        return None
+    if url.startswith("sqlite:///"):
+        return Path(url[len("sqlite:///"):] + ".spill")
+    directory = Path(data_dir) if data_dir is not None else default_data_dir()
+    directory.mkdir(parents=True, exist_ok=True)
+    digest = hashlib.sha256(url.encode()).hexdigest()[:12]  # one file per database
+    return directory / f"spill-{digest}.jsonl"
+
+
 def normalise_url(url: str) -> str:
     """``postgresql://`` and ``postgres://`` mean PostgreSQL through psycopg 3 (the
     ``postgres`` extra); SQLAlchemy alone would look for the older psycopg2."""
@@ -435,6 +448,25 @@ class Storage:
             if all(self._already_written(kind, params) for kind, params in writes):
                 return  # the commit did happen (its answer was lost)
             raise
+
+    def write_missing(self, writes: list[Write]) -> None:
+        """The rows of ``writes`` the database does not hold yet, in one transaction (the
+        spill file's drain: some of its rows may have been committed already, by a commit
+        that went through after it was given up on)."""
+        with self.engine.begin() as conn:
+            for kind, params in writes:
+                if kind == "action":
+                    found = conn.execute(select(ActionRow.idx).where(
+                        ActionRow.table_id == params["table_id"], ActionRow.deal == params["deal"],
+                        ActionRow.idx == params["idx"])).first()
+                    if found is None:
+                        conn.execute(self._insert_action, params)
+                else:
+                    found = conn.execute(select(DealRow.number).where(
+                        DealRow.table_id == params["table_id"],
+                        DealRow.number == params["number"])).first()
+                    if found is None:
+                        conn.execute(self._insert_deal, params)
 
     def _already_written(self, kind: str, params: dict[str, Any]) -> bool:
         """Whether the row of an INSERT is in the database with the same content (a retried

@@ -52,6 +52,7 @@ from ..rules import ruleset as build_ruleset
 from ..table import Table, draw_first_dealer, summarise_deal
 from .limits import ServerLimits
 from .names import look_alike_pair
+from .spill import Spill
 from .storage import Storage, StoredSeat, StoredSocial, StoredTable, Write, token_digest
 from .thinker import DealSoFar, Thinker
 
@@ -1011,7 +1012,7 @@ class LiveTable:
 
 class TableManager:
     def __init__(self, storage: Storage, bot_delay: float = 0.6, deal_pause: float = 8.0,
-                 limits: ServerLimits | None = None):
+                 limits: ServerLimits | None = None, spill: Spill | None = None):
         self.storage = storage
         self.bot_delay = bot_delay
         self.deal_pause = deal_pause
@@ -1024,6 +1025,10 @@ class TableManager:
         self._background: set[asyncio.Task[None]] = set()
         self._batch: list[tuple[Write, asyncio.Future[None]]] = []  # rows for the next group commit
         self._flushing = False
+        # events that the database did not commit in time go to the spill file (spill.py)
+        self.spill = spill if self.limits.spill_after is not None else None
+        self.spill_io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stammtisch-spill")
+        self._draining = False
         self.ws_per_address: dict[str, int] = {}
         self.refusals: dict[str, int] = {}
 
@@ -1069,15 +1074,13 @@ class TableManager:
                 pause = min(pause * 2, 1.0)
 
     async def _flush(self) -> None:
-        loop = asyncio.get_running_loop()
         try:
             while self._batch:
                 if self.limits.commit_window > 0:  # let more events join this commit
                     await asyncio.sleep(self.limits.commit_window)
                 batch, self._batch = self._batch, []
                 try:
-                    await loop.run_in_executor(self.db, self.storage.write_batch,
-                                               [row for row, _ in batch])
+                    await self._commit_rows([row for row, _ in batch])
                 except Exception as e:
                     for _, done in batch:
                         if not done.done():
@@ -1088,6 +1091,88 @@ class TableManager:
                             done.set_result(None)
         finally:
             self._flushing = False
+
+    async def _commit_rows(self, rows: list[Write]) -> None:
+        """Make one group of event rows durable: in the database, or in the spill file when
+        the database does not commit them within ``spill_after`` seconds (or fails), or when
+        earlier groups are in the spill file still (they stay in order)."""
+        loop = asyncio.get_running_loop()
+        spill = self.spill
+        if spill is None:
+            await loop.run_in_executor(self.db, self.storage.write_batch, rows)
+            return
+        if not spill.active:
+            attempt = loop.run_in_executor(self.db, self.storage.write_batch, rows)
+            done, _ = await asyncio.wait({attempt}, timeout=self.limits.spill_after)
+            if done and attempt.exception() is None:
+                return
+            if not done:  # it may still go through: the drain then skips its rows
+                attempt.add_done_callback(lambda f: f.cancelled() or f.exception())
+            log.warning("the database did not commit %d event(s) in time; they go to the spill "
+                        "file until it is back", len(rows))
+        spill.appending += 1
+        try:
+            await loop.run_in_executor(self.spill_io, spill.append, rows)
+            spill.pending.extend(rows)
+        finally:
+            spill.appending -= 1
+        if not self._draining:
+            self._draining = True
+            loop.create_task(self._drain())
+
+    async def _drain(self) -> None:
+        """Move the spill file's rows into the database, then empty it (retried with backoff
+        until the database takes them)."""
+        loop = asyncio.get_running_loop()
+        spill = self.spill
+        assert spill is not None
+        pause = 0.05
+        try:
+            while spill.active:
+                if not spill.pending:  # a group is still being appended
+                    await asyncio.sleep(0.005)
+                    continue
+                rows = list(spill.pending)
+                try:
+                    await loop.run_in_executor(self.db, self.storage.write_missing, rows)
+                except Exception:
+                    log.info("the spill file could not be drained yet; again in %.2f s", pause,
+                             exc_info=True)
+                    await asyncio.sleep(pause)
+                    pause = min(pause * 2, 1.0)
+                    continue
+                pause = 0.05
+                if spill.appending or len(spill.pending) != len(rows):
+                    continue  # more rows came: drain them too before the file is emptied
+                # groups appended from now on queue behind this on the spill thread, and stay
+                # in the file and in ``pending``
+                await loop.run_in_executor(self.spill_io, spill.clear)
+                del spill.pending[:len(rows)]
+            log.warning("the spill file is drained: events go to the database again")
+        finally:
+            self._draining = False
+
+    def replay_spill(self) -> None:
+        """At start-up: move rows a crash left in the spill file into the database (before
+        the tables are loaded from it)."""
+        if self.spill is None:
+            return
+        rows = self.spill.read()
+        if not rows:
+            return
+        deadline = time.monotonic() + max(30.0, self.limits.commit_deadline)
+        while True:
+            try:
+                self.storage.write_missing(rows)
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                log.warning("the database does not take the spill file's rows yet; retrying",
+                            exc_info=True)
+                time.sleep(0.5)
+        self.spill.clear()
+        log.warning("%d event(s) from the spill file are now in the database", len(rows))
 
     def background(self, fn: Callable[..., Any], *args: Any) -> None:
         """A write nobody waits for (bookkeeping such as "somebody joined"), retried."""
@@ -1101,7 +1186,9 @@ class TableManager:
         task.add_done_callback(self._background.discard)
 
     def load_all(self) -> None:
-        """Rebuild every table not archived from the database (replaying its decks and actions)."""
+        """Rebuild every table not archived from the database (replaying its decks and actions),
+        after moving in what a crash left in the spill file."""
+        self.replay_spill()
         for tid in self.storage.table_ids():
             st = self.storage.load_table(tid)
             assert st is not None
@@ -1129,6 +1216,7 @@ class TableManager:
                 c.stop()
         self.thinker.shutdown()
         self.db.shutdown(wait=True)
+        self.spill_io.shutdown(wait=True)
 
     def get(self, table_id: str) -> LiveTable | None:
         return self.tables.get(table_id)
