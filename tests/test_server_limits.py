@@ -157,6 +157,27 @@ def test_a_table_stops_at_its_deal_limit(tmp_path):
         assert len(final["score"]) == 2
 
 
+def test_the_score_sheet_in_each_message_stays_short_however_long_the_table_plays(tmp_path):
+    app = make_app(tmp_path, deal_pause=0.0)
+    with TestClient(app) as http:
+        r = http.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": BOTS3,
+                                           "max_deals": 23})
+        t = r.json()
+        start(http, t)
+        with connect(http, t, t["spectator"]["token"]) as ws:
+            c = WsClient(ws)
+            last = c.until(lambda m: m["type"] == "state" and m["table"]["deal_number"] == 23
+                           and not m["table"]["in_deal"])["table"]
+        assert [e["deal"] for e in last["score"]] == list(range(4, 24))  # the last 20
+        assert last["score_earlier"] == 3
+        assert info(http, t)["score_earlier"] == 3
+        # the balances still sum up every deal, and the record still has them all
+        live = app.state.manager.get(t["id"])
+        assert [sum(e["net"][i] for e in live.score) for i in range(3)] == last["balances"]
+        record = http.get(f"/api/tables/{t['id']}/record", params={"token": t["admin_token"]}).json()
+        assert len(record["deals"]) == 23
+
+
 # --- 3. body limit while streaming (real server: see test_server_transport.py) -----------
 
 
@@ -261,7 +282,7 @@ def test_a_locked_database_does_not_stop_play_the_spill_file_holds_the_events(tm
                 other = c1 if me is c0 else c0
                 other.until_event(events + 1)
             # the lock is gone: the drain moves the row into the database and empties the file
-            wait_for(lambda: len(app.state.storage.load_table(t["id"]).deals[0][1]) == events)
+            wait_for(lambda: len(app.state.storage.load_table(t["id"]).deals[0][1]) >= events)
             wait_for(lambda: spill.stat().st_size == 0)
         stored = app.state.storage.load_table(t["id"]).deals[0][1]
         assert stored[events - 1] == (me.hello["seat"], action)

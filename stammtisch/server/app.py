@@ -20,7 +20,8 @@ stack trace):
 - ``POST /api/tables/{id}/reissue`` – ``{"token": admin, "seat": n | null}``: a new link for
   a seat (null: the spectators); the old link stops working and its sockets are closed.
 - ``GET  /api/tables/{id}`` – public info: players, seats (connected?), balances, pot, dealer,
-  deal number and the score sheet (per finished deal: net per player and the pot after it).
+  deal number and the score sheet (per finished deal: net per player and the pot after it; the
+  last 20 deals, with ``score_earlier`` the number of deals before them: the record has all).
 - ``GET  /api/tables/{id}/record?token=…`` – the finished deals. With the admin token (or any
   seat's token once the table is closed): the full, replayable ``stammtisch-record/1``. With a
   seat's or the spectator's token during the session: ``stammtisch-redacted/1``, each deal as

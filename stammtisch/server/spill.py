@@ -5,9 +5,10 @@ the database's commit. When the database does not commit a group of events withi
 ``ServerLimits.spill_after`` seconds (another process holds a lock, a slow disk, a lost
 PostgreSQL connection), the group is appended to this file instead and made durable with
 ``fsync``; the tables carry on as if it had been committed (it has: it survives a crash).
-From then on every group goes to the file, in order, until a drain has moved all of it into
-the database and emptied the file. At start-up, rows left in the file by a crash are moved
-into the database before the tables are loaded (``TableManager.load_all``).
+From then on every group goes to the file, until the database takes the file's rows again
+(the drain); once all of them are in the database, the file is emptied. At start-up, rows
+left in the file by a crash are moved into the database before the tables are loaded
+(``TableManager.load_all``).
 
 The file holds one JSON line per row: ``[kind, params]`` as ``Storage.write_batch`` takes
 them. A group is acknowledged only after its ``fsync``, so a torn last line (a crash in the
@@ -35,13 +36,10 @@ class Spill:
 
     def __init__(self, path: Path):
         self.path = Path(path)
-        self.pending: list[Write] = []  # durable in the file, not yet known to be in the database
+        self.pending: list[Write] = []  # the rows in the file
+        self.drained = 0  # how many of ``pending`` (from the start) are in the database too
         self.appending = 0  # groups on their way into the file
-
-    @property
-    def active(self) -> bool:
-        """Whether new groups must go to the file too (to stay behind the ones in it)."""
-        return bool(self.pending) or self.appending > 0
+        self.stalled = False  # new groups go straight to the file until a drain succeeds
 
     def append(self, writes: list[Write]) -> None:
         """Append a group and make it durable (blocking)."""

@@ -216,6 +216,9 @@ class Conn:
             self._put(None)
 
 
+#: Rows of the score sheet a state message carries (the last deals; the record has them all).
+SCORE_ROWS_SHOWN = 20
+
 History = list[tuple[list[str], list[tuple[int | None, str]]]]
 
 
@@ -422,7 +425,10 @@ class LiveTable:
             "balances": t.ledger.player_balances(),
             "pot": t.ledger.pot,
             "reserve": t.ledger.reserve,
-            "score": self.score,
+            # the score sheet's last rows only: every state message carries it, and a table
+            # that plays all evening must not make each message longer (the record has all)
+            "score": self.score[-SCORE_ROWS_SHOWN:],
+            "score_earlier": max(0, len(self.score) - SCORE_ROWS_SHOWN),
             "explanation": self.last_explanation,
             "events": self.events,
             "next_deal_at": self.next_deal_at,
@@ -1094,45 +1100,62 @@ class TableManager:
 
     async def _commit_rows(self, rows: list[Write]) -> None:
         """Make one group of event rows durable: in the database, or in the spill file when
-        the database does not commit them within ``spill_after`` seconds (or fails), or when
-        earlier groups are in the spill file still (they stay in order)."""
+        the database does not commit them within ``spill_after`` seconds (or fails), and while
+        it is stalled. (Groups need no order between them: a table's next event waits for the
+        commit of its last, under the table's lock.)"""
         loop = asyncio.get_running_loop()
         spill = self.spill
         if spill is None:
             await loop.run_in_executor(self.db, self.storage.write_batch, rows)
             return
-        if not spill.active:
+        attempt: asyncio.Future[None] | None = None
+        if not spill.stalled:
             attempt = loop.run_in_executor(self.db, self.storage.write_batch, rows)
             done, _ = await asyncio.wait({attempt}, timeout=self.limits.spill_after)
             if done and attempt.exception() is None:
                 return
             if not done:  # it may still go through: the drain then skips its rows
                 attempt.add_done_callback(lambda f: f.cancelled() or f.exception())
-            log.warning("the database did not commit %d event(s) in time; they go to the spill "
-                        "file until it is back", len(rows))
+            else:
+                attempt = None
+            if not spill.stalled:
+                spill.stalled = True
+                log.warning("the database did not commit in time: events go to the spill file "
+                            "until it is back")
         spill.appending += 1
         try:
             await loop.run_in_executor(self.spill_io, spill.append, rows)
             spill.pending.extend(rows)
-        finally:
+        except Exception:
+            spill.appending -= 1
+            spill.stalled = False  # the file fails too (a full disk): the next group tries the database
+            if attempt is not None:
+                # the database attempt still running decides: refusing the events while it
+                # might commit them would fork the table
+                await attempt
+                return
+            raise
+        else:
             spill.appending -= 1
         if not self._draining:
             self._draining = True
             loop.create_task(self._drain())
 
     async def _drain(self) -> None:
-        """Move the spill file's rows into the database, then empty it (retried with backoff
-        until the database takes them)."""
+        """Move the spill file's rows into the database (retried with backoff until it takes
+        them), then empty the file. The first rows the database takes show it is back: new
+        groups go to it again, and the drain only has to catch up with the groups that were
+        on their way into the file."""
         loop = asyncio.get_running_loop()
         spill = self.spill
         assert spill is not None
         pause = 0.05
         try:
-            while spill.active:
-                if not spill.pending:  # a group is still being appended
+            while spill.pending or spill.appending:
+                rows = spill.pending[spill.drained:]
+                if not rows:  # a group is still on its way into the file
                     await asyncio.sleep(0.005)
                     continue
-                rows = list(spill.pending)
                 try:
                     await loop.run_in_executor(self.db, self.storage.write_missing, rows)
                 except Exception:
@@ -1142,15 +1165,35 @@ class TableManager:
                     pause = min(pause * 2, 1.0)
                     continue
                 pause = 0.05
-                if spill.appending or len(spill.pending) != len(rows):
-                    continue  # more rows came: drain them too before the file is emptied
-                # groups appended from now on queue behind this on the spill thread, and stay
-                # in the file and in ``pending``
-                await loop.run_in_executor(self.spill_io, spill.clear)
-                del spill.pending[:len(rows)]
-            log.warning("the spill file is drained: events go to the database again")
+                spill.drained += len(rows)
+                if spill.stalled:
+                    spill.stalled = False
+                    log.warning("the database is back: events go to it again")
+                if spill.drained == len(spill.pending) and not spill.appending:
+                    # every row in the file is in the database; a group that spills from now
+                    # on is appended after this, on the same thread
+                    spill.pending.clear()
+                    spill.drained = 0
+                    await loop.run_in_executor(self.spill_io, spill.clear)
         finally:
             self._draining = False
+
+    def drain_spill_now(self) -> None:
+        """At shut-down: one attempt to move the spill file's rows into the database (what
+        stays in the file is moved in at the next start)."""
+        spill = self.spill
+        if spill is None or not spill.pending:
+            return
+        try:
+            self.storage.write_missing(spill.pending[spill.drained:])
+        except Exception:
+            log.warning("%d event(s) stay in the spill file until the next start",
+                        len(spill.pending) - spill.drained)
+            return
+        if not spill.appending:
+            spill.pending.clear()
+            spill.drained = 0
+            spill.clear()
 
     def replay_spill(self) -> None:
         """At start-up: move rows a crash left in the spill file into the database (before
@@ -1217,6 +1260,7 @@ class TableManager:
         self.thinker.shutdown()
         self.db.shutdown(wait=True)
         self.spill_io.shutdown(wait=True)
+        self.drain_spill_now()
 
     def get(self, table_id: str) -> LiveTable | None:
         return self.tables.get(table_id)

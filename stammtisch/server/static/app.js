@@ -591,7 +591,9 @@ function render() {
   const total = el("tr", { class: "total" }, el("td", { text: t("total") }), ...info.balances.map((b) => el("td", { class: "num", text: String(b) })),
     ...potCell(String(potNow)));
   if (hasPot) total.lastChild.dataset.testid = "score-pot";
-  $("score").replaceChildren(el("thead", {}, head), el("tbody", {}, ...rows, total));
+  const earlier = info.score_earlier ? [el("tr", { class: "earlier", "data-testid": "score-earlier" },
+    el("td", { colspan: String(info.players.length + 1 + (hasPot ? 1 : 0)), text: t("scoreEarlier", { n: info.score_earlier }) }))] : [];
+  $("score").replaceChildren(el("thead", {}, head), el("tbody", {}, ...earlier, ...rows, total));
   const live = hasPot && v && !v.terminal && potNow !== info.pot + info.reserve;
   $("score-note").textContent = live ? t("potNow") : "";
   social.renderTable(info, v);
