@@ -342,6 +342,8 @@ def test_a_failed_commit_is_refused_and_nothing_is_broadcast(http, monkeypatch):
             raise OSError("disk full")
 
         monkeypatch.setattr(storage, "write_batch", broken)  # the group commit of events
+        # and the spill file, where events go while the database fails (spill.py)
+        monkeypatch.setattr(http.app.state.manager.spill, "append", broken)
         me.send_action(me.view["legal_actions"][0])
         assert me.next_error()["rule"] == "storage"
         monkeypatch.undo()

@@ -137,3 +137,29 @@ def test_sigkill_mid_deal_and_restart(tmp_path):
         proc.wait()
     assert after == before
     assert before[0][1]["log"]
+
+
+def test_the_spill_drain_inserts_only_what_the_database_lacks(database_url):
+    """``Storage.write_missing`` (the spill file's drain, spill.py) on both databases: rows a
+    late commit already wrote are skipped, the others inserted, and running it twice is
+    harmless."""
+    from sqlalchemy import text
+
+    app = create_app(database_url, bot_delay=1000, deal_pause=1000)
+    with TestClient(app) as http:
+        t = create_table(http)
+        assert http.post(f"/api/tables/{t['id']}/start",
+                         json={"token": t["admin_token"]}).status_code == 200
+        storage = app.state.storage
+        (deck, _), = storage.load_table(t["id"]).deals
+        already = ("deal", {"table_id": t["id"], "number": 0, "deck": json.dumps(deck),
+                            "created": 0.0})
+        new = [storage.deal_row(t["id"], 9, deck), storage.action_row(t["id"], 9, 0, 1, "tap"),
+               storage.action_row(t["id"], 9, 1, 2, "pass")]
+        storage.write_missing([already, *new[:2]])  # the first attempt got as far as this
+        storage.write_missing([already, *new])
+        assert all(storage._already_written(kind, params) for kind, params in [already, *new])
+        with storage.engine.connect() as conn:
+            count = "SELECT COUNT(*) FROM {} WHERE table_id = :t"
+            assert conn.execute(text(count.format("st_deals")), {"t": t["id"]}).scalar() == 2
+            assert conn.execute(text(count.format("st_actions")), {"t": t["id"]}).scalar() == 2
