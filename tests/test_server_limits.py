@@ -174,6 +174,8 @@ def test_the_score_sheet_in_each_message_stays_short_however_long_the_table_play
         # the balances still sum up every deal, and the record still has them all
         live = app.state.manager.get(t["id"])
         assert [sum(e["net"][i] for e in live.score) for i in range(3)] == last["balances"]
+        # the per-deal parts spliced into the cached JSON: the same as the info itself
+        assert json.loads(live.info_json()) == json.loads(json.dumps(live.info()))
         record = http.get(f"/api/tables/{t['id']}/record", params={"token": t["admin_token"]}).json()
         assert len(record["deals"]) == 23
 

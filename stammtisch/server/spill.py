@@ -40,6 +40,7 @@ class Spill:
         self.drained = 0  # how many of ``pending`` (from the start) are in the database too
         self.appending = 0  # groups on their way into the file
         self.stalled = False  # new groups go straight to the file until a drain succeeds
+        self.stalled_since = 0.0  # time.monotonic() when the database last stalled
 
     def append(self, writes: list[Write]) -> None:
         """Append a group and make it durable (blocking)."""

@@ -216,6 +216,9 @@ class Conn:
             self._put(None)
 
 
+#: The keys of ``LiveTable.info`` that change only when a deal ends (see ``info_json``).
+DEAL_PARTS = ("score", "score_earlier", "explanation")
+
 #: Rows of the score sheet a state message carries (the last deals; the record has them all).
 SCORE_ROWS_SHOWN = 20
 
@@ -260,6 +263,7 @@ class LiveTable:
         self._presence_sent: list[bool] | None = None
         self._presence_handle: asyncio.TimerHandle | None = None
         self._info_cache: tuple[int, int, str] | None = None
+        self._deal_parts: tuple[tuple[int, int], str] | None = None  # see info_json
         self._view_cache: tuple[int, dict[int | None, str]] | None = None  # (event, seat → view JSON)
         self._dealer_cache: tuple[int, int] | None = None  # (event, dealer of its views)
         self._msg_cache: tuple[int, dict[tuple[int | None, int], str]] | None = None
@@ -356,6 +360,7 @@ class LiveTable:
                 self.committed[-1][1].append((seat, text))
             self._note_finished()
         self._info_cache = self._view_cache = self._msg_cache = self._dealer_cache = None
+        self._deal_parts = None
 
     def _undo(self) -> None:
         """Back to the last committed event (after a refused commit or an engine fault)."""
@@ -460,7 +465,17 @@ class LiveTable:
     def info_json(self) -> str:
         key = (self.events, self._presence_version)
         if self._info_cache is None or self._info_cache[:2] != key:
-            self._info_cache = (*key, dumps(self.info()))
+            info = self.info()
+            # the score sheet and the last deal's explanation change once a deal, but are
+            # most of the text: serialised once per deal and spliced in (same JSON, these
+            # keys last)
+            deal_key = (len(self.score), id(self.last_explanation))
+            if self._deal_parts is None or self._deal_parts[0] != deal_key:
+                parts = {k: info[k] for k in DEAL_PARTS}
+                self._deal_parts = (deal_key, dumps(parts)[1:-1])
+            for k in DEAL_PARTS:
+                del info[k]
+            self._info_cache = (*key, dumps(info)[:-1] + "," + self._deal_parts[1] + "}")
         return self._info_cache[2]
 
     def view(self, seat: int | None) -> dict[str, Any] | None:
@@ -1120,8 +1135,9 @@ class TableManager:
                 attempt = None
             if not spill.stalled:
                 spill.stalled = True
-                log.warning("the database did not commit in time: events go to the spill file "
-                            "until it is back")
+                spill.stalled_since = time.monotonic()
+                log.info("the database did not commit in time: events go to the spill file "
+                         "until it is back")
         spill.appending += 1
         try:
             await loop.run_in_executor(self.spill_io, spill.append, rows)
@@ -1168,7 +1184,12 @@ class TableManager:
                 spill.drained += len(rows)
                 if spill.stalled:
                     spill.stalled = False
-                    log.warning("the database is back: events go to it again")
+                    stall = time.monotonic() - spill.stalled_since
+                    # short stalls are common on a busy machine (a checkpoint, the writer
+                    # thread waiting for the interpreter); long ones are worth an operator's eye
+                    log.log(logging.WARNING if stall > 1.0 else logging.INFO,
+                            "the database stalled for %.1f s; %d event(s) went to the spill file "
+                            "meanwhile, and it takes them again", stall, len(spill.pending))
                 if spill.drained == len(spill.pending) and not spill.appending:
                     # every row in the file is in the database; a group that spills from now
                     # on is appended after this, on the same thread
