@@ -452,7 +452,13 @@ class Storage:
     def write_missing(self, writes: list[Write]) -> None:
         """The rows of ``writes`` the database does not hold yet, in one transaction (the
         spill file's drain: some of its rows may have been committed already, by a commit
-        that went through after it was given up on)."""
+        that went through after it was given up on). Usually none is: then it is one
+        ``write_batch``; only if that fails are the rows checked one by one."""
+        try:
+            self.write_batch(writes)
+            return
+        except Exception:
+            pass  # some row is in already, or the database fails still (then this fails too)
         with self.engine.begin() as conn:
             for kind, params in writes:
                 if kind == "action":

@@ -216,6 +216,9 @@ class Conn:
             self._put(None)
 
 
+#: Rows of the spill file moved into the database in one transaction (``TableManager._drain``).
+DRAIN_CHUNK = 2_000
+
 #: The keys of ``LiveTable.info`` that change only when a deal ends (see ``info_json``).
 DEAL_PARTS = ("score", "score_earlier", "explanation")
 
@@ -1168,7 +1171,9 @@ class TableManager:
         pause = 0.05
         try:
             while spill.pending or spill.appending:
-                rows = spill.pending[spill.drained:]
+                # in chunks: the first one that goes in shows the database is back, and new
+                # groups go to it again while the drain catches up
+                rows = spill.pending[spill.drained:spill.drained + DRAIN_CHUNK]
                 if not rows:  # a group is still on its way into the file
                     await asyncio.sleep(0.005)
                     continue
