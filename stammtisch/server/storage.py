@@ -453,26 +453,23 @@ class Storage:
         """The rows of ``writes`` the database does not hold yet, in one transaction (the
         spill file's drain: some of its rows may have been committed already, by a commit
         that went through after it was given up on). Usually none is: then it is one
-        ``write_batch``; only if that fails are the rows checked one by one."""
+        ``write_batch``."""
         try:
             self.write_batch(writes)
             return
         except Exception:
             pass  # some row is in already, or the database fails still (then this fails too)
+        # one INSERT … ON CONFLICT DO NOTHING per kind (SQLite and PostgreSQL both have it): a
+        # row with the key of one already in is the same row (the event was committed once,
+        # by the attempt that was given up on), so skipping it is right
+        from sqlalchemy.dialects import postgresql, sqlite
+
+        dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
         with self.engine.begin() as conn:
-            for kind, params in writes:
-                if kind == "action":
-                    found = conn.execute(select(ActionRow.idx).where(
-                        ActionRow.table_id == params["table_id"], ActionRow.deal == params["deal"],
-                        ActionRow.idx == params["idx"])).first()
-                    if found is None:
-                        conn.execute(self._insert_action, params)
-                else:
-                    found = conn.execute(select(DealRow.number).where(
-                        DealRow.table_id == params["table_id"],
-                        DealRow.number == params["number"])).first()
-                    if found is None:
-                        conn.execute(self._insert_deal, params)
+            for kind, run in groupby(writes, key=itemgetter(0)):
+                model = ActionRow if kind == "action" else DealRow
+                stmt = dialect.insert(_table(model)).on_conflict_do_nothing()
+                conn.execute(stmt, [params for _, params in run])
 
     def _already_written(self, kind: str, params: dict[str, Any]) -> bool:
         """Whether the row of an INSERT is in the database with the same content (a retried
