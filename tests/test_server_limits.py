@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import time
+from contextlib import contextmanager
 from dataclasses import replace
 
 import pytest
@@ -213,15 +214,24 @@ def two_humans_started(http):
     return t
 
 
+@contextmanager
+def two_humans_playing(http):
+    """A started table of two humans and a bot, both humans connected and in step: yields
+    the table, the human on turn, the other one and the events so far."""
+    t = two_humans_started(http)
+    with connect(http, t, t["seats"][0]["token"]) as w0, connect(http, t, t["seats"][1]["token"]) as w1:
+        c0, c1 = WsClient(w0), WsClient(w1)
+        events = sync(http, t["id"], [c0, c1], bot_seats=(2,))["events"]
+        me = on_turn(c0, c1)
+        yield t, me, c1 if me is c0 else c0, events
+
+
 def test_a_locked_database_holds_up_only_its_table_and_the_action_commits_after(tmp_path):
     # without a spill file, an event waits for the database
     app = make_app(tmp_path, commit_deadline=60.0, sqlite_busy_ms=50, spill_after=None)
     with TestClient(app) as http:
-        t, other = two_humans_started(http), create_table(http)
-        with connect(http, t, t["seats"][0]["token"]) as w0, connect(http, t, t["seats"][1]["token"]) as w1:
-            c0, c1 = WsClient(w0), WsClient(w1)
-            events = sync(http, t["id"], [c0, c1], bot_seats=(2,))["events"]
-            me = on_turn(c0, c1)
+        other = create_table(http)
+        with two_humans_playing(http) as (t, me, _, events):
             action = me.view["legal_actions"][0]
             with DatabaseLock(tmp_path / "st.sqlite"):
                 me.send_action(action)
@@ -241,12 +251,7 @@ def test_a_commit_that_keeps_failing_is_refused_with_try_again_and_nothing_chang
     if spill == "broken":  # the spill file cannot be written either (a full disk, say)
         app.state.manager.spill.path = tmp_path / "missing-directory" / "st.sqlite.spill"
     with TestClient(app) as http:
-        t = two_humans_started(http)
-        with connect(http, t, t["seats"][0]["token"]) as w0, connect(http, t, t["seats"][1]["token"]) as w1:
-            c0, c1 = WsClient(w0), WsClient(w1)
-            events = sync(http, t["id"], [c0, c1], bot_seats=(2,))["events"]
-            me = on_turn(c0, c1)
-            other = c1 if me is c0 else c0
+        with two_humans_playing(http) as (t, me, other, events):
             snapshot = me.view
             action = me.view["legal_actions"][0]
             with DatabaseLock(tmp_path / "st.sqlite"):
@@ -266,11 +271,7 @@ def test_a_locked_database_does_not_stop_play_the_spill_file_holds_the_events(tm
     app = make_app(tmp_path, commit_deadline=3.0, sqlite_busy_ms=500, spill_after=0.05)
     spill = tmp_path / "st.sqlite.spill"
     with TestClient(app) as http:
-        t = two_humans_started(http)
-        with connect(http, t, t["seats"][0]["token"]) as w0, connect(http, t, t["seats"][1]["token"]) as w1:
-            c0, c1 = WsClient(w0), WsClient(w1)
-            events = sync(http, t["id"], [c0, c1], bot_seats=(2,))["events"]
-            me = on_turn(c0, c1)
+        with two_humans_playing(http) as (t, me, other, events):
             action = me.view["legal_actions"][0]
             with DatabaseLock(tmp_path / "st.sqlite"):
                 sent = time.monotonic()
@@ -281,7 +282,6 @@ def test_a_locked_database_does_not_stop_play_the_spill_file_holds_the_events(tm
                 assert time.monotonic() - sent < 1.5
                 assert b'"action"' in spill.read_bytes()
                 assert len(app.state.storage.load_table(t["id"]).deals[0][1]) == events - 1
-                other = c1 if me is c0 else c0
                 other.until_event(events + 1)
             # the lock is gone: the drain moves the row into the database and empties the file
             wait_for(lambda: len(app.state.storage.load_table(t["id"]).deals[0][1]) >= events)
@@ -294,11 +294,7 @@ def test_events_a_crash_left_in_the_spill_file_are_replayed_at_start_up(tmp_path
     app = make_app(tmp_path, commit_deadline=60.0, sqlite_busy_ms=2000, spill_after=0.05)
     lock = DatabaseLock(tmp_path / "st.sqlite")
     with TestClient(app) as http:
-        t = two_humans_started(http)
-        with connect(http, t, t["seats"][0]["token"]) as w0, connect(http, t, t["seats"][1]["token"]) as w1:
-            c0, c1 = WsClient(w0), WsClient(w1)
-            events = sync(http, t["id"], [c0, c1], bot_seats=(2,))["events"]
-            me = on_turn(c0, c1)
+        with two_humans_playing(http) as (t, me, _, events):
             action = me.view["legal_actions"][0]
             lock.__enter__()
             me.send_action(action)
