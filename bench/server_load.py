@@ -183,7 +183,7 @@ class Client:
 
 
 async def drive(base: str, ws_base: str, tables: list[dict], seconds: float, think: float,
-                seed: int) -> tuple[Stats, list[Client], float]:
+                seed: int, server_pid: int) -> tuple[Stats, list[Client], float, float]:
     stats = Stats()
     rng = random.Random(seed)
     clients: list[Client] = []
@@ -206,15 +206,17 @@ async def drive(base: str, ws_base: str, tables: list[dict], seconds: float, thi
     await asyncio.gather(*(loop.run_in_executor(None, post, base, f"/api/tables/{t['id']}/start",
                                                 {"token": t["admin_token"]}) for t in tables))
     t0 = time.perf_counter()
+    cpu0 = cpu_seconds(server_pid)
     await asyncio.sleep(seconds)
     for c in clients:
         c.acting = False
     elapsed = time.perf_counter() - t0
+    window_cpu = cpu_seconds(server_pid) - cpu0
     await asyncio.sleep(1.5)  # answers in flight; any next deal after deal_pause
     for c in clients:
         await c.ws.close()
     await asyncio.gather(*tasks, return_exceptions=True)
-    return stats, clients, elapsed
+    return stats, clients, elapsed, window_cpu
 
 
 def cpu_seconds(pid: int) -> float:
@@ -289,8 +291,9 @@ def main(argv=None) -> None:
         machine0, wall0 = machine_cpu_seconds(), time.perf_counter()
         gc.set_threshold(20_000, *gc.get_threshold()[1:])
         with asyncio.Runner(loop_factory=new_event_loop) as runner:
-            stats, clients, elapsed = runner.run(
-                drive(base, ws_base, tables, args.seconds, args.think_ms / 1000, args.seed))
+            stats, clients, elapsed, window_cpu = runner.run(
+                drive(base, ws_base, tables, args.seconds, args.think_ms / 1000, args.seed,
+                      proc.pid))
         load1 = os.getloadavg()
         # (includes connecting and the 1.5 s drain: an upper bound for the run's CPU share)
         server_cpu = cpu_seconds(proc.pid) - server_cpu0
@@ -335,6 +338,9 @@ def main(argv=None) -> None:
         "server_cpu_s": round(server_cpu, 1),
         "client_cpu_s": round(client_cpu, 1),
         "server_us_per_action": round(server_cpu / max(1, len(lat)) * 1e6),
+        # the server's CPU between the start of play and the end of acting only (no
+        # connecting, no drain): what one action costs while the tables play
+        "server_us_per_action_while_playing": round(window_cpu / max(1, len(lat)) * 1e6),
         "client_us_per_action": round(client_cpu / max(1, len(lat)) * 1e6),
         "client_loop": CLIENT_LOOP,
         "cpus": os.cpu_count(),

@@ -85,3 +85,62 @@ def test_a_sender_whose_socket_fails_closes_the_connection() -> None:
 
     conn, closes = asyncio.run(main())
     assert conn.closed and closes == 1
+
+
+class DirectSocket(Socket):
+    """A socket with a synchronous fast path that can refuse (writing paused) or fail."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.paused = False
+        self.broken = False
+        self.direct: list[str] = []
+
+    def write_now(self, text: str) -> bool:
+        if self.broken:
+            raise ConnectionError("gone")
+        if self.paused:
+            return False
+        self.direct.append(text)
+        self.sent.append(text)
+        return True
+
+
+def test_the_fast_path_writes_at_once_and_keeps_the_order_behind_a_paused_socket() -> None:
+    async def main() -> DirectSocket:
+        sock = DirectSocket()
+        conn = Conn(0, sock.send_text, sock.close, write_now=sock.write_now)
+        sender = asyncio.create_task(conn.sender())
+        conn.send("a")
+        assert sock.sent == ["a"]  # written at once, no task step needed
+        sock.paused = True
+        conn.send("b")  # the socket declines: queued
+        sock.paused = False
+        conn.send("c")  # the socket would take it, but "b" waits before it: queued behind
+        assert sock.direct == ["a"]
+        await asyncio.sleep(0.01)
+        conn.send("d")  # the queue is empty again: at once
+        assert sock.direct == ["a", "d"]
+        conn.stop()
+        await asyncio.wait_for(sender, 5)
+        return sock
+
+    sock = asyncio.run(main())
+    assert sock.sent == ["a", "b", "c", "d"]
+    assert sock.closed == 1
+
+
+def test_a_fast_path_that_fails_hands_the_message_to_the_sender() -> None:
+    async def main() -> DirectSocket:
+        sock = DirectSocket()
+        conn = Conn(0, sock.send_text, sock.close, write_now=sock.write_now)
+        sender = asyncio.create_task(conn.sender())
+        sock.broken = True
+        conn.send("x")  # the sender's own send decides (here it works)
+        await asyncio.sleep(0.01)
+        conn.stop()
+        await asyncio.wait_for(sender, 5)
+        return sock
+
+    sock = asyncio.run(main())
+    assert sock.sent == ["x"] and sock.direct == []

@@ -163,3 +163,33 @@ def test_the_spill_drain_inserts_only_what_the_database_lacks(database_url):
             count = "SELECT COUNT(*) FROM {} WHERE table_id = :t"
             assert conn.execute(text(count.format("st_deals")), {"t": t["id"]}).scalar() == 2
             assert conn.execute(text(count.format("st_actions")), {"t": t["id"]}).scalar() == 2
+
+
+def test_a_group_commit_larger_than_one_insert_stores_every_row_in_order(database_url):
+    """``Storage.write_batch`` puts up to ``ROWS_PER_INSERT`` rows in one INSERT on SQLite: a
+    group of several such INSERTs and of both kinds stores each row once, with its values, and
+    a group with a row that is in already is refused whole."""
+    from sqlalchemy import text
+
+    from stammtisch.server.storage import ROWS_PER_INSERT
+
+    app = create_app(database_url, bot_delay=1000, deal_pause=1000)
+    with TestClient(app) as http:
+        t = create_table(http)
+        storage = app.state.storage
+        n = 2 * ROWS_PER_INSERT + 7
+        rows = [storage.deal_row(t["id"], 5, ["x", "y"])]
+        rows += [storage.action_row(t["id"], 5, i, i % 3, f"a{i}") for i in range(n)]
+        rows += [storage.deal_row(t["id"], 6, ["z"])]
+        storage.write_batch(rows)
+        with storage.engine.connect() as conn:
+            got = conn.execute(text("SELECT idx, seat, action FROM st_actions WHERE table_id = :t "
+                                    "ORDER BY idx"), {"t": t["id"]}).all()
+            decks = conn.execute(text("SELECT number, deck FROM st_deals WHERE table_id = :t "
+                                      "ORDER BY number"), {"t": t["id"]}).all()
+        assert [tuple(r) for r in got] == [(i, i % 3, f"a{i}") for i in range(n)]
+        assert [(r[0], json.loads(r[1])) for r in decks] == [(5, ["x", "y"]), (6, ["z"])]
+        # all or nothing: the new row is not stored either (the driver's own error)
+        with pytest.raises(Exception, match="UNIQUE constraint|duplicate key"):
+            storage.write_batch([storage.action_row(t["id"], 5, n, 0, "new"), rows[3]])
+        assert not storage._already_written("action", storage.action_row(t["id"], 5, n, 0, "new")[1])

@@ -240,6 +240,36 @@ def server_send_text(ws: WebSocket) -> Callable[[str], Awaitable[None]]:
     return send_text
 
 
+#: What ``direct_writer`` uses of uvicorn's WebSocket protocol (websockets-sansio).
+_SANSIO_PARTS = ("conn", "transport", "writable", "close_sent", "disconnected")
+
+
+def direct_writer(ws: WebSocket) -> Callable[[str], bool] | None:
+    """A synchronous ``write_now`` for ``Conn`` when the server is uvicorn's websockets-sansio
+    protocol: the text frame is framed by the protocol's own websockets connection and written
+    to its transport, exactly what its ASGI ``send`` does for a ``websocket.send``, without a
+    coroutine and a task wake-up per message (bench/server_load.py: about a sixth of the
+    server's CPU per action went to that path). It declines (False) whenever that ``send``
+    would wait or fail: writing paused (a client that does not read), closing, closed; then
+    the message takes the queued path. None for any other server (the queued path only)."""
+    send = ws.scope.get(SERVER_SEND)
+    proto: Any = getattr(send, "__self__", None)
+    if proto is None or type(proto).__name__ != "WebSocketsSansIOProtocol" or \
+            not all(hasattr(proto, part) for part in _SANSIO_PARTS):
+        return None
+    conn, transport, writable = proto.conn, proto.transport, proto.writable
+
+    def write_now(text: str) -> bool:
+        if proto.close_sent or proto.disconnected or not writable.is_set() or \
+                transport.is_closing():
+            return False
+        conn.send_text(text.encode())
+        transport.write(b"".join(conn.data_to_send()))
+        return True
+
+    return write_now
+
+
 def _error(status: int, message: str, rule: str | None = None,
            headers: dict[str, str] | None = None) -> JSONResponse:
     body: dict[str, Any] = {"error": message}
@@ -722,7 +752,8 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             await ws.close(close_code[0])
 
         conn = Conn(seat if role == "seat" else None, server_send_text(ws), close,
-                    live.bucket_for(seat if role == "seat" else None), address)
+                    live.bucket_for(seat if role == "seat" else None), address,
+                    write_now=direct_writer(ws))
         sender = asyncio.create_task(conn.sender())
         conn.send(dumps({"type": "hello", "role": "seat" if conn.seat is not None else "spectator",
                          "seat": conn.seat, "table": table_id}))
@@ -913,15 +944,21 @@ def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = No
     (slowloris), caps per address and in all."""
     import uvicorn
 
-    from .transport import guarded_protocol
-
     limits = limits or ServerLimits()
     app = create_app(database_url=database_url, data_dir=data_dir, bot_delay=bot_delay,
                      deal_pause=deal_pause, limits=limits, api_docs=api_docs)
     tune_gc()
     for name in ("uvicorn.access", "uvicorn.error"):  # "WebSocket /ws/…?token=…" [accepted]
         logging.getLogger(name).addFilter(_RedactTokens())
-    uvicorn.run(app, host=host, port=port, log_level=log_level, ws=ws, ws_max_size=65536,
+    uvicorn.run(app, **uvicorn_settings(host, port, log_level, ws, ws_per_message_deflate, limits))
+
+
+def uvicorn_settings(host: str, port: int, log_level: str, ws: str, ws_per_message_deflate: bool,
+                     limits: ServerLimits) -> dict[str, Any]:
+    """The keyword arguments ``run`` gives ``uvicorn.run`` (or ``uvicorn.Config``)."""
+    from .transport import guarded_protocol
+
+    return dict(host=host, port=port, log_level=log_level, ws=ws, ws_max_size=65536,
                 ws_ping_interval=20.0, ws_ping_timeout=20.0,
                 ws_per_message_deflate=ws_per_message_deflate,
                 http=guarded_protocol(limits), timeout_keep_alive=int(limits.keep_alive_timeout),

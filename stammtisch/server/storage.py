@@ -230,6 +230,11 @@ def _sqlite_pragmas(busy_ms: int) -> Callable[[Any, Any], None]:
     return on_connect
 
 
+#: Rows per multi-row INSERT of the writer (``Storage.write_batch``): 150 × 6 columns stays under
+#: the 999 parameters that older SQLite builds allow in one statement.
+ROWS_PER_INSERT = 150
+
+
 class Storage:
     """The repository: one SQLAlchemy engine, small explicit transactions."""
 
@@ -425,6 +430,15 @@ class Storage:
         """Several INSERTs (``action_row``/``deal_row``: events of different tables, or one
         table's events in order) in ONE transaction, committed on return: the group commit of
         the server (one commit for the events of one event-loop turn). All or nothing."""
+        try:
+            self._insert_batch(writes)
+        except Exception:
+            if all(self._already_written(kind, params) for kind, params in writes):
+                return  # the commit did happen (its answer was lost)
+            raise
+
+    def _insert_batch(self, writes: list[Write]) -> None:
+        """``write_batch``'s transaction, without its check for a commit whose answer was lost."""
         if self._writer is None:
             self._open_writer()
         cur = self._writer_cursor
@@ -435,8 +449,20 @@ class Storage:
             # writer thread's CPU per action 97 -> 80 µs)
             for kind, run in groupby(writes, key=itemgetter(0)):
                 sql, positional, order = self._sql[kind]
-                cur.executemany(sql, [tuple(params[k] for k in order) if positional else params
-                                      for _, params in run])
+                if not positional:
+                    cur.executemany(sql, [params for _, params in run])
+                    continue
+                # positional drivers (SQLite): many rows per INSERT … VALUES (…), (…). sqlite3
+                # leaves the interpreter lock around every statement it steps, and a thread
+                # that leaves it while the event loop is busy waits a switch interval (5 ms)
+                # to get it back: with executemany that was once per row, and a group of a
+                # hundred rows took half a second under load (bench/server_load.py --tables
+                # 1000: every seventh event went to the spill file)
+                rows = [params for _, params in run]
+                for i in range(0, len(rows), ROWS_PER_INSERT):
+                    chunk = rows[i:i + ROWS_PER_INSERT]
+                    cur.execute(self._multi_row_sql(kind, len(chunk)),
+                                [params[k] for params in chunk for k in order])
             self._writer.commit()
         except Exception:
             try:
@@ -445,17 +471,18 @@ class Storage:
                 pass
             finally:
                 self._close_writer()
-            if all(self._already_written(kind, params) for kind, params in writes):
-                return  # the commit did happen (its answer was lost)
             raise
 
     def write_missing(self, writes: list[Write]) -> None:
         """The rows of ``writes`` the database does not hold yet, in one transaction (the
         spill file's drain: some of its rows may have been committed already, by a commit
         that went through after it was given up on). Usually none is: then it is one
-        ``write_batch``."""
+        ``write_batch``'s transaction."""
         try:
-            self.write_batch(writes)
+            # not write_batch itself: its check for a lost answer queries row by row (up to a
+            # whole chunk of them), which is what the conflict-skipping insert below does in
+            # one statement; those queries held the interpreter for long after each lock
+            self._insert_batch(writes)
             return
         except Exception:
             pass  # some row is in already, or the database fails still (then this fails too)
@@ -489,8 +516,20 @@ class Storage:
         except Exception:
             return False
 
+    def _multi_row_sql(self, kind: str, rows: int) -> str:
+        """The positional INSERT of ``kind`` with ``rows`` groups of values."""
+        key = (kind, rows)
+        sql = self._multi_sql.get(key)
+        if sql is None:
+            single = self._sql[kind][0]
+            head, sep, values = single.rpartition(" VALUES ")
+            assert sep, single  # an INSERT compiled by SQLAlchemy
+            sql = self._multi_sql[key] = head + sep + ", ".join([values.strip()] * rows)
+        return sql
+
     def _open_writer(self) -> None:
         self._sql = {}
+        self._multi_sql: dict[tuple[str, int], str] = {}
         for kind, stmt, keys in (
             ("action", self._insert_action, ["table_id", "deal", "idx", "seat", "action", "created"]),
             ("deal", self._insert_deal, ["table_id", "number", "deck", "created"]),

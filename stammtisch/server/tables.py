@@ -150,15 +150,23 @@ class Conn:
     The outgoing queue is a plain deque with one wake-up future for the sender task: a
     broadcast puts one message on every connection's queue, and ``asyncio.Queue``'s
     bookkeeping per message (getter and putter futures, task counting) cost more than the
-    rest of queueing it."""
+    rest of queueing it. With ``write_now`` (the ASGI server's socket, app.direct_writer), a
+    message that nothing waits before goes out at once, without waking the sender task: that
+    is nearly every message, and the wake-up, the task step and the ASGI send coroutine cost
+    more than writing the frame. The queue is left for a socket that cannot take more (its
+    transport paused writing: a client that does not read) and for what comes after it."""
 
     def __init__(self, seat: int | None, send_text: Callable[[str], Awaitable[None]],
                  close: Callable[[], Awaitable[None]], bucket: Bucket | None = None,
-                 address: str = ""):
+                 address: str = "", write_now: Callable[[str], bool] | None = None):
         self.seat = seat
         self.address = address
         self._send_text = send_text
         self._close = close
+        # the fast path (app.direct_writer): a message written to the socket at once when
+        # nothing waits before it; False (or an error) when the socket cannot take it now
+        self._write_now = write_now
+        self._busy = False  # the sender task is sending a message
         self._queue: deque[str | None] = deque()  # None: the close marker
         self._wake: asyncio.Future[None] | None = None  # the sender waits on it when idle
         self.bucket = bucket or Bucket(20.0, 20.0)
@@ -186,6 +194,12 @@ class Conn:
             self._queue.clear()  # its messages are moot: it reconnects and gets the full view
             self._put(None)
             return
+        if self._write_now is not None and not self._queue and not self._busy:
+            try:
+                if self._write_now(text):
+                    return
+            except Exception:  # the socket is going away: the sender's own send finds out
+                pass
         self._put(text)
 
     async def sender(self) -> None:
@@ -200,7 +214,9 @@ class Conn:
                 text = queue.popleft()
                 if text is None:
                     break
+                self._busy = True
                 await self._send_text(text)
+                self._busy = False
         except Exception:  # the socket went away; the receive loop will notice
             pass
         finally:
