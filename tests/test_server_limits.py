@@ -5,6 +5,7 @@ One section per defect of the issue; each test fails on the server before the fi
 from __future__ import annotations
 
 import json
+import random
 import sqlite3
 import time
 from contextlib import contextmanager
@@ -179,6 +180,51 @@ def test_the_score_sheet_in_each_message_stays_short_however_long_the_table_play
         assert json.loads(live.info_json()) == json.loads(json.dumps(live.info()))
         record = http.get(f"/api/tables/{t['id']}/record", params={"token": t["admin_token"]}).json()
         assert len(record["deals"]) == 23
+
+
+def test_the_table_json_of_every_broadcast_is_the_table_info_itself(tmp_path, monkeypatch):
+    """``LiveTable.info_json`` is built from cached parts (only the event number changes with
+    most events): at every broadcast it is byte for byte ``info()`` with the per-deal keys
+    last, through deals, a seat that comes and goes, a turn timer and the close."""
+    from stammtisch.server.tables import DEAL_PARTS, LiveTable, dumps
+
+    checked, wrong, seen = [0], [], set()
+    broadcast = LiveTable.broadcast_state
+
+    def checking(self: LiveTable) -> None:
+        fresh = self.info()
+        for k in DEAL_PARTS:
+            fresh[k] = fresh.pop(k)
+        if self.info_json() != dumps(fresh):  # noted, not raised: the table must go on
+            wrong.append((self.events, self.info_json(), dumps(fresh)))
+        checked[0] += 1
+        seen.update(k for k in ("turn_deadline", "next_deal_at", "closed") if fresh[k])
+        broadcast(self)
+
+    monkeypatch.setattr(LiveTable, "broadcast_state", checking)
+    app = make_app(tmp_path, deal_pause=0.0, turn_seconds_min=1)
+    with TestClient(app) as http:
+        t = http.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "turn_seconds": 1,
+                                           "seats": [{"name": "Anna"}, *BOTS3[1:]],
+                                           "max_deals": 4}).json()
+        start(http, t)
+        rng = random.Random(5)
+        with connect(http, t, t["seats"][0]["token"]) as ws:
+            anna = WsClient(ws)
+            with connect(http, t, t["spectator"]["token"]) as watcher:  # comes and goes
+                WsClient(watcher).until(lambda m: m["type"] == "state")
+            while True:  # Anna plays at once when it is her turn (her timer runs meanwhile)
+                m = anna.until(lambda m: m["type"] == "state")
+                if m["table"]["deal_number"] == 4 and not m["table"]["in_deal"]:
+                    break
+                view = m["view"]
+                if view and not view["terminal"] and view["current_player"] == 0:
+                    anna.send_action(rng.choice(view["legal_actions"]), event=m["event"])
+            assert http.post(f"/api/tables/{t['id']}/close",
+                             json={"token": t["admin_token"]}).status_code == 200
+            anna.until(lambda m: m["type"] == "state" and m["table"]["closed"])
+    assert wrong == []
+    assert checked[0] > 10 and seen == {"turn_deadline", "next_deal_at", "closed"}
 
 
 # --- 3. body limit while streaming (real server: see test_server_transport.py) -----------

@@ -283,6 +283,7 @@ class LiveTable:
         self._presence_handle: asyncio.TimerHandle | None = None
         self._info_cache: tuple[int, int, str] | None = None
         self._deal_parts: tuple[tuple[int, int], str] | None = None  # see info_json
+        self._info_parts: tuple[tuple[Any, ...], str, str] | None = None  # see info_json
         self._view_cache: tuple[int, dict[int | None, str]] | None = None  # (event, seat → view JSON)
         self._dealer_cache: tuple[int, int] | None = None  # (event, dealer of its views)
         self._msg_cache: tuple[int, dict[tuple[int | None, int], str]] | None = None
@@ -379,7 +380,7 @@ class LiveTable:
                 self.committed[-1][1].append((seat, text))
             self._note_finished()
         self._info_cache = self._view_cache = self._msg_cache = self._dealer_cache = None
-        self._deal_parts = None
+        self._deal_parts = self._info_parts = None
 
     def _undo(self) -> None:
         """Back to the last committed event (after a refused commit or an engine fault)."""
@@ -481,21 +482,39 @@ class LiveTable:
         assert self._dealer_cache is not None
         return self._dealer_cache[1]
 
+    def _info_key(self) -> tuple[Any, ...]:
+        """Everything ``info`` shows but the event number: the table's JSON stays the same,
+        but for that number, while this does. (The ledger, the dealer and the score sheet move
+        only when a deal starts or ends; seats and flags move with the presence version.)"""
+        t = self.table
+        return (self._presence_version, id(t), len(t.deals), t.in_deal, self.started,
+                self.next_deal_at, self.waiting, self.closed, self.broken, self.turn_seconds,
+                self.turn_deadline, self.listed, self.rematch_id, self.max_deals,
+                len(self.score), id(self.last_explanation))
+
     def info_json(self) -> str:
+        """``dumps(info())``, except that the keys of DEAL_PARTS come last. Built from parts:
+        most events change nothing in it but the event number, so the rest is serialised
+        only when ``_info_key`` changes, and the score sheet and the last deal's explanation
+        (most of the text) only once a deal."""
         key = (self.events, self._presence_version)
-        if self._info_cache is None or self._info_cache[:2] != key:
+        if self._info_cache is not None and self._info_cache[:2] == key:
+            return self._info_cache[2]
+        info_key = self._info_key()
+        if self._info_parts is None or self._info_parts[0] != info_key:
             info = self.info()
-            # the score sheet and the last deal's explanation change once a deal, but are
-            # most of the text: serialised once per deal and spliced in (same JSON, these
-            # keys last)
             deal_key = (len(self.score), id(self.last_explanation))
             if self._deal_parts is None or self._deal_parts[0] != deal_key:
-                parts = {k: info[k] for k in DEAL_PARTS}
-                self._deal_parts = (deal_key, dumps(parts)[1:-1])
-            for k in DEAL_PARTS:
-                del info[k]
-            self._info_cache = (*key, dumps(info)[:-1] + "," + self._deal_parts[1] + "}")
-        return self._info_cache[2]
+                self._deal_parts = (deal_key, dumps({k: info[k] for k in DEAL_PARTS})[1:-1])
+            keys = [k for k in info if k not in DEAL_PARTS]
+            at = keys.index("events")
+            head = dumps({k: info[k] for k in keys[:at]})[:-1] + ',"events":'
+            tail = "," + dumps({k: info[k] for k in keys[at + 1:]})[1:-1] + "," + \
+                self._deal_parts[1] + "}"
+            self._info_parts = (info_key, head, tail)
+        text = self._info_parts[1] + str(self.events) + self._info_parts[2]
+        self._info_cache = (*key, text)
+        return text
 
     def view(self, seat: int | None) -> dict[str, Any] | None:
         state = self.table.state
