@@ -437,8 +437,10 @@ class Storage:
                 return  # the commit did happen (its answer was lost)
             raise
 
-    def _insert_batch(self, writes: list[Write]) -> None:
-        """``write_batch``'s transaction, without its check for a commit whose answer was lost."""
+    def _insert_batch(self, writes: list[Write], skip_existing: bool = False) -> None:
+        """``write_batch``'s transaction, without its check for a commit whose answer was lost;
+        ``skip_existing`` (positional drivers only): a row whose key is in already is left
+        out (``ON CONFLICT DO NOTHING``)."""
         if self._writer is None:
             self._open_writer()
         cur = self._writer_cursor
@@ -461,7 +463,7 @@ class Storage:
                 rows = [params for _, params in run]
                 for i in range(0, len(rows), ROWS_PER_INSERT):
                     chunk = rows[i:i + ROWS_PER_INSERT]
-                    cur.execute(self._multi_row_sql(kind, len(chunk)),
+                    cur.execute(self._multi_row_sql(kind, len(chunk), skip_existing),
                                 [params[k] for params in chunk for k in order])
             self._writer.commit()
         except Exception:
@@ -486,9 +488,15 @@ class Storage:
             return
         except Exception:
             pass  # some row is in already, or the database fails still (then this fails too)
-        # one INSERT … ON CONFLICT DO NOTHING per kind (SQLite and PostgreSQL both have it): a
-        # row with the key of one already in is the same row (the event was committed once,
-        # by the attempt that was given up on), so skipping it is right
+        if self.engine.dialect.positional:  # SQLite: the writer's own multi-row INSERTs
+            # with the conflict clause: SQLAlchemy's executemany below steps row by row, and
+            # under load the writer thread waited for the interpreter lock at every row, for
+            # seconds after each lock (bench/soak.py), while new group commits queued behind
+            self._insert_batch(writes, skip_existing=True)
+            return
+        # (PostgreSQL) one INSERT … ON CONFLICT DO NOTHING per kind. Either way, a row with the
+        # key of one already in is the same row (the event was committed once, by the attempt
+        # that was given up on), so skipping it is right
         from sqlalchemy.dialects import postgresql, sqlite
 
         dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
@@ -516,20 +524,23 @@ class Storage:
         except Exception:
             return False
 
-    def _multi_row_sql(self, kind: str, rows: int) -> str:
+    def _multi_row_sql(self, kind: str, rows: int, skip_existing: bool = False) -> str:
         """The positional INSERT of ``kind`` with ``rows`` groups of values."""
-        key = (kind, rows)
+        key = (kind, rows, skip_existing)
         sql = self._multi_sql.get(key)
         if sql is None:
             single = self._sql[kind][0]
             head, sep, values = single.rpartition(" VALUES ")
             assert sep, single  # an INSERT compiled by SQLAlchemy
-            sql = self._multi_sql[key] = head + sep + ", ".join([values.strip()] * rows)
+            sql = head + sep + ", ".join([values.strip()] * rows)
+            if skip_existing:
+                sql += " ON CONFLICT DO NOTHING"
+            self._multi_sql[key] = sql
         return sql
 
     def _open_writer(self) -> None:
         self._sql = {}
-        self._multi_sql: dict[tuple[str, int], str] = {}
+        self._multi_sql: dict[tuple[str, int, bool], str] = {}
         for kind, stmt, keys in (
             ("action", self._insert_action, ["table_id", "deal", "idx", "seat", "action", "created"]),
             ("deal", self._insert_deal, ["table_id", "number", "deck", "created"]),
