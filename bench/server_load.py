@@ -142,9 +142,10 @@ class WsProtocol(asyncio.Protocol):
 
     def connection_lost(self, exc) -> None:
         self.open = False
-        for f in (self.opened, self.closed):
-            if not f.done():
-                f.set_exception(ConnectionError("closed")) if f is self.opened else f.set_result(None)
+        if not self.opened.done():
+            self.opened.set_exception(ConnectionError("closed"))
+        if not self.closed.done():
+            self.closed.set_result(None)
 
     def data_received(self, data: bytes) -> None:
         buf = self.buf

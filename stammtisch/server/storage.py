@@ -234,6 +234,9 @@ def _sqlite_pragmas(busy_ms: int) -> Callable[[Any, Any], None]:
 #: the 999 parameters that older SQLite builds allow in one statement.
 ROWS_PER_INSERT = 150
 
+#: The clause that makes the writer's INSERTs skip a row whose key is in already.
+ON_CONFLICT_SKIP = " ON CONFLICT DO NOTHING"
+
 
 class Storage:
     """The repository: one SQLAlchemy engine, small explicit transactions."""
@@ -439,8 +442,8 @@ class Storage:
 
     def _insert_batch(self, writes: list[Write], skip_existing: bool = False) -> None:
         """``write_batch``'s transaction, without its check for a commit whose answer was lost;
-        ``skip_existing`` (positional drivers only): a row whose key is in already is left
-        out (``ON CONFLICT DO NOTHING``)."""
+        ``skip_existing``: a row whose key is in already is left out (``ON CONFLICT DO
+        NOTHING``, on SQLite and PostgreSQL alike)."""
         if self._writer is None:
             self._open_writer()
         cur = self._writer_cursor
@@ -452,7 +455,8 @@ class Storage:
             for kind, run in groupby(writes, key=itemgetter(0)):
                 sql, positional, order = self._sql[kind]
                 if not positional:
-                    cur.executemany(sql, [params for _, params in run])
+                    cur.executemany(sql + (ON_CONFLICT_SKIP if skip_existing else ""),
+                                    [params for _, params in run])
                     continue
                 # positional drivers (SQLite): many rows per INSERT … VALUES (…), (…). sqlite3
                 # leaves the interpreter lock around every statement it steps, and a thread
@@ -488,23 +492,12 @@ class Storage:
             return
         except Exception:
             pass  # some row is in already, or the database fails still (then this fails too)
-        if self.engine.dialect.positional:  # SQLite: the writer's own multi-row INSERTs
-            # with the conflict clause: SQLAlchemy's executemany below steps row by row, and
-            # under load the writer thread waited for the interpreter lock at every row, for
-            # seconds after each lock (bench/soak.py), while new group commits queued behind
-            self._insert_batch(writes, skip_existing=True)
-            return
-        # (PostgreSQL) one INSERT … ON CONFLICT DO NOTHING per kind. Either way, a row with the
-        # key of one already in is the same row (the event was committed once, by the attempt
-        # that was given up on), so skipping it is right
-        from sqlalchemy.dialects import postgresql, sqlite
-
-        dialect = postgresql if self.engine.dialect.name == "postgresql" else sqlite
-        with self.engine.begin() as conn:
-            for kind, run in groupby(writes, key=itemgetter(0)):
-                model = ActionRow if kind == "action" else DealRow
-                stmt = dialect.insert(_table(model)).on_conflict_do_nothing()
-                conn.execute(stmt, [params for _, params in run])
+        # the same INSERTs with the conflict clause: a row with the key of one already in is
+        # the same row (the event was committed once, by the attempt that was given up on), so
+        # skipping it is right. (Not SQLAlchemy's executemany: on SQLite it steps row by row,
+        # and under load the writer thread waited for the interpreter lock at every row, for
+        # seconds after each lock (bench/soak.py), while new group commits queued behind.)
+        self._insert_batch(writes, skip_existing=True)
 
     def _already_written(self, kind: str, params: dict[str, Any]) -> bool:
         """Whether the row of an INSERT is in the database with the same content (a retried
@@ -534,7 +527,7 @@ class Storage:
             assert sep, single  # an INSERT compiled by SQLAlchemy
             sql = head + sep + ", ".join([values.strip()] * rows)
             if skip_existing:
-                sql += " ON CONFLICT DO NOTHING"
+                sql += ON_CONFLICT_SKIP
             self._multi_sql[key] = sql
         return sql
 
