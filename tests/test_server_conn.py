@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from stammtisch.server.tables import QUEUE_LIMIT, Conn
+import pytest
+
+from stammtisch.server.tables import QUEUE_LIMIT, Conn, Outbox
 
 
 class Socket:
@@ -144,3 +146,97 @@ def test_a_fast_path_that_fails_hands_the_message_to_the_sender() -> None:
 
     sock = asyncio.run(main())
     assert sock.sent == ["x"] and sock.direct == []
+
+
+def test_the_outbox_writes_a_turns_messages_at_its_end_in_order() -> None:
+    """With an outbox, fast-path messages wait for the end of the event loop's turn: none is
+    written while the turn runs, all of them right after it, each socket's in order."""
+    async def main() -> tuple[DirectSocket, DirectSocket, list[list[str]]]:
+        outbox = Outbox()
+        a, b = DirectSocket(), DirectSocket()
+        ca = Conn(0, a.send_text, a.close, write_now=a.write_now, outbox=outbox)
+        cb = Conn(1, b.send_text, b.close, write_now=b.write_now, outbox=outbox)
+        senders = [asyncio.create_task(c.sender()) for c in (ca, cb)]
+        ca.send("a1")
+        cb.send(b"b1")
+        ca.send("a2")
+        during = [list(a.direct), list(b.direct)]  # nothing yet: the turn is not over
+        await asyncio.sleep(0)  # the turn ends: the outbox writes
+        assert a.direct == ["a1", "a2"] and b.direct == [b"b1"]
+        ca.send("a3")  # a later turn: held again, then written
+        await asyncio.sleep(0)
+        for c in (ca, cb):
+            c.stop()
+        await asyncio.wait_for(asyncio.gather(*senders), 5)
+        return a, b, during
+
+    a, b, during = asyncio.run(main())
+    assert during == [[], []]
+    assert a.sent == ["a1", "a2", "a3"] and b.sent == [b"b1"]
+    assert a.closed == 1 and b.closed == 1
+
+
+def test_held_messages_behind_a_socket_that_pauses_go_through_the_sender_in_order() -> None:
+    async def main() -> DirectSocket:
+        outbox = Outbox()
+        sock = DirectSocket()
+        conn = Conn(0, sock.send_text, sock.close, write_now=sock.write_now, outbox=outbox)
+        sender = asyncio.create_task(conn.sender())
+        conn.send("a")
+        conn.send("b")
+        sock.paused = True  # the client stopped reading before the turn ended
+        await asyncio.sleep(0)
+        sock.paused = False
+        conn.send("c")  # "a" and "b" wait in the queue: "c" goes behind them
+        await asyncio.sleep(0.01)
+        conn.stop()
+        await asyncio.wait_for(sender, 5)
+        return sock
+
+    sock = asyncio.run(main())
+    assert sock.sent == ["a", "b", "c"] and sock.direct == []
+
+
+def test_stop_sends_the_held_messages_before_closing() -> None:
+    """A message sent right before ``stop`` (the "revoked" error, say) is not lost in the
+    outbox: it goes out, then the socket closes."""
+    async def main() -> DirectSocket:
+        outbox = Outbox()
+        sock = DirectSocket()
+        conn = Conn(0, sock.send_text, sock.close, write_now=sock.write_now, outbox=outbox)
+        sender = asyncio.create_task(conn.sender())
+        conn.send(b"last words")
+        conn.stop()
+        conn.send("after the stop")  # refused: the connection is closed
+        await asyncio.wait_for(sender, 5)
+        await asyncio.sleep(0)  # the outbox's turn end finds nothing left to write
+        return sock
+
+    sock = asyncio.run(main())
+    assert sock.sent == ["last words"] and sock.closed == 1  # the sender decodes bytes
+
+
+@pytest.mark.parametrize("size", [0, 1, 125, 126, 127, 65535, 65536, 70000])
+def test_text_frame_is_the_frame_websockets_writes(size: int) -> None:
+    """``app.text_frame`` (the fast path's framing without extensions) is byte for byte what
+    the websockets protocol writes for the same text, and a client parses it back."""
+    from websockets.frames import Frame, Opcode
+    from websockets.protocol import Protocol, Side, State
+    from websockets.streams import StreamReader
+
+    from stammtisch.server.app import text_frame
+
+    text = ("Ä€x" * size)[:size]  # multi-byte UTF-8 too
+    payload = text.encode()
+    server = Protocol(Side.SERVER, state=State.OPEN)
+    server.send_text(payload)
+    assert text_frame(payload) == b"".join(server.data_to_send())
+    reader = StreamReader()
+    reader.feed_data(text_frame(payload))
+    reader.feed_eof()
+    parser = Frame.parse(reader.read_exact, mask=False)
+    try:
+        next(parser)
+    except StopIteration as done:
+        frame = done.value
+    assert frame.opcode is Opcode.TEXT and frame.fin and frame.data.decode() == text

@@ -74,7 +74,7 @@ from .limits import (
 from .names import NameError_, clean_name, look_alike_pair
 from .spill import Spill
 from .storage import Storage, StoredSocial, StoredTable, default_database_url, spill_path_for, token_digest
-from .tables import TRY_AGAIN, Bucket, Conn, LiveTable, TableManager, dumps
+from .tables import TRY_AGAIN, Bucket, Conn, LiveTable, Message, TableManager, dumps
 
 PROTOCOL = """
 Client → server (JSON text frames, at most ServerLimits.max_message bytes and max_json_depth
@@ -244,30 +244,51 @@ def server_send_text(ws: WebSocket) -> Callable[[str], Awaitable[None]]:
 _SANSIO_PARTS = ("conn", "transport", "writable", "close_sent", "disconnected")
 
 
-def direct_writer(ws: WebSocket) -> Callable[[str], bool] | None:
+def direct_writer(ws: WebSocket) -> Callable[[Message], bool] | None:
     """A synchronous ``write_now`` for ``Conn`` when the server is uvicorn's websockets-sansio
-    protocol: the text frame is framed by the protocol's own websockets connection and written
-    to its transport, exactly what its ASGI ``send`` does for a ``websocket.send``, without a
-    coroutine and a task wake-up per message (bench/server_load.py: about a sixth of the
-    server's CPU per action went to that path). It declines (False) whenever that ``send``
-    would wait or fail: writing paused (a client that does not read), closing, closed; then
-    the message takes the queued path. None for any other server (the queued path only)."""
+    protocol: the text frame goes to the protocol's transport at once, as its ASGI ``send``
+    would write it for a ``websocket.send``, without a coroutine and a task wake-up per
+    message (bench/server_load.py: about a sixth of the server's CPU per action went to that
+    path). It declines (False) whenever that ``send`` would wait or fail: writing paused (a
+    client that does not read), closing, closed; then the message takes the queued path.
+    None for any other server (the queued path only).
+
+    Without extensions a server's text frame is two or four bytes of header and the payload
+    as it is (RFC 6455 §5.2: FIN, opcode 1, no mask), and ``text_frame`` writes that itself;
+    with per-message deflate the protocol's own connection frames (and compresses) it."""
     send = ws.scope.get(SERVER_SEND)
     proto: Any = getattr(send, "__self__", None)
     if proto is None or type(proto).__name__ != "WebSocketsSansIOProtocol" or \
             not all(hasattr(proto, part) for part in _SANSIO_PARTS):
         return None
-    conn, transport, writable = proto.conn, proto.transport, proto.writable
+    from websockets.protocol import State  # installed: the protocol above is built on it
 
-    def write_now(text: str) -> bool:
+    conn, transport, writable = proto.conn, proto.transport, proto.writable
+    plain, opened = not conn.extensions, State.OPEN
+
+    def write_now(text: Message) -> bool:
         if proto.close_sent or proto.disconnected or not writable.is_set() or \
-                transport.is_closing():
+                transport.is_closing() or conn.state is not opened:
             return False
-        conn.send_text(text.encode())
-        transport.write(b"".join(conn.data_to_send()))
+        data = text.encode() if isinstance(text, str) else text
+        if plain:
+            transport.write(text_frame(data))
+        else:
+            conn.send_text(data)
+            transport.write(b"".join(conn.data_to_send()))
         return True
 
     return write_now
+
+
+def text_frame(payload: bytes) -> bytes:
+    """A final, unmasked text frame (server to client, no extensions) holding ``payload``."""
+    n = len(payload)
+    if n < 126:
+        return b"\x81%c%b" % (n, payload)
+    if n < 65536:
+        return b"\x81\x7e%b%b" % (n.to_bytes(2, "big"), payload)
+    return b"\x81\x7f%b%b" % (n.to_bytes(8, "big"), payload)
 
 
 def _error(status: int, message: str, rule: str | None = None,
@@ -753,7 +774,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
 
         conn = Conn(seat if role == "seat" else None, server_send_text(ws), close,
                     live.bucket_for(seat if role == "seat" else None), address,
-                    write_now=direct_writer(ws))
+                    write_now=direct_writer(ws), outbox=manager.outbox)
         sender = asyncio.create_task(conn.sender())
         conn.send(dumps({"type": "hello", "role": "seat" if conn.seat is not None else "spectator",
                          "seat": conn.seat, "table": table_id}))
