@@ -10,7 +10,7 @@ import math
 import random
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from stammtisch.sim.stats import (
@@ -43,8 +43,17 @@ def test_t_quantiles_match_the_tables():
 
 
 @given(st.floats(0.001, 0.999), st.integers(1, 500))
+@example(0.49999965378681854, 56)  # found by CI: t_cdf of a t near 0 was off by 1.05e-9
 def test_t_quantile_inverts_the_cdf(p, df):
     assert t_cdf(t_quantile(p, df), df) == pytest.approx(p, abs=1e-9)
+
+
+@pytest.mark.parametrize("df", [1, 2, 56, 500])
+def test_t_cdf_near_zero_rises_with_the_density_at_zero(df):
+    """Near 0 the cdf is 0.5 + t·f(0): the accuracy the quantiles of p ≈ 0.5 rest on."""
+    density0 = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
+    for t in (1e-9, 1e-7, -1e-7, 1e-5):
+        assert t_cdf(t, df) - 0.5 == pytest.approx(t * density0, rel=1e-6)
 
 
 def test_mean_interval_covers_at_95_percent_for_normal_data():

@@ -89,22 +89,25 @@ def _betacf(a: float, b: float, x: float) -> float:
     return h
 
 
-def _regularized_beta(a: float, b: float, x: float) -> float:
+def _regularized_beta(a: float, b: float, x: float, y: float) -> float:
+    """I_x(a, b), given both ``x`` and ``y`` = 1 - x: near x = 1, ``1.0 - x`` would keep only
+    the few digits of y that survive the subtraction (t_cdf of a t near 0 was wrong by ~1e-9)."""
     if x <= 0.0:
         return 0.0
-    if x >= 1.0:
+    if y <= 0.0:
         return 1.0
-    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    log_front = math.lgamma(a + b) - math.lgamma(a) - math.lgamma(b) + a * math.log(x) + b * math.log(y)
     if x < (a + 1.0) / (a + b + 2.0):
         return math.exp(log_front) * _betacf(a, b, x) / a
-    return 1.0 - math.exp(log_front) * _betacf(b, a, 1.0 - x) / b
+    return 1.0 - math.exp(log_front) * _betacf(b, a, y) / b
 
 
 def t_cdf(t: float, df: float) -> float:
     """P(T <= t) for Student's t with ``df`` degrees of freedom."""
     if df <= 0:
         raise ValueError("degrees of freedom must be positive")
-    tail = 0.5 * _regularized_beta(df / 2.0, 0.5, df / (df + t * t))
+    t2 = t * t
+    tail = 0.5 * _regularized_beta(df / 2.0, 0.5, df / (df + t2), t2 / (df + t2))
     return 1.0 - tail if t >= 0 else tail
 
 
