@@ -162,8 +162,10 @@ class Conn:
     rest of queueing it. With ``write_now`` (the ASGI server's socket, app.direct_writer), a
     message that nothing waits before goes out at once, without waking the sender task: that
     is nearly every message, and the wake-up, the task step and the ASGI send coroutine cost
-    more than writing the frame. The queue is left for a socket that cannot take more (its
-    transport paused writing: a client that does not read) and for what comes after it."""
+    more than writing the frame. With an ``Outbox`` such a message waits for the end of the
+    event loop's turn and is written then. The queue is left for a socket that cannot take
+    more (its transport paused writing: a client that does not read) and for what comes after
+    it."""
 
     def __init__(self, seat: int | None, send_text: Callable[[str], Awaitable[None]],
                  close: Callable[[], Awaitable[None]], bucket: Bucket | None = None,
