@@ -48,9 +48,10 @@ class EngineGame:
         self.num_players: int = rules.players
         self.pack: Pack = pack_named(rules.pack)
         self._all_cards = list(range(self.pack.size))
-        #: memo of views' log texts: (actor, action, viewer, viewer is the partner) -> text
-        self.log_texts: dict[tuple[int, int, int | None, bool], str] = {}
-        #: action ids from here on are not memoised in ``log_texts`` (too many card sets)
+        #: memo of views' log entries: (viewer, viewer is the partner) -> (actor, action) ->
+        #: the entry ``[actor, text]`` (shared by every view that shows it: read-only)
+        self.log_entries: dict[tuple[int | None, bool], dict[tuple[int, int], list[Any]]] = {}
+        #: action ids from here on are not memoised in ``log_entries`` (too many card sets)
         self.memo_limit: int = 1 << 62
         self.secrets: tuple[Secret, ...] = ()
 
@@ -210,22 +211,25 @@ class EngineState:
         return False
 
     def _view_log(self, viewer: int | None) -> list[list[Any]]:
-        """The log as ``viewer`` may see it. An entry's text depends only on (actor, action,
-        viewer, viewer is the partner): the game remembers it (the server renders every
-        seat's view after every action), except for the sparse multi-card ids."""
+        """The log as ``viewer`` may see it. An entry depends only on (actor, action, viewer,
+        viewer is the partner): the game remembers it, list and all, and views share it (the
+        server renders every seat's view after every action), except for the sparse
+        multi-card ids."""
         g = self.game
-        memo = g.log_texts
-        limit = g.memo_limit
         partner = self._partner_of_actor(viewer)
+        memo = g.log_entries.get((viewer, partner))
+        if memo is None:
+            memo = g.log_entries[(viewer, partner)] = {}
+        limit = g.memo_limit
         out = []
-        for s, a in self.log:
-            key = (s, a, viewer, partner)
-            text = memo.get(key)
-            if text is None:
-                text = g.log_text(s, a, viewer, partner)
+        for entry in self.log:
+            shown = memo.get(entry)
+            if shown is None:
+                s, a = entry
+                shown = [s, g.log_text(s, a, viewer, partner)]
                 if a < limit:
-                    memo[key] = text
-            out.append([s, text])
+                    memo[entry] = shown
+            out.append(shown)
         return out
 
     # -- the view ------------------------------------------------------------------------------
