@@ -216,12 +216,16 @@ class Conn:
                 if len(self._held) == 1:
                     self._outbox.add(self)
                 return
-            try:
-                if self._write_now(text):
-                    return
-            except Exception:  # the socket is going away: the sender's own send finds out
-                pass
+            if self._written_now(text):
+                return
         self._put(text)
+
+    def _written_now(self, text: Message) -> bool:
+        """Whether the fast path took the message; if not, the caller queues it."""
+        try:
+            return self._write_now is not None and self._write_now(text)
+        except Exception:  # the socket is going away: the sender's own send finds out
+            return False
 
     def write_held(self) -> None:
         """Write the messages held for the outbox, in order; what the socket does not take
@@ -230,14 +234,10 @@ class Conn:
         if self.closed:
             return
         for i, text in enumerate(held):
-            try:
-                if self._write_now is not None and self._write_now(text):
-                    continue
-            except Exception:  # the socket is going away: the sender's own send finds out
-                pass
-            for rest in held[i:]:
-                self._put(rest)
-            return
+            if not self._written_now(text):
+                for rest in held[i:]:
+                    self._put(rest)
+                return
 
     async def sender(self) -> None:
         """Send queued messages in order until the close marker (None)."""
