@@ -86,3 +86,44 @@ def test_views_of_no_seats_and_a_seat_outside_the_table() -> None:
     assert state.views([]) == []
     with pytest.raises(ValueError):
         state.views([0, 7])
+
+
+@pytest.mark.parametrize("rid", ["tippen/grupp-1975", "tippen/dreiblatt-1859", "tapp/modern",
+                                 "tapp/classic-1879"])
+def test_a_views_log_is_the_log_redacted_for_the_viewer_however_the_game_remembers_it(
+        rid: str) -> None:
+    """The game remembers the log entries it rendered (``log_entries``), shared by views.
+    Clones that part ways, a log changed in place (world sampling does that) and the next
+    deal must all get their own log, entry for entry, and a copy of it."""
+    import random
+
+    rng = random.Random(3)
+    rules = ruleset(rid, {})
+    game = new_game(rules)
+    n = rules.players
+
+    def expected(state: Any, viewer: int | None) -> list[list[Any]]:
+        partner = state._partner_of_actor(viewer)
+        return [[s, game.log_text(s, a, viewer, partner)] for s, a in state.log]
+
+    checked = 0
+    for k in range(20):
+        deck = list(range(game.pack.size))
+        rng.shuffle(deck)
+        states = [game.new_deal(TableState(dealer=k % n), deck)]
+        while not all(s.is_terminal() for s in states):
+            state = rng.choice([s for s in states if not s.is_terminal()])
+            state.apply(rng.choice(state.legal_actions()))
+            if len(states) < 4 and rng.random() < 0.1:
+                states.append(state.clone())  # the two part ways from here
+            if rng.random() < 0.1 and len(state.log) > 1:  # an entry replaced in place
+                i = rng.randrange(len(state.log) - 1)
+                state.log[i] = rng.choice(state.log[:-1])
+            for seen in rng.sample(states, len(states)):
+                viewer = rng.choice([None, *range(n)])
+                log = seen.view(viewer)["log"]
+                assert log == expected(seen, viewer)
+                log.append(["a consumer's own", "entry"])  # a copy: the game is not changed
+                assert seen.view(viewer)["log"] == expected(seen, viewer)
+                checked += 1
+    assert checked > 500

@@ -258,8 +258,11 @@ def direct_writer(ws: WebSocket) -> Callable[[Message], bool] | None:
     with per-message deflate the protocol's own connection frames (and compresses) it."""
     send = ws.scope.get(SERVER_SEND)
     proto: Any = getattr(send, "__self__", None)
-    if proto is None or type(proto).__name__ != "WebSocketsSansIOProtocol" or \
-            not all(hasattr(proto, part) for part in _SANSIO_PARTS):
+    if proto is None or not all(hasattr(proto, part) for part in _SANSIO_PARTS):
+        return None
+    from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+    if not isinstance(proto, WebSocketsSansIOProtocol):  # framed_websocket_protocol's is one
         return None
     from websockets.protocol import State  # installed: the protocol above is built on it
 
@@ -977,9 +980,10 @@ def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = No
 def uvicorn_settings(host: str, port: int, log_level: str, ws: str, ws_per_message_deflate: bool,
                      limits: ServerLimits) -> dict[str, Any]:
     """The keyword arguments ``run`` gives ``uvicorn.run`` (or ``uvicorn.Config``)."""
-    from .transport import guarded_protocol
+    from .transport import framed_websocket_protocol, guarded_protocol
 
-    return dict(host=host, port=port, log_level=log_level, ws=ws, ws_max_size=65536,
+    protocol: Any = framed_websocket_protocol() if ws == "websockets-sansio" else ws
+    return dict(host=host, port=port, log_level=log_level, ws=protocol, ws_max_size=65536,
                 ws_ping_interval=20.0, ws_ping_timeout=20.0,
                 ws_per_message_deflate=ws_per_message_deflate,
                 http=guarded_protocol(limits), timeout_keep_alive=int(limits.keep_alive_timeout),

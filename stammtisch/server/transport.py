@@ -1,5 +1,7 @@
-"""Connection guards below the app (uvicorn's httptools protocol, extended): slowloris and
-connection floods never reach FastAPI.
+"""Below the app: uvicorn's protocols, extended.
+
+Connection guards (uvicorn's httptools protocol, extended): slowloris and connection floods
+never reach FastAPI.
 
 - Header timeout: a request's headers must be complete within ``header_timeout`` seconds of
   its first byte (and a new connection must send them within that time); a client that sends
@@ -13,6 +15,9 @@ connection floods never reach FastAPI.
 
 A reverse proxy in front (nginx, Caddy) adds more of the same at the edge: see
 docs/deployment.md.
+
+WebSocket frames (uvicorn's websockets-sansio protocol, extended): the usual client frame is
+read in place, everything else by the websockets parser (``framed_websocket_protocol``).
 """
 
 from __future__ import annotations
@@ -157,3 +162,131 @@ def guarded_protocol(limits: ServerLimits, counts: ConnectionCounts | None = Non
             protocol.connection_lost = lost
 
     return GuardedHttpToolsProtocol
+
+
+#: Messages a WebSocket may have waiting for the app before its reading pauses (see
+#: ``FramedWebSocketProtocol``).
+QUEUED_BEFORE_PAUSE = 4
+
+
+def framed_websocket_protocol() -> type:
+    """``FramedWebSocketProtocol``: uvicorn's websockets-sansio protocol, with the usual frame
+    (a whole, masked, final text frame) read in place. Built on first use: uvicorn imports
+    websockets only then."""
+    global _FRAMED
+    if _FRAMED is None:
+        _FRAMED = _build_framed_protocol()
+    return _FRAMED
+
+
+_FRAMED: type | None = None
+
+
+def _build_framed_protocol() -> type:
+    from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+    try:
+        from websockets.speedups import apply_mask
+    except ImportError:  # websockets built without its C extension
+        from websockets.utils import apply_mask
+    from websockets.protocol import State
+
+    opened = State.OPEN
+
+    class FramedWebSocketProtocol(WebSocketsSansIOProtocol):
+        """What a client sends in play is one small text message at a time, each one whole,
+        masked, final text frame (RFC 6455 §5.2). Such a frame is read here: the header, the
+        mask and the strict UTF-8 decoding, then the same ``websocket.receive`` event as
+        uvicorn's. Every other frame (ping, pong, close, binary, fragments, a frame too
+        large, one with reserved bits or no mask) goes whole, on its own, to the websockets
+        parser underneath, which answers and fails exactly as it does for uvicorn.
+
+        That parser therefore only ever sees whole frames, so it waits at a frame boundary
+        between them and never needs the bytes read here. A connection whose first frames
+        came before the handshake ended (a client may not do that) or that negotiated an
+        extension leaves everything to the parser.
+
+        bench/server_load.py --tables 1000: websockets' generator-based parser, the frame
+        objects and the event dispatch were ~7 % of the server's CPU per action. Reading
+        pauses once ``QUEUED_BEFORE_PAUSE`` messages wait for the app, where uvicorn pauses
+        after each message (two epoll changes per message); a client still cannot have
+        more than what one read brings queued on top of that."""
+
+        _framed: bool | None = None  # None: the handshake is not over yet
+        _partial: bytes = b""  # the start of a frame that has not all arrived
+
+        def data_received(self, data: bytes) -> None:
+            if self._framed is None:
+                if not self.handshake_initiated:  # the upgrade request itself
+                    super().data_received(data)
+                    return
+                # frames before the handshake ended (or after a refusal): the parser's
+                self._framed = (self.handshake_complete and not self.conn.extensions
+                                and self.conn.state is opened)
+            if not self._framed:
+                super().data_received(data)
+                return
+            if self._partial:
+                data, self._partial = self._partial + data, b""
+            self._read_frames(data)
+
+        def _read_frames(self, data: bytes) -> None:
+            conn = self.conn
+            end = len(data)
+            at = 0
+            while end - at >= 2:
+                first, second = data[at], data[at + 1]
+                size = second & 0x7F
+                head = 2
+                if size == 126:
+                    head = 4
+                    if end - at < 4:
+                        break
+                    size = int.from_bytes(data[at + 2:at + 4], "big")
+                elif size == 127:
+                    head = 10
+                    if end - at < 10:
+                        break
+                    size = int.from_bytes(data[at + 2:at + 10], "big")
+                limit = conn.max_message_size
+                if limit is not None and size > limit:  # the parser closes with 1009
+                    self._leave_to_parser(data[at:])
+                    return
+                masked = second & 0x80
+                if masked:
+                    head += 4
+                stop = at + head + size
+                if stop > end:
+                    break
+                if (first == 0x81 and masked and conn.current_size is None
+                        and conn.state is opened and conn.parser_exc is None):
+                    try:
+                        text = apply_mask(data[at + head:stop], data[at + head - 4:at + head]).decode()
+                    except UnicodeDecodeError:
+                        super().data_received(data[at:stop])  # the parser closes with 1007
+                    else:
+                        self._queue_text(text)
+                else:
+                    super().data_received(data[at:stop])
+                at = stop
+                if conn.state is not opened or conn.parser_exc is not None:
+                    # closing: a closed transport reads nothing more, else the parser
+                    # discards the rest
+                    self._leave_to_parser(b"" if self.transport.is_closing() else data[at:])
+                    return
+            if at < end:
+                self._partial = data[at:]
+
+        def _leave_to_parser(self, data: bytes) -> None:
+            self._framed = False
+            if data:
+                super().data_received(data)
+
+        def _queue_text(self, text: str) -> None:
+            if self.close_sent:  # the app is past its close: uvicorn drops the message too
+                return
+            self.queue.put_nowait({"type": "websocket.receive", "text": text})
+            if not self.read_paused and self.queue.qsize() >= QUEUED_BEFORE_PAUSE:
+                self.read_paused = True
+                self.transport.pause_reading()
+
+    return FramedWebSocketProtocol
