@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .i18n import t
+from .i18n import has, t
 from .i18n.words import card_short, contract_name
 
 #: payment codes that are a bête (Tippen): the payer's reason is told
@@ -59,14 +59,14 @@ def _tricks_text(tricks: Mapping[Any, int], names: Sequence[str]) -> str:
 
 
 def _payment(entry: Mapping[str, Any], summary: Mapping[str, Any], names: Sequence[str],
-             lang: str, suits: str) -> str:
+             lang: str, contract: str) -> str:
     code = entry.get("code", "other")
     params: dict[str, object] = {
         "payer": _name(entry["from"], names, lang),
         "payee": _name(entry["to"], names, lang),
         "amount": entry["amount"],
         "reason": entry.get("reason", ""),
-        "contract": _contract(summary, lang, suits),
+        "contract": contract,
     }
     if code == "trick":
         params["trick"] = entry.get("trick", "")
@@ -77,7 +77,7 @@ def _payment(entry: Mapping[str, Any], summary: Mapping[str, Any], names: Sequen
     if code == "pot":
         code = "pot-out" if entry["from"] == "pot" else "pot-in"
     key = f"explain.pay.{code}"
-    if code == "other" or t(key, lang) == key:
+    if code == "other" or not has(key, lang) and not has(key):
         key = "explain.pay.other"
     return t(key, lang, **params)
 
@@ -87,7 +87,8 @@ def _payments(summary: Mapping[str, Any], names: Sequence[str], lang: str,
     payments = summary.get("payments") or []
     if not payments:
         return [t("explain.no_payments", lang)]
-    return [_payment(p, summary, names, lang, suits) for p in payments]
+    contract = _contract(summary, lang, suits)  # the same in every line: named once
+    return [_payment(p, summary, names, lang, contract) for p in payments]
 
 
 # ---------------------------------------------------------------------------------- Tippen
