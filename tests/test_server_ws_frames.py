@@ -198,3 +198,13 @@ def test_the_usual_frames_never_reach_the_websockets_parser() -> None:
     assert not proto.transport.paused  # fewer than QUEUED_BEFORE_PAUSE wait
     events, *_ , proto = run(Counting, [stream * QUEUED_BEFORE_PAUSE])
     assert len(events) == 3 * QUEUED_BEFORE_PAUSE and proto.transport.paused
+
+
+def test_a_frame_that_trickles_in_byte_by_byte() -> None:
+    """Collected in one buffer (not joined anew at every read, which would take quadratic
+    time for a large frame sent one byte at a time): the messages come out whole."""
+    big, small = "ü" * 20_000, "next"
+    stream = _text(big.encode()) + _text(small.encode())
+    events, written, closed, proto = run(Framed, [stream[i:i + 1] for i in range(len(stream))])
+    assert [e["text"] for e in events] == [big, small]
+    assert written == b"" and not closed and proto._partial is None

@@ -212,7 +212,8 @@ def _build_framed_protocol() -> type:
         more than what one read brings queued on top of that."""
 
         _framed: bool | None = None  # None: the handshake is not over yet
-        _partial: bytes = b""  # the start of a frame that has not all arrived
+        _partial: bytearray | None = None  # the start of a frame that has not all arrived
+        _partial_needs = 0  # the bytes that frame takes in all (0: its header is not all in)
 
         def data_received(self, data: bytes) -> None:
             if self._framed is None:
@@ -225,14 +226,21 @@ def _build_framed_protocol() -> type:
             if not self._framed:
                 super().data_received(data)
                 return
-            if self._partial:
-                data, self._partial = self._partial + data, b""
+            partial = self._partial
+            if partial is not None:
+                # collected, not joined anew at every read: a frame that trickles in byte by
+                # byte costs linear time (as in the websockets parser)
+                partial += data
+                if len(partial) < self._partial_needs:
+                    return
+                data, self._partial = bytes(partial), None
             self._read_frames(data)
 
         def _read_frames(self, data: bytes) -> None:
             conn = self.conn
             end = len(data)
             at = 0
+            self._partial_needs = 0
             while end - at >= 2:
                 first, second = data[at], data[at + 1]
                 size = second & 0x7F
@@ -256,6 +264,7 @@ def _build_framed_protocol() -> type:
                     head += 4
                 stop = at + head + size
                 if stop > end:
+                    self._partial_needs = stop - at
                     break
                 if (first == 0x81 and masked and conn.current_size is None
                         and conn.state is opened and conn.parser_exc is None):
@@ -274,7 +283,7 @@ def _build_framed_protocol() -> type:
                     self._leave_to_parser(b"" if self.transport.is_closing() else data[at:])
                     return
             if at < end:
-                self._partial = data[at:]
+                self._partial = bytearray(data[at:])
 
         def _leave_to_parser(self, data: bytes) -> None:
             self._framed = False
