@@ -244,6 +244,11 @@ def _build_framed_protocol() -> type:
             at = 0
             self._partial_needs = 0
             while end - at >= 2:
+                if conn.state is not opened or conn.parser_exc is not None:
+                    # closing: a closed transport reads nothing more, else the parser
+                    # discards the rest
+                    self._leave_to_parser(b"" if self.transport.is_closing() else data[at:])
+                    return
                 first, second = data[at], data[at + 1]
                 size = second & 0x7F
                 head = 2
@@ -268,8 +273,7 @@ def _build_framed_protocol() -> type:
                 if stop > end:
                     self._partial_needs = stop - at
                     break
-                if (first == 0x81 and masked and conn.current_size is None
-                        and conn.state is opened and conn.parser_exc is None):
+                if first == 0x81 and masked and conn.current_size is None:
                     try:
                         text = apply_mask(data[at + head:stop], data[at + head - 4:at + head]).decode()
                     except UnicodeDecodeError:
@@ -279,11 +283,6 @@ def _build_framed_protocol() -> type:
                 else:
                     super().data_received(data[at:stop])
                 at = stop
-                if conn.state is not opened or conn.parser_exc is not None:
-                    # closing: a closed transport reads nothing more, else the parser
-                    # discards the rest
-                    self._leave_to_parser(b"" if self.transport.is_closing() else data[at:])
-                    return
             if at < end:
                 self._partial = bytearray(data[at:])
 
