@@ -21,7 +21,6 @@ class Ledger:
         self.balances: dict[Account, int] = {p: 0 for p in range(num_players)}
         self.balances[POT] = 0
         self.balances[RESERVE] = 0
-        self.entries: list[Transfer] = []
 
     def apply(self, transfer: Transfer) -> None:
         for acct in (transfer.source, transfer.target):
@@ -31,7 +30,6 @@ class Ledger:
             raise LedgerError(f"negative transfer {transfer}")
         self.balances[transfer.source] -= transfer.amount
         self.balances[transfer.target] += transfer.amount
-        self.entries.append(transfer)
         if sum(self.balances.values()) != 0:  # cannot happen by construction; checked anyway
             raise LedgerError(f"ledger out of balance after {transfer}")
 

@@ -40,6 +40,8 @@ class RecordError(ValueError):
 
 
 def table_to_record(table: Table) -> Record:
+    if table.deals_forgotten:  # the web table keeps its record in its database
+        raise ValueError(f"this table no longer holds its first {table.deals_forgotten} deals")
     rules = table.rules
     return {
         "format": FORMAT,

@@ -15,6 +15,7 @@ from typing import Any
 
 from .cards import Pack, pack_named
 from .games import DealResult, IllegalAction, TableState, new_game
+from .games.base import Account
 from .games.engine import EngineState
 from .ledger import Ledger
 from .rules import Rules
@@ -47,6 +48,7 @@ class Table:
         self.dealer = first_dealer
         self.ledger = Ledger(len(players))
         self.deals: list[DealLog] = []
+        self.deals_forgotten = 0  # finished deals dropped from ``deals`` (``forget_finished``)
         self.state: EngineState | None = None
 
     @property
@@ -63,6 +65,29 @@ class Table:
             pot=self.ledger.pot,
             reserve=self.ledger.reserve,
         )
+
+    @property
+    def deal_count(self) -> int:
+        """The deals started at this table so far, forgotten ones included."""
+        return self.deals_forgotten + len(self.deals)
+
+    def forget_finished(self) -> None:
+        """Keep only the latest deal in ``deals``, for a holder that keeps the record elsewhere:
+        the web table has it in its database, and a table that plays all evening must not
+        grow in memory deal by deal. ``deal_count`` still counts every deal."""
+        drop = len(self.deals) - 1
+        if drop > 0:
+            del self.deals[:drop]
+            self.deals_forgotten += drop
+
+    def resume(self, dealer: int, balances: dict[Account, int], deals_before: int) -> None:
+        """Continue between deals as a table that has played ``deals_before`` deals (all
+        forgotten), with this dealer next and these balances (players, pot and reserve)."""
+        if self.deals or self.state is not None:
+            raise RuntimeError("only a table that has not dealt yet can resume")
+        self.dealer = dealer
+        self.ledger.balances = dict(balances)
+        self.deals_forgotten = deals_before
 
     @property
     def in_deal(self) -> bool:

@@ -15,8 +15,11 @@ import pytest
 from fastapi.testclient import TestClient
 from server_helpers import WsClient, create_table, play_until_terminal, sync
 
+from stammtisch.games.base import IllegalAction
+from stammtisch.record import replay
 from stammtisch.server.app import create_app
 from stammtisch.server.limits import ServerLimits
+from stammtisch.server.tables import LiveTable
 from stammtisch.table import Table
 
 BOTS3 = [{"name": "a", "bot": "random"}, {"name": "b", "bot": "random"}, {"name": "c", "bot": "random"}]
@@ -173,13 +176,111 @@ def test_the_score_sheet_in_each_message_stays_short_however_long_the_table_play
         assert [e["deal"] for e in last["score"]] == list(range(4, 24))  # the last 20
         assert last["score_earlier"] == 3
         assert info(http, t)["score_earlier"] == 3
-        # the balances still sum up every deal, and the record still has them all
-        live = app.state.manager.get(t["id"])
-        assert [sum(e["net"][i] for e in live.score) for i in range(3)] == last["balances"]
         # the per-deal parts spliced into the cached JSON: the same as the info itself
+        live = app.state.manager.get(t["id"])
         assert json.loads(live.info_json()) == json.loads(json.dumps(live.info()))
+        # the live table keeps only its latest deal, its score sheet only the rows shown ...
+        assert len(live.table.deals) == 1 and live.table.deal_count == 23
+        assert [e["deal"] for e in live.score] == list(range(4, 24))
+        # ... and the record (from the database) still has every deal, summing to the balances
         record = http.get(f"/api/tables/{t['id']}/record", params={"token": t["admin_token"]}).json()
         assert len(record["deals"]) == 23
+        assert list(replay(record).table.balances().values()) == last["balances"]
+
+
+HUMANS3 = [{"name": "Anna"}, {"name": "Bernd"}, {"name": "Carla"}]
+
+
+def play_out(http, live, rng):
+    """Random legal actions for whoever is on turn until the deal is over."""
+    while live.table.in_deal:
+        seat = live.table.state.current_player()
+        http.portal.call(live.act, seat, rng.choice(live.view(seat)["legal_actions"]))
+
+
+def what_seats_see(live):
+    """The table part and each seat's and a spectator's view of the current event."""
+    shown = ("events", "deal_number", "in_deal", "dealer", "balances", "pot", "reserve",
+             "score", "score_earlier", "explanation")
+    return ({k: v for k, v in live.info().items() if k in shown},
+            [live.view(s) for s in (0, 1, 2, None)])
+
+
+def test_a_live_table_keeps_only_its_latest_deal_and_undo_still_restores_every_counter(
+        tmp_path, monkeypatch):
+    app = make_app(tmp_path, commit_deadline=0.2, spill_after=None)
+    rng = random.Random(8)
+    with TestClient(app) as http:
+        t = create_table(http, seats=HUMANS3)
+        start(http, t)
+        manager, storage = app.state.manager, app.state.storage
+        live = manager.get(t["id"])
+        for _ in range(22):  # past the score sheet's 20 rows shown
+            play_out(http, live, rng)
+            http.portal.call(live.next_deal)
+        assert live.table.deal_count == 23 and len(live.table.deals) == 1
+        assert len(live.committed) == 1 and live.deal_start.deals_before == 22
+        assert live.scored == 22 and len(live.score) == 20
+
+        def broken(*a, **k):
+            raise OSError("disk full")
+
+        # a refused action in the middle of a deal, then a refused deal: both undone
+        for _ in range(2):
+            seat = live.table.state.current_player()
+            http.portal.call(live.act, seat, rng.choice(live.view(seat)["legal_actions"]))
+        seen = what_seats_see(live)
+        monkeypatch.setattr(storage, "write_batch", broken)
+        seat = live.table.state.current_player()
+        with pytest.raises(IllegalAction, match="try again"):
+            http.portal.call(live.act, seat, live.view(seat)["legal_actions"][0])
+        assert what_seats_see(live) == seen
+        monkeypatch.undo()
+        play_out(http, live, rng)  # the deal that ends here is scored from the restored table
+        seen = what_seats_see(live)
+        assert seen[0]["score"][-1]["deal"] == 23 and seen[0]["score_earlier"] == 3
+        monkeypatch.setattr(storage, "write_batch", broken)
+        with pytest.raises(IllegalAction, match="try again"):
+            http.portal.call(live.next_deal, True)
+        assert what_seats_see(live) == seen
+        monkeypatch.undo()
+        http.portal.call(live.next_deal)
+        play_out(http, live, rng)
+        # the live table is the one its database record makes
+        rebuilt = LiveTable.from_stored(manager, storage.load_table(t["id"]))
+        assert what_seats_see(rebuilt) == what_seats_see(live)
+        assert live.table.deal_count == 24 and len(live.table.deals) == 1
+
+
+def test_the_record_is_refused_with_try_again_while_the_database_lacks_finished_deals(
+        tmp_path, monkeypatch):
+    app = make_app(tmp_path)
+    with TestClient(app) as http:
+        t = create_table(http, seats=HUMANS3)
+        start(http, t)
+        storage = app.state.storage
+        live = app.state.manager.get(t["id"])
+        rng = random.Random(3)
+        for _ in range(2):
+            play_out(http, live, rng)
+            http.portal.call(live.next_deal)
+        play_out(http, live, rng)  # three finished deals
+        load = storage.load_table
+
+        def behind(table_id):  # as while its last events wait in the spill file
+            st = load(table_id)
+            return replace(st, deals=st.deals[:2])
+
+        monkeypatch.setattr(storage, "load_table", behind)
+        for token in (t["admin_token"], t["seats"][0]["token"], t["spectator"]["token"]):
+            r = http.get(f"/api/tables/{t['id']}/record", params={"token": token})
+            assert r.status_code == 503 and r.json()["rule"] == "storage", r.text
+            assert "try again" in r.json()["error"] and r.headers["retry-after"]
+        monkeypatch.undo()
+        full = http.get(f"/api/tables/{t['id']}/record", params={"token": t["admin_token"]}).json()
+        seen = http.get(f"/api/tables/{t['id']}/record", params={"token": t["seats"][0]["token"]})
+        assert len(full["deals"]) == len(seen.json()["deals"]) == 3
+        assert list(replay(full).table.balances().values()) == live.table.ledger.player_balances()
 
 
 def test_the_table_json_of_every_broadcast_is_the_table_info_itself(tmp_path, monkeypatch):

@@ -126,6 +126,8 @@ MESSAGES = {
     "analysis unavailable": "this server cannot analyse deals: the solver needs numba "
                             "(pip install 'stammtisch[solve]')",
     "analysis failed": "the analysis failed; try again later",
+    "record behind": "the database is still writing this table's latest deals (it was busy); "
+                     "try again in a few seconds",
     "turn timer": "the turn timer is 0 (off) or {lo}–{hi} seconds, not {n}",
     "open bot": "an open seat is for a person from the lobby, not a bot",
     "open unlisted": "open seats are for a table listed in the lobby (listed: true)",
@@ -363,6 +365,21 @@ def rulesets_payload() -> list[dict[str, Any]]:
             ],
         })
     return out
+
+
+def replayed(st: StoredTable) -> Table:
+    """The table of a stored record with every stored event replayed."""
+    table = Table(build_ruleset(st.ruleset, st.options), [s.name for s in st.seats],
+                  st.first_dealer or 0)
+    for deck, actions in st.deals:
+        table.start_deal(table.game.deck_from_strings(deck))
+        for s, text in actions:
+            table.apply(text, s)
+    return table
+
+
+def finished_deals(table: Table) -> int:
+    return table.deal_count - (1 if table.in_deal else 0)
 
 
 def public_record(table: Table) -> dict[str, Any]:
@@ -678,38 +695,44 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         if not TABLE_ID.fullmatch(table_id):
             return _error(404, f"no table {table_id!r}", "unknown table")
         live = manager.get(table_id)
-        if live is not None:
+        finished = 0  # the deals the record must hold
+        if live is not None:  # the database has its record (the live table keeps no old deals)
             async with live.lock:
                 who = live.auth(token)
                 closed = live.closed
-                wants_full = who is not None and (who[0] == "admin" or (closed and who[0] == "seat"))
-                full = public_record(live.table) if wants_full else None
-                history = [(deck, list(actions)) for deck, actions in live.committed]
-            st = StoredTable(live.id, live.ruleset_id, live.options, live.first_dealer, live.started,
-                             live.admin_digest, live.spectator_digest,
-                             [_stored_seat(i, s) for i, s in enumerate(live.seats)], history)
-        else:
-            loaded = await manager.commit(storage.load_table, table_id)
-            if loaded is None:
-                return _error(404, f"no table {table_id!r}", "unknown table")
-            st = loaded
+                finished = live.scored
+            if who is None:
+                return _error(403, MESSAGES["record token"], "token")
+        loaded = await stored_record(table_id)
+        if isinstance(loaded, JSONResponse):
+            return loaded
+        st = loaded
+        if live is None:
             who = auth_stored(st, token)
             closed = True  # archived: the session is over
-            full = None
         if who is None:
             return _error(403, MESSAGES["record token"], "token")
         headers = {"Content-Disposition": f'attachment; filename="stammtisch-{table_id}.json"'}
         if who[0] == "admin" or (closed and who[0] == "seat"):
-            if full is None:
-                table = Table(build_ruleset(st.ruleset, st.options), [s.name for s in st.seats],
-                              st.first_dealer or 0)
-                for deck, actions in st.deals:
-                    table.start_deal(table.game.deck_from_strings(deck))
-                    for s, text in actions:
-                        table.apply(text, s)
-                full = public_record(table)
-            return JSONResponse(full, headers=headers)
-        return JSONResponse(redacted_record(st, st.options, who[1]), headers=headers)
+            table = replayed(st)
+            if finished_deals(table) < finished:
+                return _error(503, MESSAGES["record behind"], "storage", {"Retry-After": "5"})
+            return JSONResponse(public_record(table), headers=headers)
+        record = redacted_record(st, st.options, who[1])
+        if len(record["deals"]) < finished:
+            return _error(503, MESSAGES["record behind"], "storage", {"Retry-After": "5"})
+        return JSONResponse(record, headers=headers)
+
+    async def stored_record(table_id: str) -> StoredTable | JSONResponse:
+        """A table as its database holds it, or the answer when it cannot be read now."""
+        try:
+            st = await manager.commit(storage.load_table, table_id)
+        except Exception:
+            log.warning("table %s: its record could not be read", table_id, exc_info=True)
+            return _error(503, TRY_AGAIN, "storage", {"Retry-After": "5"})
+        if st is None:
+            return _error(404, f"no table {table_id!r}", "unknown table")
+        return st
 
     @app.get("/api/tables/{table_id}/analysis/{deal}")
     async def get_analysis(table_id: str, deal: int, request: Request, token: str = "") -> JSONResponse:
@@ -720,15 +743,21 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         live = _table(table_id)
         async with live.lock:
             who = live.auth(token)
-            finished = sum(1 for d in live.table.deals if d.result is not None)
-            record = public_record(live.table) if who is not None and 1 <= deal <= finished else None
+            finished = live.scored
         if who is None:
             return _error(403, MESSAGES["analysis token"], "token")
-        if record is None:
+        if not 1 <= deal <= finished:
             return _error(409, MESSAGES["analysis not over"].format(deal=deal, finished=finished),
                           "deal in progress")
         if not solver_available():
             return _error(501, MESSAGES["analysis unavailable"], "unavailable")
+        loaded = await stored_record(table_id)  # the live table keeps no old deals
+        if isinstance(loaded, JSONResponse):
+            return loaded
+        table = replayed(loaded)
+        if finished_deals(table) < deal:
+            return _error(503, MESSAGES["record behind"], "storage", {"Retry-After": "5"})
+        record = public_record(table)
         try:
             result = await analyst.analyse(table_id, deal, record)
         except Exception:
@@ -928,12 +957,6 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     app.include_router(guide_router)  # the Rules panel: how to play the table's rule set
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app
-
-
-def _stored_seat(i: int, s: Any) -> Any:
-    from .storage import StoredSeat
-
-    return StoredSeat(i, s.name, s.bot, s.digest)
 
 
 GC_THRESHOLD0 = 20_000

@@ -47,7 +47,7 @@ from typing import Any, TypeVar
 
 from ..bots import SEARCH_BOTS, Bot, make_bot
 from ..explain import explain
-from ..games.base import IllegalAction
+from ..games.base import Account, IllegalAction
 from ..rules import ruleset as build_ruleset
 from ..table import Table, draw_first_dealer, summarise_deal
 from .limits import ServerLimits
@@ -306,6 +306,21 @@ SCORE_ROWS_SHOWN = 20
 History = list[tuple[list[str], list[tuple[int | None, str]]]]
 
 
+@dataclass(frozen=True)
+class DealStart:
+    """A live table just before one of its deals: with that deal's committed deck and actions,
+    all ``_undo`` needs. A live table keeps no earlier deal in memory (its database has the
+    record), so memory does not grow deal by deal however long a table plays."""
+
+    dealer: int
+    balances: dict[Account, int]
+    deals_before: int
+    events: int
+    score: list[dict[str, Any]]  # the score sheet's rows shown (the last SCORE_ROWS_SHOWN)
+    scored: int  # the finished deals so far
+    explanation: dict[str, list[str]] | None
+
+
 class LiveTable:
     def __init__(self, manager: TableManager, table_id: str, ruleset_id: str, options: dict[str, Any],
                  seats: list[Seat], admin_digest: str, spectator_digest: str,
@@ -327,8 +342,12 @@ class LiveTable:
         self.lock = asyncio.Lock()
         self.conns: list[Conn] = []
         self.events = 0  # deal starts + actions so far: the number of the latest state
-        self.committed: History = []  # every committed deck and action: the undo source
-        self.score: list[dict[str, Any]] = []
+        # the latest deal's committed deck and actions (a list of at most one), and the table
+        # just before it: the undo source
+        self.committed: History = []
+        self.deal_start: DealStart | None = None
+        self.score: list[dict[str, Any]] = []  # the score sheet's last SCORE_ROWS_SHOWN rows
+        self.scored = 0  # the finished deals so far (rows of the whole score sheet)
         self.last_explanation: dict[str, list[str]] | None = None
         self.bots = {i: make_bot(s.bot, self.rules.family) for i, s in enumerate(seats) if s.bot}
         self.thinking_for: int | None = None  # the event a search bot is thinking about
@@ -424,30 +443,47 @@ class LiveTable:
         live._replay(st.first_dealer, st.started, st.deals)
         return live
 
-    def _replay(self, first_dealer: int | None, started: bool, deals: History) -> None:
+    def _replay(self, first_dealer: int | None, started: bool, deals: History,
+                start: DealStart | None = None) -> None:
+        """Rebuild the table from its deals (``start``: as it was before the first of them)."""
         self.table = Table(self.rules, [s.name for s in self.seats], first_dealer or 0)
         self.first_dealer = first_dealer
         self.started = started
-        self.events = 0
-        self.score = []
-        self.last_explanation = None
+        if start is None:
+            self.events = self.scored = 0
+            self.score = []
+            self.last_explanation = None
+        else:
+            self.table.resume(start.dealer, start.balances, start.deals_before)
+            self.events, self.scored = start.events, start.scored
+            self.score = list(start.score)
+            self.last_explanation = start.explanation
+        self.deal_start = start
         self.committed = []
         for deck, actions in deals:
+            self.deal_start = self._before_deal()
             self.table.start_deal(self.table.game.deck_from_strings(deck))
             self.events += 1
-            self.committed.append((list(deck), []))
+            self.committed = [(list(deck), [])]
             for seat, text in actions:
                 self.table.apply(text, seat)
                 self.events += 1
                 self.committed[-1][1].append((seat, text))
             self._note_finished()
+            self.table.forget_finished()
         self._info_cache = self._view_cache = self._msg_cache = self._dealer_cache = None
         self._deal_parts = self._info_parts = None
 
+    def _before_deal(self) -> DealStart:
+        t = self.table
+        return DealStart(t.dealer, dict(t.ledger.balances), t.deal_count, self.events,
+                         list(self.score), self.scored, self.last_explanation)
+
     def _undo(self) -> None:
-        """Back to the last committed event (after a refused commit or an engine fault)."""
+        """Back to the last committed event (after a refused commit or an engine fault): the
+        table before its latest deal, and that deal's committed events replayed."""
         history = [(deck, list(actions)) for deck, actions in self.committed]
-        self._replay(self.first_dealer, self.started, history)
+        self._replay(self.first_dealer, self.started, history, self.deal_start)
 
     # --- what clients see ------------------------------------------------------------
 
@@ -471,13 +507,15 @@ class LiveTable:
         return time.monotonic() - self.last_watched < self.limits.watcher_grace
 
     def deal_limit_reached(self) -> bool:
-        return self.max_deals is not None and len(self.table.deals) >= self.max_deals
+        return self.max_deals is not None and self.table.deal_count >= self.max_deals
 
     def _note_finished(self) -> None:
         t = self.table
-        while len(self.score) < len(t.deals) and t.deals[len(self.score)].result is not None:
-            k = len(self.score)
-            result = t.deals[k].result
+        # only the latest deal can be unscored: this runs after every event
+        while (self.scored < t.deal_count
+               and t.deals[self.scored - t.deals_forgotten].result is not None):
+            k = self.scored
+            result = t.deals[k - t.deals_forgotten].result
             assert result is not None  # the loop condition
             deal = summarise_deal(result, t.num_players)
             entry = {"deal": k + 1, "dealer": deal["dealer"], "net": deal["net"],
@@ -486,7 +524,8 @@ class LiveTable:
             if "contract" in deal:
                 entry["declarer"] = deal["declarer"]
                 entry["contract"] = deal["contract"]
-            self.score.append(entry)
+            self.score = [*self.score[1 - SCORE_ROWS_SHOWN:], entry]
+            self.scored += 1
             # why every counter moved, for the last finished deal only (messages stay small)
             suits = str(getattr(self.rules, "suits", "french"))
             self.last_explanation = {lang: explain(result.summary, t.players, lang, suits)
@@ -506,7 +545,7 @@ class LiveTable:
             "seats": self._seat_infos(),
             "started": self.started,
             "in_deal": t.in_deal,
-            "deal_number": len(t.deals),
+            "deal_number": t.deal_count,
             "max_deals": self.max_deals,
             "dealer": self._dealer(),
             "balances": t.ledger.player_balances(),
@@ -514,8 +553,8 @@ class LiveTable:
             "reserve": t.ledger.reserve,
             # the score sheet's last rows only: every state message carries it, and a table
             # that plays all evening must not make each message longer (the record has all)
-            "score": self.score[-SCORE_ROWS_SHOWN:],
-            "score_earlier": max(0, len(self.score) - SCORE_ROWS_SHOWN),
+            "score": self.score,
+            "score_earlier": self.scored - len(self.score),
             "explanation": self.last_explanation,
             "events": self.events,
             "next_deal_at": self.next_deal_at,
@@ -549,10 +588,10 @@ class LiveTable:
         but for that number, while this does. (The ledger, the dealer and the score sheet move
         only when a deal starts or ends; seats and flags move with the presence version.)"""
         t = self.table
-        return (self._presence_version, id(t), len(t.deals), t.in_deal, self.started,
+        return (self._presence_version, id(t), t.deal_count, t.in_deal, self.started,
                 self.next_deal_at, self.waiting, self.closed, self.broken, self.turn_seconds,
                 self.turn_deadline, self.listed, self.rematch_id, self.max_deals,
-                len(self.score), id(self.last_explanation))
+                self.scored, id(self.last_explanation))
 
     def info_json(self) -> str:
         """``dumps(info())``, except that the keys of DEAL_PARTS come last (see info_bytes)."""
@@ -568,7 +607,7 @@ class LiveTable:
         info_key = self._info_key()
         if self._info_parts is None or self._info_parts[0] != info_key:
             info = self.info()
-            deal_key = (len(self.score), id(self.last_explanation))
+            deal_key = (self.scored, id(self.last_explanation))
             if self._deal_parts is None or self._deal_parts[0] != deal_key:
                 self._deal_parts = (deal_key, dumpb({k: info[k] for k in DEAL_PARTS})[1:-1])
             keys = [k for k in info if k not in DEAL_PARTS]
@@ -737,8 +776,9 @@ class LiveTable:
     async def _deal(self, first_dealer: int | None = None) -> None:
         """Deal the next hand: in memory first (the engine may refuse), then committed."""
         deck = self.table.secret_deck()  # one os.urandom read per deck
-        number = len(self.table.deals)
+        number = self.table.deal_count
         names = [self.table.pack.cards[c] for c in deck]
+        before = self._before_deal()
         try:
             self.table.start_deal(deck)
         except Exception:
@@ -755,7 +795,9 @@ class LiveTable:
             log.warning("table %s: a deal could not be stored; undone", self.id, exc_info=True)
             self._undo()
             raise IllegalAction("storage", TRY_AGAIN) from None
-        self.committed.append((names, []))
+        self.committed = [(names, [])]
+        self.deal_start = before
+        self.table.forget_finished()  # the database has the earlier deals
         self.events += 1
         self.last_activity = time.time()
         self._note_finished()
@@ -784,7 +826,7 @@ class LiveTable:
             log.exception("table %s: the engine failed on %r; undone", self.id, text[:60])
             self._undo()
             raise IllegalAction("server", SERVER_FAULT) from None
-        deal = len(t.deals) - 1
+        deal = t.deal_count - 1
         entry = t.deals[-1].actions[-1]
         canonical = entry["action"] if isinstance(entry, dict) else entry
         try:
@@ -1027,7 +1069,7 @@ class LiveTable:
             return None
         return {"id": self.id, "ruleset": self.ruleset_id, "title": self.rules.title,
                 "family": self.rules.family, "started": self.started,
-                "deal_number": len(self.table.deals), "turn_seconds": self.turn_seconds,
+                "deal_number": self.table.deal_count, "turn_seconds": self.turn_seconds,
                 "seats": [{"seat": i, "name": s.name, "bot": s.bot, "free": i in self.open_seats}
                           for i, s in enumerate(self.seats)],
                 "free": len(self.open_seats), "taken": len(self.seats) - len(self.open_seats)}
