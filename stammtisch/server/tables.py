@@ -12,14 +12,18 @@ group commit (``TableManager.write``): the rows that arrive while one commit is 
 within ``ServerLimits.commit_window`` after the first of them, are committed together, and
 each table hears of its commit only after it happened.
 A failed or timed-out commit is retried with backoff for ``ServerLimits.commit_deadline``
-seconds; if it still fails, the event is undone (the table is rebuilt from its committed
-history in memory), the client is told "try again", and nothing is broadcast. A bot or the
+seconds; if it still fails, the event is undone (the table is rebuilt as it was before its
+latest deal, and that deal's committed events replayed), the client is told "try again", and
+nothing is broadcast. A bot or the
 next-deal timer meeting such an error tries again later: a transient database error never
 breaks a table.
 
 Each connection has its own bounded outgoing queue and sender task, so a slow client never
 holds up a table; a client whose queue overflows is disconnected (it reconnects and gets the
 full view again). Messages are rate-limited per seat (all sockets of a seat share one bucket).
+
+A live table keeps only its latest deal in memory; its database holds the record (the record
+and analysis routes read it from there), so a table that plays all evening does not grow.
 
 Flow of a table: created → started (``start``: first dealer drawn, deal 1 dealt) → deal after
 deal, up to its deal limit → closed by its admin (no more deals; every seat may download the
