@@ -102,6 +102,10 @@ class TippenGame(EngineGame):
         self.WORD_BASE = 2 * S
         self.EXCHANGE_BASE = 2 * S + EXCHANGE_OFFSET
         self.word_ids = {w: 2 * S + i for i, w in enumerate(WORDS)}
+        #: the text of every action id below the exchanges: the server writes the legal
+        #: actions of the seat on turn into its view after every action
+        self.simple_texts = (tuple("play:" + c for c in p.cards)
+                             + tuple("discard:" + c for c in p.cards) + tuple(WORDS))
         # Secrets of the log: the card a sniffer or knocker discards is seen by him alone;
         # of an exchange the others learn only how many cards were changed.
         self.memo_limit = self.EXCHANGE_BASE
@@ -157,20 +161,19 @@ class TippenGame(EngineGame):
         return hands, up, pos
 
     def action_to_string(self, action: int) -> str:
-        S = self.size
-        if 0 <= action < S:
-            return "play:" + self.card_names[action]
-        if S <= action < 2 * S:
-            return "discard:" + self.card_names[action - S]
-        if 2 * S <= action < 2 * S + len(WORDS):
-            return WORDS[action - 2 * S]
+        if 0 <= action < len(self.simple_texts):
+            return self.simple_texts[action]
         if action >= self.EXCHANGE_BASE:
             mask = action - self.EXCHANGE_BASE
-            if mask >> S == 0:
+            if mask >> self.size == 0:
                 if not mask:
                     return "exchange:-"
-                return "exchange:" + ",".join(
-                    self.card_names[c] for c in range(S) if mask >> c & 1)
+                names = []
+                while mask:  # the cards in pack order, lowest bit first
+                    low = mask & -mask
+                    names.append(self.card_names[low.bit_length() - 1])
+                    mask ^= low
+                return "exchange:" + ",".join(names)
         raise IllegalAction("notation", f"{action!r} is not a Tippen action id")
 
     def string_to_action(self, text: str) -> int:
