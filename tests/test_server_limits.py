@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
+import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -281,6 +283,33 @@ def test_the_record_is_refused_with_try_again_while_the_database_lacks_finished_
         seen = http.get(f"/api/tables/{t['id']}/record", params={"token": t["seats"][0]["token"]})
         assert len(full["deals"]) == len(seen.json()["deals"]) == 3
         assert list(replay(full).table.balances().values()) == live.table.ledger.player_balances()
+
+
+def test_reading_a_record_does_not_hold_up_the_commits_of_play(tmp_path, monkeypatch):
+    app = make_app(tmp_path, spill_after=None)  # without a spill file an event waits for its commit
+    with TestClient(app) as http:
+        t = create_table(http, seats=HUMANS3)
+        start(http, t)
+        storage = app.state.storage
+        live = app.state.manager.get(t["id"])
+        load, reading, done = storage.load_table, threading.Event(), threading.Event()
+
+        def slow_load(table_id):  # a long table's record, or a slow disk
+            reading.set()
+            done.wait(10)
+            return load(table_id)
+
+        monkeypatch.setattr(storage, "load_table", slow_load)
+        with ThreadPoolExecutor(1) as pool:
+            answer = pool.submit(http.get, f"/api/tables/{t['id']}/record",
+                                 params={"token": t["admin_token"]})
+            assert reading.wait(10)
+            began = time.monotonic()
+            seat = live.table.state.current_player()
+            http.portal.call(live.act, seat, live.view(seat)["legal_actions"][0])
+            assert time.monotonic() - began < 5  # committed while the read still waits
+            done.set()
+            assert answer.result().status_code == 200
 
 
 def test_the_table_json_of_every_broadcast_is_the_table_info_itself(tmp_path, monkeypatch):

@@ -678,7 +678,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
 
     async def archived_or_404(table_id: str) -> JSONResponse:
         # only an id the server could have made is looked up (no database read for junk ids)
-        st = await manager.commit(storage.load_table, table_id) if TABLE_ID.fullmatch(table_id) else None
+        st = await manager.read(storage.load_table, table_id) if TABLE_ID.fullmatch(table_id) else None
         if st is None:
             return _error(404, f"no table {table_id!r}", "unknown table")
         return _error(410, MESSAGES["archived"].format(id=table_id, reason=st.archived_reason),
@@ -726,7 +726,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     async def stored_record(table_id: str) -> StoredTable | JSONResponse:
         """A table as its database holds it, or the answer when it cannot be read now."""
         try:
-            st = await manager.commit(storage.load_table, table_id)
+            st = await manager.read(storage.load_table, table_id)
         except Exception:
             log.warning("table %s: its record could not be read", table_id, exc_info=True)
             return _error(503, TRY_AGAIN, "storage", {"Retry-After": "5"})
@@ -860,7 +860,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         rematch table, if that table is still live (its earlier link for the seat stops)."""
         if not TABLE_ID.fullmatch(table_id) or not token:
             return None
-        st = await manager.commit(storage.load_table, table_id)
+        st = await manager.read(storage.load_table, table_id)
         if st is None or st.social.rematch_id is None:
             return None
         who = auth_stored(st, token)

@@ -246,9 +246,11 @@ class Storage:
         self.url = url
         kwargs: dict[str, Any] = {}
         self.is_sqlite = url.startswith("sqlite")
+        # an in-memory database is one connection that every thread shares
+        self.one_connection = url in ("sqlite://", "sqlite:///:memory:")
         if self.is_sqlite:
             kwargs["connect_args"] = {"check_same_thread": False}
-            if url in ("sqlite://", "sqlite:///:memory:"):
+            if self.one_connection:
                 kwargs["poolclass"] = StaticPool
         self.engine: Engine = create_engine(url, **kwargs)
         if self.is_sqlite:

@@ -1193,6 +1193,11 @@ class TableManager:
         self.tables: dict[str, LiveTable] = {}
         # one writer thread: SQLite has one writer anyway, and the writer connection is its own
         self.db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stammtisch-db")
+        # reads (a table's record, an archived table) on a thread of their own: a long read
+        # must not hold up the group commits every table's next event waits for. (An
+        # in-memory database has one connection: its reads stay on the writer thread.)
+        self.reader = (self.db if storage.one_connection
+                       else ThreadPoolExecutor(max_workers=1, thread_name_prefix="stammtisch-read"))
         self.thinker = Thinker()  # the worker process of the search bots
         self._background: set[asyncio.Task[None]] = set()
         self._batch: list[tuple[Write, asyncio.Future[None]]] = []  # rows for the next group commit
@@ -1211,16 +1216,23 @@ class TableManager:
     async def commit(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a database write on the writer thread; retry with backoff until
         ``commit_deadline``; raise the last error if it never succeeds."""
+        return await self._retried(self.db, fn, *args)
+
+    async def read(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a database read on the reader thread, retried like ``commit``."""
+        return await self._retried(self.reader, fn, *args)
+
+    async def _retried(self, executor: ThreadPoolExecutor, fn: Callable[..., T], *args: Any) -> T:
         loop = asyncio.get_running_loop()
         deadline = time.monotonic() + self.limits.commit_deadline
         pause = 0.05
         while True:
             try:
-                return await loop.run_in_executor(self.db, fn, *args)
+                return await loop.run_in_executor(executor, fn, *args)
             except Exception:
                 if time.monotonic() + pause > deadline:
                     raise
-                log.info("a database write failed; retrying in %.2f s", pause, exc_info=True)
+                log.info("a database call failed; retrying in %.2f s", pause, exc_info=True)
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, 1.0)
 
@@ -1434,6 +1446,7 @@ class TableManager:
                 c.stop()
         self.thinker.shutdown()
         self.db.shutdown(wait=True)
+        self.reader.shutdown(wait=True)
         self.spill_io.shutdown(wait=True)
         self.drain_spill_now()
 
