@@ -632,13 +632,17 @@ class LiveTable:
         self._dealer_cache = (self.events, view["dealer"])
         return view
 
+    def _view_texts(self) -> dict[int | None, bytes]:
+        """The current event's view JSON by seat (a new event starts with none)."""
+        if self._view_cache is None or self._view_cache[0] != self.events:
+            self._view_cache = (self.events, {})
+        return self._view_cache[1]
+
     def view_json(self, seat: int | None) -> bytes:
         """A seat's view as JSON (UTF-8), computed once per event. Only the text is kept: the
         view's many small dicts and lists would otherwise live until the next event, and the
         garbage collector's passes over them were the server's longest stalls."""
-        if self._view_cache is None or self._view_cache[0] != self.events:
-            self._view_cache = (self.events, {})
-        texts = self._view_cache[1]
+        texts = self._view_texts()
         text = texts.get(seat)
         if text is None:
             text = texts[seat] = dumpb(self.view(seat))
@@ -663,9 +667,7 @@ class LiveTable:
         state = self.table.state
         if state is None:
             return
-        if self._view_cache is None or self._view_cache[0] != self.events:
-            self._view_cache = (self.events, {})
-        texts = self._view_cache[1]
+        texts = self._view_texts()
         missing = [s for s in seats if s not in texts]
         if len(missing) < 2:
             return  # one view alone: view_json renders it
