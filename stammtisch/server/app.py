@@ -42,7 +42,7 @@ import gc
 import json
 import logging
 import re
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
@@ -367,14 +367,27 @@ def rulesets_payload() -> list[dict[str, Any]]:
     return out
 
 
-def replayed(st: StoredTable) -> Table:
-    """The table of a stored record with every stored event replayed."""
-    table = Table(build_ruleset(st.ruleset, st.options), [s.name for s in st.seats],
-                  st.first_dealer or 0)
+def stored_table(st: StoredTable) -> Table:
+    """A stored table's players and rules, before its first deal."""
+    return Table(build_ruleset(st.ruleset, st.options), [s.name for s in st.seats],
+                 st.first_dealer or 0)
+
+
+def replay_deals(table: Table, st: StoredTable) -> Iterator[None]:
+    """Replay the stored deals on ``table``, one step per deal (the table then holds that
+    deal's last stored event)."""
     for deck, actions in st.deals:
         table.start_deal(table.game.deck_from_strings(deck))
         for s, text in actions:
             table.apply(text, s)
+        yield
+
+
+def replayed(st: StoredTable) -> Table:
+    """The table of a stored record with every stored event replayed."""
+    table = stored_table(st)
+    for _ in replay_deals(table, st):
+        pass
     return table
 
 
@@ -396,15 +409,11 @@ REDACTED_NOTE = ("Each deal as this token saw it when the deal ended (its termin
                  "token once the table is closed.")
 
 
-def redacted_record(st: StoredTable, rules_options: dict[str, Any], seat: int | None) -> dict[str, Any]:
+def redacted_record(st: StoredTable, seat: int | None) -> dict[str, Any]:
     """The finished deals as ``seat`` (None: a spectator) saw them: terminal views only."""
-    rules = build_ruleset(st.ruleset, rules_options)
-    table = Table(rules, [s.name for s in st.seats], st.first_dealer or 0)
+    table = stored_table(st)
     deals = []
-    for k, (deck, actions) in enumerate(st.deals):
-        table.start_deal(table.game.deck_from_strings(deck))
-        for s, text in actions:
-            table.apply(text, s)
+    for k, _ in enumerate(replay_deals(table, st)):
         state = table.state
         if state is None or not state.is_terminal():
             break
@@ -718,7 +727,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
                 table = replayed(st)
                 record, held = public_record(table), finished_deals(table)
             else:
-                record = redacted_record(st, st.options, who[1])
+                record = redacted_record(st, who[1])
                 held = len(record["deals"])
         except Exception:  # the stored events do not replay: some still wait in the spill file
             log.warning("table %s: its stored record does not replay", table_id, exc_info=True)
