@@ -11,7 +11,11 @@ committed to its database (deal decks + actions per table): ``lost_events`` must
 Prints one JSON line: tables, clients, ruleset, think_ms, seconds, actions, actions_per_s,
 p50_ms, p90_ms, p99_ms, max_ms, errors, lost_events, the machine (cpus, load average before
 and after the run: other jobs on the machine share its cores), the CPU seconds of server and
-clients, and ``meets_bar`` (issue 4: p99 < 100 ms, 0 errors, 0 lost events).
+clients, the server's CPU per action in steady play (all threads, and split into the event
+loop's user and system time and the other threads'), two figures of the machine's own speed
+(``machine_calibration_us``: a fixed piece of engine work; ``machine_loopback_send_us``: one
+message over loopback TCP), and ``meets_bar`` (issue 4: p99 < 100 ms, 0 errors, 0 lost
+events).
 
 The clients run in one process on uvloop (when installed) with the garbage collector tuned
 like the server's: they are the measuring instrument and share the machine's cores with the
@@ -43,6 +47,7 @@ import tempfile
 import time
 import urllib.request
 from pathlib import Path
+from typing import Any
 
 try:
     import orjson
@@ -287,7 +292,8 @@ class Client:
 
 
 async def drive(base: str, ws_base: str, tables: list[dict], seconds: float, think: float,
-                seed: int, server_pid: int) -> tuple[Stats, list[Client], float, tuple[float, int]]:
+                seed: int, server_pid: int
+                ) -> tuple[Stats, list[Client], float, tuple[float, int], dict[str, float]]:
     stats = Stats()
     rng = random.Random(seed)
     clients: list[Client] = []
@@ -314,8 +320,11 @@ async def drive(base: str, ws_base: str, tables: list[dict], seconds: float, thi
     # while (no start requests, no connecting): the server's CPU per action answered then
     await asyncio.sleep(seconds / 2)
     cpu0, answered0 = cpu_seconds(server_pid), len(stats.latencies)
+    split0 = thread_cpu_seconds(server_pid)
     await asyncio.sleep(seconds / 2)
     window = (cpu_seconds(server_pid) - cpu0, len(stats.latencies) - answered0)
+    split1 = thread_cpu_seconds(server_pid)
+    split = {k: (split1[k] - split0[k]) / max(1, window[1]) * 1e6 for k in split0}
     for c in clients:
         c.acting = False
     elapsed = time.perf_counter() - t0
@@ -324,7 +333,7 @@ async def drive(base: str, ws_base: str, tables: list[dict], seconds: float, thi
         if c.ws is not None:
             c.ws.close()
     await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), 30)
-    return stats, clients, elapsed, window
+    return stats, clients, elapsed, window, split
 
 
 def cpu_seconds(pid: int) -> float:
@@ -335,6 +344,104 @@ def cpu_seconds(pid: int) -> float:
     except (OSError, IndexError, ValueError):
         return float("nan")
 
+
+def thread_cpu_seconds(pid: int) -> dict[str, float]:
+    """A process's user and system CPU seconds, split into its main thread (the server's event
+    loop) and all its other threads (the database writer and reader) (Linux /proc)."""
+    out = dict.fromkeys(("loop_user", "loop_system", "other_user", "other_system"), 0.0)
+    tick = os.sysconf("SC_CLK_TCK")
+    try:
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            try:
+                fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:  # the thread ended meanwhile
+                continue
+            who = "loop" if task.name == str(pid) else "other"
+            out[who + "_user"] += int(fields[11]) / tick
+            out[who + "_system"] += int(fields[12]) / tick
+    except (OSError, IndexError, ValueError):
+        return {k: float("nan") for k in out}
+    return out
+
+
+def calibrate(seconds: float = 1.0) -> float:
+    """Microseconds of one fixed piece of the server's Python work on this machine now: an
+    action applied to one of 1,000 Tippen deals and the three seats' views of the result
+    serialised (as the server renders every event). Machines differ, and one machine from
+    hour to hour, by a third and more: this puts the run's per-action figures in scale."""
+    from stammtisch.games import TableState, new_game
+    from stammtisch.rules import ruleset
+
+    dumps = orjson.dumps if loads is not json.loads else json.dumps
+    rng = random.Random(1)
+    games = [new_game(ruleset("tippen/grupp-1975", {"players": 3})) for _ in range(1000)]
+
+    def fresh(i: int) -> Any:
+        deck = list(range(games[i].pack.size))
+        rng.shuffle(deck)
+        return games[i].new_deal(TableState(dealer=i % 3), deck)
+
+    states = [fresh(i) for i in range(1000)]
+    events, start = 0, time.process_time()
+    while time.process_time() - start < seconds:
+        for i, state in enumerate(states):
+            if state.is_terminal():
+                state = states[i] = fresh(i)
+            state.apply(rng.choice(state.legal_actions()))
+            for view in state.views([0, 1, 2]):
+                dumps(view)
+            events += 1
+    return (time.process_time() - start) / events * 1e6
+
+
+def loopback_send_cost(sends: int = 6000, burst: int = 30, size: int = 2200) -> float:
+    """Microseconds of the sender's CPU per message sent over loopback TCP to an idle reader,
+    in bursts like the server's broadcasts: the floor under each of the server's ~3.5 sends
+    per action on this machine (the kernel wakes the reader and does its receiving in the
+    sender's system call)."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(64)
+        reader = subprocess.Popen([sys.executable, "-c", _READER, str(listener.getsockname()[1]),
+                                   str(burst), str(sends * size)])
+        accepted = [listener.accept()[0] for _ in range(burst)]
+    data = b"x" * size
+    try:
+        for s in accepted:
+            s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        start = time.process_time()
+        for _ in range(sends // burst):  # the pauses alone: their CPU is not the sends'
+            time.sleep(0.002)
+        pauses = time.process_time() - start
+        start = time.process_time()
+        for i in range(sends):
+            accepted[i % burst].sendall(data)
+            if i % burst == burst - 1:
+                time.sleep(0.002)  # the reader goes idle between bursts, as clients do
+        cost = time.process_time() - start - pauses
+        reader.wait(30)
+    finally:
+        for s in accepted:
+            s.close()
+        if reader.poll() is None:
+            reader.kill()
+    return max(0.0, cost) / sends * 1e6
+
+
+#: the reader of ``loopback_send_cost``: one process, epoll over its sockets, reads until done
+_READER = """
+import select, socket, sys
+port, n, want = (int(a) for a in sys.argv[1:4])
+socks = [socket.create_connection(("127.0.0.1", port)) for _ in range(n)]
+ep = select.epoll()
+by_fd = {s.fileno(): s for s in socks}
+for fd in by_fd:
+    ep.register(fd, select.EPOLLIN)
+got = 0
+while got < want:
+    for fd, _ in ep.poll(5):
+        got += len(by_fd[fd].recv(65536))
+"""
 
 def machine_cpu_seconds() -> float:
     """Busy CPU seconds of the whole machine so far, all cores (Linux /proc/stat)."""
@@ -382,6 +489,7 @@ def main(argv=None) -> None:
                     help="busy-loop processes to run beside the bench (emulated other jobs)")
     args = ap.parse_args(argv)
 
+    calibration = calibrate()  # before the server starts: the machine is as quiet as it gets
     tmp = Path(tempfile.mkdtemp(prefix="stammtisch-load-"))
     db = tmp / "load.sqlite"
     port = free_port()
@@ -399,7 +507,7 @@ def main(argv=None) -> None:
         machine0, wall0 = machine_cpu_seconds(), time.perf_counter()
         gc.set_threshold(20_000, *gc.get_threshold()[1:])
         with asyncio.Runner(loop_factory=new_event_loop) as runner:
-            stats, clients, elapsed, window = runner.run(
+            stats, clients, elapsed, window, split = runner.run(
                 drive(base, ws_base, tables, args.seconds, args.think_ms / 1000, args.seed,
                       proc.pid))
         load1 = os.getloadavg()
@@ -418,6 +526,7 @@ def main(argv=None) -> None:
             proc.wait(30)
         except subprocess.TimeoutExpired:
             proc.kill()
+    send_cost = loopback_send_cost()
     stored = committed_events(db)
     lost = 0
     for c in clients:
@@ -449,6 +558,9 @@ def main(argv=None) -> None:
         # the server's CPU per action in the second half of the run only (every table
         # playing; no connecting, starting or draining): what one action costs
         "server_us_per_action_steady": round(window[0] / max(1, window[1]) * 1e6),
+        # the same, split: the event loop's thread (user and system time: the system time is
+        # mostly its socket writes) and the other threads (the database writer and reader)
+        "server_us_per_action_steady_split": {k: round(v) for k, v in split.items()},
         "client_us_per_action": round(client_cpu / max(1, len(lat)) * 1e6),
         "client_loop": CLIENT_LOOP,
         "cpus": os.cpu_count(),
@@ -456,6 +568,10 @@ def main(argv=None) -> None:
         "load_after": [round(x, 2) for x in load1],
         # CPU the rest of the machine used meanwhile, in cores (other jobs share the cores)
         "other_jobs_cores": round(max(0.0, machine_cpu - server_cpu - client_cpu) / wall, 2),
+        # this machine's speed, to compare runs on different machines (see calibrate and
+        # loopback_send_cost): µs of a fixed piece of engine work, and of one loopback send
+        "machine_calibration_us": round(calibration, 1),
+        "machine_loopback_send_us": round(send_cost, 1),
         "meets_bar": bool(lat) and p99 < 100 and stats.errors == 0 and lost == 0,
         **({"error_samples": stats.error_samples} if stats.error_samples else {}),
     }))
