@@ -394,18 +394,22 @@ def calibrate(seconds: float = 1.0) -> float:
     return (time.process_time() - start) / events * 1e6
 
 
-def loopback_send_cost(sends: int = 6000, burst: int = 30, size: int = 2200) -> float:
-    """Microseconds of the sender's CPU per message sent over loopback TCP to an idle reader,
-    in bursts like the server's broadcasts: the floor under each of the server's ~3.5 sends
-    per action on this machine (the kernel wakes the reader and does its receiving in the
-    sender's system call)."""
+def loopback_send_cost(sockets: int, sends: int = 6000, burst: int = 30, size: int = 2200) -> float:
+    """Microseconds of the sender's CPU per message sent over loopback TCP to an idle reader
+    holding ``sockets`` connections (the server's count: a send to one of thousands of
+    sockets costs about twice one to one of a few, its kernel state being cold), each to a
+    random one, in bursts like the server's broadcasts. The floor under each of the server's
+    ~3.5 sends per action on this machine: the kernel wakes the reader and does its receiving
+    in the sender's system call."""
+    rng = random.Random(2)
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
-        listener.listen(64)
+        listener.listen(min(sockets, 4096))
         reader = subprocess.Popen([sys.executable, "-c", _READER, str(listener.getsockname()[1]),
-                                   str(burst), str(sends * size)])
-        accepted = [listener.accept()[0] for _ in range(burst)]
+                                   str(sockets), str(sends * size)])
+        accepted = [listener.accept()[0] for _ in range(sockets)]
     data = b"x" * size
+    targets = [accepted[rng.randrange(sockets)] for _ in range(sends)]
     try:
         for s in accepted:
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
@@ -414,12 +418,12 @@ def loopback_send_cost(sends: int = 6000, burst: int = 30, size: int = 2200) -> 
             time.sleep(0.002)
         pauses = time.process_time() - start
         start = time.process_time()
-        for i in range(sends):
-            accepted[i % burst].sendall(data)
+        for i, target in enumerate(targets):
+            target.sendall(data)
             if i % burst == burst - 1:
                 time.sleep(0.002)  # the reader goes idle between bursts, as clients do
         cost = time.process_time() - start - pauses
-        reader.wait(30)
+        reader.wait(60)
     finally:
         for s in accepted:
             s.close()
@@ -442,6 +446,7 @@ while got < want:
     for fd, _ in ep.poll(5):
         got += len(by_fd[fd].recv(65536))
 """
+
 
 def machine_cpu_seconds() -> float:
     """Busy CPU seconds of the whole machine so far, all cores (Linux /proc/stat)."""
@@ -526,7 +531,7 @@ def main(argv=None) -> None:
             proc.wait(30)
         except subprocess.TimeoutExpired:
             proc.kill()
-    send_cost = loopback_send_cost()
+    send_cost = loopback_send_cost(max(1, len(clients)))
     stored = committed_events(db)
     lost = 0
     for c in clients:
