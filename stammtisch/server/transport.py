@@ -25,6 +25,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections import deque
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
@@ -178,12 +179,14 @@ class Inbox:
     3.11), and wakes its getters through a loop over a deque. Each client message passes
     here once."""
 
-    __slots__ = ("_items", "_waiters", "_loop")
+    __slots__ = ("_items", "_waiters", "_loop", "_drained")
 
-    def __init__(self, loop: asyncio.AbstractEventLoop):
+    def __init__(self, loop: asyncio.AbstractEventLoop,
+                 drained: Callable[[], None] | None = None):
         self._items: deque[Any] = deque()
         self._waiters: deque[asyncio.Future[None]] = deque()
         self._loop = loop
+        self._drained = drained  # called when ``get`` took the last waiting item
 
     def put_nowait(self, item: Any) -> None:
         self._items.append(item)
@@ -213,7 +216,10 @@ class Inbox:
                 if items and not waiter.cancelled():
                     self._wake_next()
                 raise
-        return items.popleft()
+        item = items.popleft()
+        if not items and self._drained is not None:
+            self._drained()
+        return item
 
     def get_nowait(self) -> Any:
         if not self._items:
@@ -276,7 +282,18 @@ def _build_framed_protocol() -> type:
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
-            self.queue = Inbox(self.loop)  # type: ignore[assignment]
+            self.queue = Inbox(self.loop, self._drained)  # type: ignore[assignment]
+
+        def receive(self) -> Awaitable[Any]:  # type: ignore[override]
+            """The app's ASGI ``receive``: uvicorn's, without its coroutine around the
+            queue's (the reading it resumes once the app took every waiting message is
+            ``_drained``)."""
+            return self.queue.get()
+
+        def _drained(self) -> None:
+            if self.read_paused:
+                self.read_paused = False
+                self.transport.resume_reading()
         _partial: bytearray | None = None  # the start of a frame that has not all arrived
         _partial_needs = 0  # the bytes that frame takes in all (0: its header is not all in)
 
