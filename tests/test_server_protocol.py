@@ -382,5 +382,17 @@ def test_analysis_of_a_deal_only_once_it_is_over_and_only_with_a_token(http):
                 == expected[0].to_json()
             played = [a["action"] for a in rec["deals"][0]["actions"] if a["action"].startswith("play:")]
             assert [p["action"] for p in data["plays"]] == played  # only cards that were shown
-        spectator = http.get(f"/api/tables/{tid}/analysis/1", params={"token": t["spectator"]["token"]})
-        assert spectator.json() == data  # any token of the table; answered from the cache
+        # any token of the table; answered from the cache, without reading the database
+        storage = http.app.state.manager.storage
+        real_load = storage.load_table
+
+        def no_reads(*a, **k):
+            raise AssertionError("a cached analysis read the database")
+
+        storage.load_table = no_reads
+        try:
+            spectator = http.get(f"/api/tables/{tid}/analysis/1",
+                                 params={"token": t["spectator"]["token"]})
+        finally:
+            storage.load_table = real_load
+        assert spectator.status_code == 200 and spectator.json() == data

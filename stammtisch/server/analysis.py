@@ -43,11 +43,20 @@ class Analyst:
         self._done: OrderedDict[tuple[str, int], dict[str, Any]] = OrderedDict()
         self._running: dict[tuple[str, int], asyncio.Future[dict[str, Any]]] = {}
 
+    def cached(self, table_id: str, deal: int) -> dict[str, Any] | None:
+        """The analysis of the deal if it is kept from an earlier request: then its record
+        need not be read."""
+        key = (table_id, deal)
+        found = self._done.get(key)
+        if found is not None:
+            self._done.move_to_end(key)
+        return found
+
     async def analyse(self, table_id: str, deal: int, record: dict[str, Any]) -> dict[str, Any]:
         key = (table_id, deal)
-        if key in self._done:
-            self._done.move_to_end(key)
-            return self._done[key]
+        found = self.cached(table_id, deal)
+        if found is not None:
+            return found
         running = self._running.get(key)
         if running is None:
             if self._pool is None:

@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import itertools
 import json
 import logging
 import re
@@ -400,10 +401,11 @@ def replay_deals(table: Table, st: StoredTable) -> Iterator[None]:
         yield
 
 
-def replayed(st: StoredTable) -> Table:
-    """The table of a stored record with every stored event replayed."""
+def replayed(st: StoredTable, deals: int | None = None) -> Table:
+    """The table of a stored record with every stored event replayed (``deals``: those of
+    its first deals only)."""
     table = stored_table(st)
-    for _ in replay_deals(table, st):
+    for _ in itertools.islice(replay_deals(table, st), deals):
         pass
     return table
 
@@ -803,6 +805,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         async with live.lock:
             who = live.auth(token)
             finished = live.scored
+            players = list(live.table.players)
         if who is None:
             return _error(403, MESSAGES["analysis token"], "token")
         if not 1 <= deal <= finished:
@@ -810,23 +813,24 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
                           "deal in progress")
         if not solver_available():
             return _error(501, MESSAGES["analysis unavailable"], "unavailable")
-        loaded = await stored_record(table_id)  # the live table keeps no old deals
-        if isinstance(loaded, JSONResponse):
-            return loaded
-        try:
-            table = replayed(loaded)
-        except Exception:  # the stored events do not replay: some still wait in the spill file
-            log.warning("table %s: its stored record does not replay", table_id, exc_info=True)
-            return record_behind()
-        if finished_deals(table) < deal:
-            return record_behind()
-        record = public_record(table)
-        try:
-            result = await analyst.analyse(table_id, deal, record)
-        except Exception:
-            log.exception("table %s: the analysis of deal %d failed", table_id, deal)
-            return _error(503, MESSAGES["analysis failed"], "server")
-        return JSONResponse({"players": record["players"], **result})
+        result = analyst.cached(table_id, deal)
+        if result is None:  # the first request: the deal's record from the database
+            loaded = await stored_record(table_id)  # the live table keeps no old deals
+            if isinstance(loaded, JSONResponse):
+                return loaded
+            try:  # the deals up to this one are all the analysis replays
+                table = replayed(loaded, deal)
+            except Exception:  # the stored events do not replay: some wait in the spill file
+                log.warning("table %s: its stored record does not replay", table_id, exc_info=True)
+                return record_behind()
+            if finished_deals(table) < deal:
+                return record_behind()
+            try:
+                result = await analyst.analyse(table_id, deal, public_record(table))
+            except Exception:
+                log.exception("table %s: the analysis of deal %d failed", table_id, deal)
+                return _error(503, MESSAGES["analysis failed"], "server")
+        return JSONResponse({"players": players, **result})
 
     # --- WebSocket --------------------------------------------------------------------
 
