@@ -293,17 +293,6 @@ def direct_writer(ws: WebSocket) -> Callable[[Message], bool] | None:
     return write_now
 
 
-try:
-    from orjson import loads as fast_loads
-except ImportError:  # pragma: no cover
-    fast_loads = json.loads  # type: ignore[assignment]
-
-#: ``parse_message``: the fast reader did not read the message
-_UNREAD = object()
-#: ``parse_message``: a number the fast reader may read otherwise than json
-_LONG_NUMBER = re.compile(r"[0-9]{19}")
-
-
 def text_frame(payload: bytes) -> bytes:
     """A final, unmasked text frame (server to client, no extensions) holding ``payload``."""
     n = len(payload)
@@ -460,16 +449,29 @@ def auth_stored(st: StoredTable, token: str) -> tuple[str, int | None] | None:
     return found
 
 
+try:
+    from orjson import loads as fast_loads
+except ImportError:  # pragma: no cover
+    fast_loads = json.loads  # type: ignore[assignment]
+
+#: ``parse_message``: the fast reader did not read the message
+_UNREAD = object()
+#: ``parse_message``: a number the fast reader may read otherwise than json
+_LONG_NUMBER = re.compile(r"[0-9]{19}")
+
+
 def parse_message(text: str, max_depth: int) -> tuple[dict[str, Any] | None, str, str]:
     """A client's WebSocket message, or None with the refusal's rule and message."""
     # orjson reads the usual message in a fraction of the time. What it refuses (NaN, a lone
     # surrogate) json reads as before, and so a message with a number of 19 digits or more:
     # orjson reads an integer beyond 64 bits as a float, json as an int. Every message is
     # read, or refused, as json alone would.
-    try:
-        msg = _UNREAD if _LONG_NUMBER.search(text) else fast_loads(text)
-    except (ValueError, RecursionError):
-        msg = _UNREAD
+    msg: Any = _UNREAD
+    if not _LONG_NUMBER.search(text):
+        try:
+            msg = fast_loads(text)
+        except (ValueError, RecursionError):
+            pass
     if msg is _UNREAD:
         try:
             msg = json.loads(text)
