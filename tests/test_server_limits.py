@@ -318,6 +318,36 @@ def test_reading_a_record_does_not_hold_up_the_commits_of_play(tmp_path, monkeyp
             assert answer.result().status_code == 200
 
 
+def test_a_stored_record_is_replayed_off_the_event_loop(tmp_path, monkeypatch):
+    """Replaying a long table takes milliseconds: never on the event loop every table shares."""
+    from stammtisch.server import analysis
+    from stammtisch.server import app as app_module
+
+    app = make_app(tmp_path)
+    with TestClient(app) as http:
+        t = create_table(http, seats=HUMANS3)
+        start(http, t)
+        live = app.state.manager.get(t["id"])
+        play_out(http, live, random.Random(4))
+        loop_thread = http.portal.call(threading.current_thread)
+        real, threads = app_module.replay_deals, []
+
+        def spy(table, st):
+            threads.append(threading.current_thread())
+            yield from real(table, st)
+
+        monkeypatch.setattr(app_module, "replay_deals", spy)
+        for token in (t["admin_token"], t["seats"][0]["token"], t["spectator"]["token"]):
+            r = http.get(f"/api/tables/{t['id']}/record", params={"token": token})
+            assert r.status_code == 200, r.text
+        asked = 3
+        if analysis.solver_available():
+            r = http.get(f"/api/tables/{t['id']}/analysis/1", params={"token": t["seats"][0]["token"]})
+            assert r.status_code == 200, r.text
+            asked += 1
+        assert len(threads) == asked and loop_thread not in threads
+
+
 def test_the_table_json_of_every_broadcast_is_the_table_info_itself(tmp_path, monkeypatch):
     """``LiveTable.info_json`` is built from cached parts (only the event number changes with
     most events): at every broadcast it is byte for byte ``info()`` with the per-deal keys
