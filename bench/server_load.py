@@ -49,12 +49,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-try:
-    import orjson
-
-    loads = orjson.loads
-except ImportError:  # pragma: no cover
-    loads = json.loads
+import orjson
 
 try:
     import uvloop
@@ -237,7 +232,7 @@ class Client:
         await ws.closed
 
     def on_text(self, raw: bytes) -> None:
-        m = loads(raw)
+        m = orjson.loads(raw)
         kind = m["type"]
         if kind == "state":
             self.on_state(m)
@@ -372,7 +367,7 @@ def calibrate(seconds: float = 1.0) -> float:
     from stammtisch.games import TableState, new_game
     from stammtisch.rules import ruleset
 
-    dumps = orjson.dumps if loads is not json.loads else json.dumps
+    dumps = orjson.dumps
     rng = random.Random(1)
     games = [new_game(ruleset("tippen/grupp-1975", {"players": 3})) for _ in range(1000)]
 

@@ -48,14 +48,9 @@ import urllib.request
 from collections import Counter
 from pathlib import Path
 
+import orjson
 import websockets
 
-try:  # the clients are the measuring instrument: keep their own cost small (as server_load does)
-    import orjson
-
-    loads = orjson.loads
-except ImportError:  # pragma: no cover
-    loads = json.loads
 try:
     import uvloop
 
@@ -298,7 +293,7 @@ class Soak:
                             pending = None  # the receive loop reconnects
 
                     async for raw in ws:
-                        m = loads(raw)
+                        m = orjson.loads(raw)
                         if m["type"] == "state":
                             ev = m["event"]
                             if ev > self.seen.get(table, 0):

@@ -48,6 +48,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, TypeVar
 
+import orjson
 from fastapi import FastAPI, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import FileResponse, JSONResponse
@@ -452,11 +453,6 @@ def auth_stored(st: StoredTable, token: str) -> tuple[str, int | None] | None:
     return found
 
 
-try:
-    from orjson import loads as fast_loads
-except ImportError:  # pragma: no cover
-    fast_loads = json.loads  # type: ignore[assignment]
-
 #: ``parse_message``: the fast reader did not read the message
 _UNREAD = object()
 #: ``parse_message``: a number the fast reader may read otherwise than json
@@ -472,7 +468,7 @@ def parse_message(text: str, max_depth: int) -> tuple[dict[str, Any] | None, str
     msg: Any = _UNREAD
     if not _LONG_NUMBER.search(text):
         try:
-            msg = fast_loads(text)
+            msg = orjson.loads(text)
         except (ValueError, RecursionError):
             pass
     if msg is _UNREAD:

@@ -49,6 +49,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+import orjson
+
 from ..bots import SEARCH_BOTS, Bot, make_bot
 from ..explain import explain
 from ..games.base import Account, IllegalAction
@@ -60,16 +62,10 @@ from .spill import Spill
 from .storage import Storage, StoredSeat, StoredSocial, StoredTable, Write, token_digest
 from .thinker import DealSoFar, Thinker
 
-try:  # orjson is much faster for the many views we serialise; json is the fallback
-    import orjson
 
-    def dumpb(obj: Any) -> bytes:
-        return orjson.dumps(obj)
-except ImportError:  # pragma: no cover
-    import json
-
-    def dumpb(obj: Any) -> bytes:
-        return json.dumps(obj, separators=(",", ":"), ensure_ascii=False).encode()
+def dumpb(obj: Any) -> bytes:
+    """``obj`` as compact JSON, UTF-8 (orjson: the server serialises a view per seat and event)."""
+    return orjson.dumps(obj)
 
 
 def dumps(obj: Any) -> str:
