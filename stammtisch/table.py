@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .cards import Pack, pack_named
-from .games import DealResult, IllegalAction, TableState, new_game
+from .games import DealResult, IllegalAction, TableState, shared_game
 from .games.base import Account
 from .games.engine import EngineState
 from .ledger import Ledger
@@ -42,7 +42,7 @@ class Table:
         if not 0 <= first_dealer < len(players):
             raise ValueError(f"first dealer seat {first_dealer} is not a seat at this table")
         self.rules = rules
-        self.game = new_game(rules)
+        self.game = shared_game(rules)
         self.players = list(players)
         self.first_dealer = first_dealer
         self.dealer = first_dealer
