@@ -217,22 +217,23 @@ def test_stop_sends_the_held_messages_before_closing() -> None:
 
 
 @pytest.mark.parametrize("size", [0, 1, 125, 126, 127, 65535, 65536, 70000])
-def test_text_frame_is_the_frame_websockets_writes(size: int) -> None:
-    """``app.text_frame`` (the fast path's framing without extensions) is byte for byte what
-    the websockets protocol writes for the same text, and a client parses it back."""
+def test_frame_header_and_payload_are_the_frame_websockets_writes(size: int) -> None:
+    """``app.frame_header`` and the payload (the fast path's framing without extensions) are
+    byte for byte what the websockets protocol writes for the same text, and a client parses
+    it back."""
     from websockets.frames import Frame, Opcode
     from websockets.protocol import Protocol, Side, State
     from websockets.streams import StreamReader
 
-    from stammtisch.server.app import text_frame
+    from stammtisch.server.app import frame_header
 
     text = ("Ä€x" * size)[:size]  # multi-byte UTF-8 too
     payload = text.encode()
     server = Protocol(Side.SERVER, state=State.OPEN)
     server.send_text(payload)
-    assert text_frame(payload) == b"".join(server.data_to_send())
+    assert frame_header(len(payload)) + payload == b"".join(server.data_to_send())
     reader = StreamReader()
-    reader.feed_data(text_frame(payload))
+    reader.feed_data(frame_header(len(payload)) + payload)
     reader.feed_eof()
     parser = Frame.parse(reader.read_exact, mask=False)
     try:

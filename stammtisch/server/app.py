@@ -267,7 +267,7 @@ def direct_writer(ws: WebSocket) -> Callable[[Message], bool] | None:
     None for any other server (the queued path only).
 
     Without extensions a server's text frame is two or four bytes of header and the payload
-    as it is (RFC 6455 §5.2: FIN, opcode 1, no mask), and ``text_frame`` writes that itself;
+    as it is (RFC 6455 §5.2: FIN, opcode 1, no mask), and ``frame_header`` writes that itself;
     with per-message deflate the protocol's own connection frames (and compresses) it."""
     send = ws.scope.get(SERVER_SEND)
     proto: Any = getattr(send, "__self__", None)
@@ -288,7 +288,7 @@ def direct_writer(ws: WebSocket) -> Callable[[Message], bool] | None:
             return False
         data = text.encode() if isinstance(text, str) else text
         if plain:
-            transport.write(text_frame(data))
+            transport.writelines((frame_header(len(data)), data))
         else:
             conn.send_text(data)
             transport.write(b"".join(conn.data_to_send()))
@@ -297,14 +297,17 @@ def direct_writer(ws: WebSocket) -> Callable[[Message], bool] | None:
     return write_now
 
 
-def text_frame(payload: bytes) -> bytes:
-    """A final, unmasked text frame (server to client, no extensions) holding ``payload``."""
-    n = len(payload)
+def frame_header(n: int) -> bytes:
+    """The header of a final, unmasked text frame (server to client, no extensions) of ``n``
+    bytes of payload. The fast path writes it and the payload as two buffers of one system
+    call (``writelines``): joined first, every message was copied once more, and read cold,
+    as the messages of a busy turn wait for its end (bench/server_load.py, two servers side
+    by side: -6 µs per action over four pairs)."""
     if n < 126:
-        return b"\x81%c%b" % (n, payload)
+        return b"\x81%c" % n
     if n < 65536:
-        return b"\x81\x7e%b%b" % (n.to_bytes(2, "big"), payload)
-    return b"\x81\x7f%b%b" % (n.to_bytes(8, "big"), payload)
+        return b"\x81\x7e" + n.to_bytes(2, "big")
+    return b"\x81\x7f" + n.to_bytes(8, "big")
 
 
 def _error(status: int, message: str, rule: str | None = None,
