@@ -134,18 +134,13 @@ class _Box:
 
 
 def _replayed_box(rules: Any, deck: tuple[int, ...], actions: list[int]) -> _Box:
-    from ..games import new_game
+    from ..games import shared_game
 
-    game = _REPLAY_GAMES.get(rules)  # rules are frozen dataclasses: equal rules, one engine
-    if game is None:
-        game = _REPLAY_GAMES[rules] = new_game(rules)
+    game = shared_game(rules)  # equal rules, one engine
     state = game.new_deal(TableState(dealer=deck[0]), list(deck[1:]))
     for a in actions:
         state.apply(a)
     return _Box(state, deck, list(actions))
-
-
-_REPLAY_GAMES: dict[Any, Any] = {}
 
 
 def _bound(rules: Any) -> float:
