@@ -4,12 +4,14 @@ The database is the authority for every table: a table is its rule set, its seat
 deal the deck and the actions in order. The in-memory ``stammtisch.table.Table`` is rebuilt
 from these rows by replaying them through the engine (see ``tables.TableManager.load_all``).
 
-Every event (a deal's deck, one action) is written in its own transaction and committed
-before anything is broadcast. Seat tokens are stored only as SHA-256 digests: a copy of the
-database does not let anyone act for a seat.
+Every event (a deal's deck, one action) is committed before anything is broadcast: the
+server commits the events of many tables together (``write_batch``, a group commit). Seat
+tokens are stored only as SHA-256 digests: a copy of the database does not let anyone act for
+a seat.
 
-The code is dialect-neutral (plain ``String``/``Integer``/``Text``/``Boolean`` columns, JSON as
-text); only the SQLite connection pragmas are SQLite-specific.
+The tables are dialect-neutral (plain ``String``/``Integer``/``Text``/``Boolean`` columns,
+JSON as text); SQLite-specific are the connection pragmas, the multi-row INSERTs and the event
+loop's own connection (``write_batch(now=True)``).
 """
 
 from __future__ import annotations
@@ -238,6 +240,82 @@ ROWS_PER_INSERT = 150
 ON_CONFLICT_SKIP = " ON CONFLICT DO NOTHING"
 
 
+class RowWriter:
+    """A DB-API connection of its own for the event rows (``Storage.write_batch``), with their
+    INSERTs compiled once by SQLAlchemy for the database's dialect: the same SQL, without
+    SQLAlchemy's work per statement (the server's hot path). Not in the pool: its settings
+    (``pragmas``) stay its own."""
+
+    def __init__(self, storage: Storage, pragmas: tuple[str, ...] = ()):
+        self.sql: dict[str, tuple[str, bool, list[str]]] = {}
+        self.multi_sql: dict[tuple[str, int, bool], str] = {}
+        for kind, stmt, keys in (
+            ("action", storage._insert_action, ["table_id", "deal", "idx", "seat", "action", "created"]),
+            ("deal", storage._insert_deal, ["table_id", "number", "deck", "created"]),
+        ):
+            compiled = stmt.compile(dialect=storage.engine.dialect, column_keys=keys)
+            self.sql[kind] = (compiled.string, bool(compiled.positional),
+                              list(compiled.positiontup or keys))
+        self.conn = storage.engine.raw_connection()
+        self.conn.detach()  # closed for good when closed, never handed out with its pragmas
+        self.cursor = self.conn.cursor()
+        for pragma in pragmas:
+            self.cursor.execute(pragma)
+
+    def insert(self, writes: list[Write], skip_existing: bool = False) -> None:
+        """The rows in one transaction, committed on return; rolled back when it fails."""
+        cur = self.cursor
+        try:
+            # one executemany per run of rows of one kind, not one execute per row: the driver
+            # leaves and retakes the GIL around every statement, and each time the writer
+            # thread waited for the busy event loop to hand it back (bench/server_load.py: the
+            # writer thread's CPU per action 97 -> 80 µs)
+            for kind, run in groupby(writes, key=itemgetter(0)):
+                sql, positional, order = self.sql[kind]
+                if not positional:
+                    cur.executemany(sql + (ON_CONFLICT_SKIP if skip_existing else ""),
+                                    [params for _, params in run])
+                    continue
+                # positional drivers (SQLite): many rows per INSERT … VALUES (…), (…). sqlite3
+                # leaves the interpreter lock around every statement it steps, and a thread
+                # that leaves it while the event loop is busy waits a switch interval (5 ms)
+                # to get it back: with executemany that was once per row, and a group of a
+                # hundred rows took half a second under load (bench/server_load.py --tables
+                # 1000: every seventh event went to the spill file)
+                rows = [params for _, params in run]
+                for i in range(0, len(rows), ROWS_PER_INSERT):
+                    chunk = rows[i:i + ROWS_PER_INSERT]
+                    cur.execute(self._multi_row_sql(kind, len(chunk), skip_existing),
+                                [params[k] for params in chunk for k in order])
+            self.conn.commit()
+        except Exception:
+            try:
+                self.conn.rollback()
+            except Exception:
+                pass
+            raise
+
+    def _multi_row_sql(self, kind: str, rows: int, skip_existing: bool = False) -> str:
+        """The positional INSERT of ``kind`` with ``rows`` groups of values."""
+        key = (kind, rows, skip_existing)
+        sql = self.multi_sql.get(key)
+        if sql is None:
+            single = self.sql[kind][0]
+            head, sep, values = single.rpartition(" VALUES ")
+            assert sep, single  # an INSERT compiled by SQLAlchemy
+            sql = head + sep + ", ".join([values.strip()] * rows)
+            if skip_existing:
+                sql += ON_CONFLICT_SKIP
+            self.multi_sql[key] = sql
+        return sql
+
+    def close(self) -> None:
+        try:
+            self.conn.close()
+        except Exception:
+            pass
+
+
 class Storage:
     """The repository: one SQLAlchemy engine, small explicit transactions."""
 
@@ -286,35 +364,19 @@ class Storage:
                     table_id=table_id, turn_seconds=social.turn_seconds, listed=social.listed,
                     open_seats=json.dumps(social.open_seats), rematch_id=social.rematch_id))
 
-    def start_deal(self, table_id: str, number: int, deck: list[str],
-                   first_dealer: int | None = None) -> None:
-        """Write a deal's deck (and, for the first deal, the first dealer) in one transaction.
-
-        A later deal's deck goes through the writer connection like an action (one INSERT,
-        committed on return); the first deal also marks the table started."""
-        if first_dealer is not None:
-            params = {"table_id": table_id, "number": number, "deck": json.dumps(deck),
-                      "created": time.time()}
-            try:
-                with self.engine.begin() as conn:
-                    conn.execute(update(_table(TableRow)).where(TableRow.id == table_id)
-                                 .values(started=True, first_dealer=first_dealer))
-                    conn.execute(self._insert_deal, params)
-            except Exception:
-                if not self._already_written("deal", params):
-                    raise
-            return
-        self._write("deal", {"table_id": table_id, "number": number, "deck": json.dumps(deck),
-                            "created": time.time()})
-
-    def append_action(self, table_id: str, deal: int, idx: int, seat: int | None,
-                      action: str) -> None:
-        """One action, committed on return (the hot path of the server).
-
-        Runs the INSERT that SQLAlchemy compiled once for this database's dialect directly on
-        a dedicated DB-API connection: the same SQL, a third of the cost per action."""
-        self._write("action", {"table_id": table_id, "deal": deal, "idx": idx, "seat": seat,
-                               "action": action, "created": time.time()})
+    def start_deal(self, table_id: str, number: int, deck: list[str], first_dealer: int) -> None:
+        """Write a table's first deal and mark the table started (with its first dealer), in
+        one transaction. (Later decks are rows of the group commit: ``deal_row``.)"""
+        params = {"table_id": table_id, "number": number, "deck": json.dumps(deck),
+                  "created": time.time()}
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(update(_table(TableRow)).where(TableRow.id == table_id)
+                             .values(started=True, first_dealer=first_dealer))
+                conn.execute(self._insert_deal, params)
+        except Exception:
+            if not self._already_written("deal", params):
+                raise
 
     def _set_state(self, table_id: str, **values: Any) -> None:
         with self.engine.begin() as conn:
@@ -396,29 +458,55 @@ class Storage:
             conn.execute(update(_table(TableRow)).where(TableRow.id == table_id)
                          .values(spectator_digest=digest))
 
-    _writer: Any = None  # a DB-API connection of the pool, kept for the hot path
+    _writer: RowWriter | None = None  # the writer thread's connection for event rows
+    _writer_now: RowWriter | None = None  # the event loop's (``write_batch(now=True)``)
 
-    def _write(self, kind: str, params: dict[str, Any]) -> None:
-        """One precompiled INSERT (``kind``: "action" or "deal") committed on return."""
-        if self._writer is None:
-            self._open_writer()
-        sql, positional, order = self._sql[kind]
-        cur = self._writer_cursor
-        try:
-            if positional:
-                cur.execute(sql, tuple(params[k] for k in order))
-            else:
-                cur.execute(sql, params)
-            self._writer.commit()
-        except Exception:
+    @property
+    def writes_now(self) -> bool:
+        """Whether ``write_batch(now=True)`` may be used: an SQLite file. (Another database is
+        a network away; an in-memory one is a single connection that every thread shares.)"""
+        return self.is_sqlite and not self.one_connection
+
+    def write_batch(self, writes: list[Write], now: bool = False) -> None:
+        """Several INSERTs (``action_row``/``deal_row``: events of different tables, or one
+        table's events in order) in ONE transaction, committed on return: the group commit of
+        the server. All or nothing.
+
+        ``now``: on the calling thread's own connection (the event loop's), which never waits:
+        it fails at once when another connection holds the write lock (``busy_timeout`` 0),
+        and never checkpoints the write-ahead log (a checkpoint syncs the file to disk), so
+        the caller is never held up by the database; after a failure nothing of the group is
+        in, and the caller hands the group to the writer thread (``write_batch()``), which
+        waits, retries and checkpoints. Without ``now``, on the writer thread's connection."""
+        if now:
+            assert self.writes_now, "write_batch(now=True) needs an SQLite file"
+            if self._writer_now is None:
+                self._writer_now = RowWriter(self, ("PRAGMA busy_timeout=0",
+                                                    "PRAGMA wal_autocheckpoint=0"))
             try:
-                self._writer.rollback()
+                self._writer_now.insert(writes)
             except Exception:
-                pass
-            finally:
-                self._close_writer()
-            if self._already_written(kind, params):  # an earlier attempt did commit
-                return
+                self._writer_now.close()
+                self._writer_now = None
+                raise
+            return
+        try:
+            self._insert_batch(writes)
+        except Exception:
+            if all(self._already_written(kind, params) for kind, params in writes):
+                return  # the commit did happen (its answer was lost)
+            raise
+
+    def _insert_batch(self, writes: list[Write], skip_existing: bool = False) -> None:
+        """``write_batch``'s transaction on the writer thread, without its check for a commit
+        whose answer was lost; ``skip_existing``: a row whose key is in already is left out
+        (``ON CONFLICT DO NOTHING``, on SQLite and PostgreSQL alike)."""
+        if self._writer is None:
+            self._writer = RowWriter(self)
+        try:
+            self._writer.insert(writes, skip_existing)
+        except Exception:
+            self._close_writer()
             raise
 
     @staticmethod
@@ -430,56 +518,6 @@ class Storage:
     def deal_row(table_id: str, number: int, deck: list[str]) -> Write:
         return ("deal", {"table_id": table_id, "number": number, "deck": json.dumps(deck),
                          "created": time.time()})
-
-    def write_batch(self, writes: list[Write]) -> None:
-        """Several INSERTs (``action_row``/``deal_row``: events of different tables, or one
-        table's events in order) in ONE transaction, committed on return: the group commit of
-        the server (one commit for the events of one event-loop turn). All or nothing."""
-        try:
-            self._insert_batch(writes)
-        except Exception:
-            if all(self._already_written(kind, params) for kind, params in writes):
-                return  # the commit did happen (its answer was lost)
-            raise
-
-    def _insert_batch(self, writes: list[Write], skip_existing: bool = False) -> None:
-        """``write_batch``'s transaction, without its check for a commit whose answer was lost;
-        ``skip_existing``: a row whose key is in already is left out (``ON CONFLICT DO
-        NOTHING``, on SQLite and PostgreSQL alike)."""
-        if self._writer is None:
-            self._open_writer()
-        cur = self._writer_cursor
-        try:
-            # one executemany per run of rows of one kind, not one execute per row: the driver
-            # leaves and retakes the GIL around every statement, and each time the writer
-            # thread waited for the busy event loop to hand it back (bench/server_load.py: the
-            # writer thread's CPU per action 97 -> 80 µs)
-            for kind, run in groupby(writes, key=itemgetter(0)):
-                sql, positional, order = self._sql[kind]
-                if not positional:
-                    cur.executemany(sql + (ON_CONFLICT_SKIP if skip_existing else ""),
-                                    [params for _, params in run])
-                    continue
-                # positional drivers (SQLite): many rows per INSERT … VALUES (…), (…). sqlite3
-                # leaves the interpreter lock around every statement it steps, and a thread
-                # that leaves it while the event loop is busy waits a switch interval (5 ms)
-                # to get it back: with executemany that was once per row, and a group of a
-                # hundred rows took half a second under load (bench/server_load.py --tables
-                # 1000: every seventh event went to the spill file)
-                rows = [params for _, params in run]
-                for i in range(0, len(rows), ROWS_PER_INSERT):
-                    chunk = rows[i:i + ROWS_PER_INSERT]
-                    cur.execute(self._multi_row_sql(kind, len(chunk), skip_existing),
-                                [params[k] for params in chunk for k in order])
-            self._writer.commit()
-        except Exception:
-            try:
-                self._writer.rollback()
-            except Exception:
-                pass
-            finally:
-                self._close_writer()
-            raise
 
     def write_missing(self, writes: list[Write]) -> None:
         """The rows of ``writes`` the database does not hold yet, in one transaction (the
@@ -519,40 +557,12 @@ class Storage:
         except Exception:
             return False
 
-    def _multi_row_sql(self, kind: str, rows: int, skip_existing: bool = False) -> str:
-        """The positional INSERT of ``kind`` with ``rows`` groups of values."""
-        key = (kind, rows, skip_existing)
-        sql = self._multi_sql.get(key)
-        if sql is None:
-            single = self._sql[kind][0]
-            head, sep, values = single.rpartition(" VALUES ")
-            assert sep, single  # an INSERT compiled by SQLAlchemy
-            sql = head + sep + ", ".join([values.strip()] * rows)
-            if skip_existing:
-                sql += ON_CONFLICT_SKIP
-            self._multi_sql[key] = sql
-        return sql
-
-    def _open_writer(self) -> None:
-        self._sql = {}
-        self._multi_sql: dict[tuple[str, int, bool], str] = {}
-        for kind, stmt, keys in (
-            ("action", self._insert_action, ["table_id", "deal", "idx", "seat", "action", "created"]),
-            ("deal", self._insert_deal, ["table_id", "number", "deck", "created"]),
-        ):
-            compiled = stmt.compile(dialect=self.engine.dialect, column_keys=keys)
-            self._sql[kind] = (compiled.string, bool(compiled.positional),
-                               list(compiled.positiontup or keys))
-        self._writer = self.engine.raw_connection()
-        self._writer_cursor = self._writer.cursor()
-
     def _close_writer(self) -> None:
-        writer, self._writer = self._writer, None
-        if writer is not None:
-            try:
+        for name in ("_writer", "_writer_now"):
+            writer = getattr(self, name)
+            setattr(self, name, None)
+            if writer is not None:
                 writer.close()
-            except Exception:
-                pass
 
     # --- reads ---------------------------------------------------------------------------
 

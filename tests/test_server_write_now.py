@@ -1,0 +1,148 @@
+"""The group commit on the event loop's own connection (``Storage.write_batch(now=True)``,
+``TableManager._may_write_now``): it never waits for a lock, fails whole, leaves the pool's
+connections as they were, and the write-ahead log stays bounded although that connection never
+checkpoints. (That a locked database still holds up only its table, and that the writer
+thread then commits the group or the spill file takes it, is tested in test_server_limits.)"""
+
+from __future__ import annotations
+
+import asyncio
+import random
+import sqlite3
+import threading
+import time
+
+import pytest
+
+from stammtisch.server import tables as tables_module
+from stammtisch.server.limits import ServerLimits
+from stammtisch.server.storage import Storage, StoredSeat
+from stammtisch.server.tables import TableManager
+
+BUSY_MS = 3000
+
+
+def new_storage(tmp_path, tables=1):
+    storage = Storage(f"sqlite:///{tmp_path / 'st.sqlite'}", busy_ms=BUSY_MS)
+    ids = [f"t{i:04d}" for i in range(tables)]
+    for tid in ids:
+        storage.create_table(tid, "tippen/grupp-1975", {}, [StoredSeat(0, "A", None, None)],
+                             "admin", "spectator")
+    return storage, ids
+
+
+def stored_actions(storage, tid):
+    deals = storage.load_table(tid).deals
+    return [a for _, actions in deals for _, a in actions]
+
+
+def test_it_commits_on_the_calling_thread_and_the_rows_are_read_back(tmp_path):
+    storage, (tid,) = new_storage(tmp_path)
+    storage.write_batch([Storage.deal_row(tid, 0, ["10h", "Ah"]),
+                         Storage.action_row(tid, 0, 0, 0, "pass"),
+                         Storage.action_row(tid, 0, 1, 0, "play:Ah")], now=True)
+    assert storage._writer is None  # the writer thread's connection was never opened
+    assert stored_actions(storage, tid) == ["pass", "play:Ah"]
+    assert storage.load_table(tid).deals[0][0] == ["10h", "Ah"]
+
+
+def test_a_failing_group_leaves_nothing_behind_and_the_next_one_goes_through(tmp_path):
+    storage, (tid,) = new_storage(tmp_path)
+    storage.write_batch([Storage.deal_row(tid, 0, ["10h"]), Storage.action_row(tid, 0, 0, 0, "a")],
+                        now=True)
+    # the second row's key is taken: the whole group fails, its first row is not in either
+    with pytest.raises(sqlite3.IntegrityError):
+        storage.write_batch([Storage.action_row(tid, 0, 1, 0, "b"),
+                             Storage.action_row(tid, 0, 0, 0, "again")], now=True)
+    assert stored_actions(storage, tid) == ["a"]
+    storage.write_batch([Storage.action_row(tid, 0, 1, 0, "b")], now=True)
+    assert stored_actions(storage, tid) == ["a", "b"]
+
+
+def test_it_never_waits_for_a_lock_while_the_writer_thread_does(tmp_path):
+    storage, (tid,) = new_storage(tmp_path)
+    storage.write_batch([Storage.deal_row(tid, 0, ["10h"])], now=True)
+    lock = sqlite3.connect(tmp_path / "st.sqlite", isolation_level=None, check_same_thread=False)
+    lock.execute("BEGIN EXCLUSIVE")
+    try:
+        began = time.monotonic()
+        with pytest.raises(sqlite3.OperationalError, match="locked"):
+            storage.write_batch([Storage.action_row(tid, 0, 0, 0, "a")], now=True)
+        assert time.monotonic() - began < 0.5 * BUSY_MS / 1000
+        # the writer thread's connection waits (busy_timeout) and commits once the lock is gone
+        release = threading.Timer(0.3, lambda: lock.execute("ROLLBACK"))
+        release.start()
+        began = time.monotonic()
+        storage.write_batch([Storage.action_row(tid, 0, 0, 0, "a")])
+        assert 0.2 < time.monotonic() - began < BUSY_MS / 1000
+        release.join()
+    finally:
+        lock.close()
+    storage.write_batch([Storage.action_row(tid, 0, 1, 0, "b")], now=True)
+    assert stored_actions(storage, tid) == ["a", "b"]
+
+
+def pragma(storage, name):
+    with storage.engine.connect() as conn:
+        return conn.exec_driver_sql(f"PRAGMA {name}").scalar()
+
+
+def test_its_settings_never_reach_the_connections_of_the_pool(tmp_path):
+    storage, (tid,) = new_storage(tmp_path)
+    storage.write_batch([Storage.deal_row(tid, 0, ["10h"])], now=True)
+    with pytest.raises(sqlite3.IntegrityError):  # a failure closes the loop's connection
+        storage.write_batch([Storage.deal_row(tid, 0, ["10h"])], now=True)
+    for _ in range(3):  # whichever connection the pool hands out
+        assert pragma(storage, "busy_timeout") == BUSY_MS
+        assert pragma(storage, "wal_autocheckpoint") == 1000
+    storage.write_batch([Storage.action_row(tid, 0, 0, 0, "a")], now=True)  # a new one
+    assert stored_actions(storage, tid) == ["a"]
+
+
+def test_an_in_memory_database_is_never_written_from_the_loop():
+    assert not Storage("sqlite://").writes_now
+    assert not Storage("sqlite:///:memory:").writes_now
+
+
+def test_the_write_ahead_log_stays_bounded_and_every_row_is_committed(tmp_path):
+    """The loop's connection never checkpoints: every ``ROWS_BETWEEN_CHECKPOINTS`` rows a group
+    goes to the writer thread, whose commit checkpoints. Rows of 300 tables in groups of 30
+    (as at a busy server) touch new pages in every group: without those checkpoints the log
+    grows by about a page per row (12,000 rows: 34 MiB here, against 7 MiB)."""
+    storage, ids = new_storage(tmp_path, tables=300)
+    manager = TableManager(storage, limits=ServerLimits(commit_window=0.0))
+    rng = random.Random(5)
+    wal = tmp_path / "st.sqlite-wal"
+    largest = 0
+    next_idx = dict.fromkeys(ids, 0)
+    on_thread = []
+    write_batch = storage.write_batch
+
+    def spy(rows, now=False):
+        if not now:
+            on_thread.append(len(rows))
+        return write_batch(rows, now=now)
+
+    storage.write_batch = spy
+
+    async def play():
+        nonlocal largest
+        await asyncio.gather(*(manager.write(Storage.deal_row(t, 0, ["10h"])) for t in ids))
+        for _ in range(400):
+            rows = []
+            for t in rng.sample(ids, 30):
+                rows.append(Storage.action_row(t, 0, next_idx[t], 0, f"a{next_idx[t]}"))
+                next_idx[t] += 1
+            await asyncio.gather(*(manager.write(row) for row in rows))
+            largest = max(largest, wal.stat().st_size)
+
+    try:
+        asyncio.run(play())
+    finally:
+        manager.shutdown()
+    assert largest < 16 * 2**20, largest
+    # the writer thread takes one group in each ROWS_BETWEEN_CHECKPOINTS rows, the loop the rest
+    every = tables_module.ROWS_BETWEEN_CHECKPOINTS
+    assert 400 * 30 // (every + 30) <= len(on_thread) <= 400 * 30 // every + 1
+    for t in rng.sample(ids, 20):
+        assert stored_actions(storage, t) == [f"a{i}" for i in range(next_idx[t])]
