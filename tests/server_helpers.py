@@ -27,6 +27,8 @@ class WsClient:
         self.ws = ws
         self.hello = None
         self.state = None
+        self.table: dict = {}  # the table's info as of the latest state message
+        self.tables_sent = 0  # state messages that carried it
         self.errors: list[dict] = []
         self.states = 0
         self.events_seen: list[int] = []
@@ -37,6 +39,14 @@ class WsClient:
         if kind == "hello":
             self.hello = m
         elif kind == "state":
+            # as the web client does: the table's info comes only when it changed, but for its
+            # event number (tests/test_server_table_info.py checks that this is the table's info)
+            if "table" in m:
+                self.table = dict(m["table"])
+                self.tables_sent += 1
+            else:
+                self.table["events"] = m["event"]
+                m["table"] = dict(self.table)
             self.state = m
             self.states += 1
             self.events_seen.append(m["event"])

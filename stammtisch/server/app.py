@@ -94,7 +94,10 @@ levels deep, at most seat_rate per second per seat, all its sockets together):
                       deal is being played); this table is closed
 Server → client:
   {"type": "hello", "role": "seat"|"spectator", "seat": int|null, "table": id}
-  {"type": "state", "event": n, "view": <view(seat)> | null, "table": {…}}  after every event
+  {"type": "state", "event": n, "view": <view(seat)> | null, "table": {…}}  after every event;
+                      "table" only when the table's info changed since this client last got
+                      it, but for its "events", which is n: keep the last one and set its
+                      "events" (the first state message of a connection always has it)
   {"type": "presence", "seats": [{"name", "bot", "connected"}]}  when seats come or go
                                  (changes within ServerLimits.presence_delay are sent once)
   {"type": "error", "rule": "…", "message": "…", "seq": …}   the state is unchanged
@@ -1007,7 +1010,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             conn.send(dumps({"type": "error", "rule": e.rule, "message": e.message, "seq": seq}))
             if e.rule == "stale":  # show the current state again
                 async with live.lock:
-                    conn.send(live.state_message(conn.seat))
+                    live.send_state(conn)
         except Exception:
             log.exception("table %s: error handling a message", live.id)
             conn.send(dumps({"type": "error", "rule": "server",

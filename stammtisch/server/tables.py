@@ -190,6 +190,8 @@ class Conn:
         self._wake: asyncio.Future[None] | None = None  # the sender waits on it when idle
         self.bucket = bucket or Bucket(20.0, 20.0)
         self.closed = False
+        # the table's info last sent to this client, by its key (LiveTable.send_state)
+        self.table_sent: tuple[Any, ...] | None = None
 
     def allow(self) -> bool:
         return self.bucket.allow()
@@ -383,7 +385,7 @@ class LiveTable:
         self._info_parts: tuple[tuple[Any, ...], bytes, bytes] | None = None  # see info_bytes
         self._view_cache: tuple[int, dict[int | None, bytes]] | None = None  # (event, seat → view JSON)
         self._dealer_cache: tuple[int, int] | None = None  # (event, dealer of its views)
-        self._msg_cache: tuple[int, dict[tuple[int | None, int], bytes]] | None = None
+        self._msg_cache: tuple[int, dict[tuple[int | None, int, bool], bytes]] | None = None
         self._presence_version = 0
         # --- social (issue 8)
         self.turn_seconds = 0  # the turn timer (0: off)
@@ -660,18 +662,36 @@ class LiveTable:
             text = texts[seat] = dumpb(self.view(seat))
         return text
 
-    def state_message(self, seat: int | None) -> bytes:
+    def state_message(self, seat: int | None, with_table: bool = True) -> bytes:
         """The state message for a seat (None: spectators), serialised once per event, as
-        UTF-8: it goes to the socket as it is, never decoded and encoded again."""
+        UTF-8: it goes to the socket as it is, never decoded and encoded again.
+        ``with_table``: with the table's info (``info_json``), else without it."""
         if self._msg_cache is None or self._msg_cache[0] != self.events:
             self._msg_cache = (self.events, {})
         msgs = self._msg_cache[1]
-        key = (seat, self._presence_version)
-        if key not in msgs:
+        key = (seat, self._presence_version, with_table)
+        message = msgs.get(key)
+        if message is None:
             view_json = self.view_json(seat)
-            msgs[key] = b'{"type":"state","event":%d,"view":%b,"table":%b}' % (
-                self.events, view_json, self.info_bytes())
-        return msgs[key]
+            if with_table:
+                message = b'{"type":"state","event":%d,"view":%b,"table":%b}' % (
+                    self.events, view_json, self.info_bytes())
+            else:
+                message = b'{"type":"state","event":%d,"view":%b}' % (self.events, view_json)
+            msgs[key] = message
+        return message
+
+    def send_state(self, conn: Conn, table_key: tuple[Any, ...] | None = None) -> None:
+        """The current state to ``conn``, with the table's info only when it changed since the
+        connection last got it, but for the event number that every state message carries
+        (the client keeps the last info it got). Within a deal nothing else changes, so most
+        messages are without it: the info was half of each message and of the server's work
+        to write it (two servers side by side, bench/server_side_by_side.py). ``table_key``:
+        ``_info_key()``, when the caller has it."""
+        key = self._info_key() if table_key is None else table_key
+        with_table = conn.table_sent != key
+        conn.table_sent = key
+        conn.send(self.state_message(conn.seat, with_table))
 
     def _render_views(self, seats: list[int | None]) -> None:
         """The views of several seats for the current event, rendered together: the engine
@@ -690,8 +710,9 @@ class LiveTable:
 
     def broadcast_state(self) -> None:
         self._render_views(list(dict.fromkeys(c.seat for c in self.conns)))
+        key = self._info_key()
         for c in self.conns:
-            c.send(self.state_message(c.seat))
+            self.send_state(c, key)
 
     def _presence_changed(self) -> None:
         """Coalesce presence: one message per ``presence_delay`` window, and only when a seat's
@@ -723,7 +744,7 @@ class LiveTable:
                 self._set_away(conn.seat, False)
             if self.waiting:  # somebody came: the bots play on
                 self.schedule()
-            conn.send(self.state_message(conn.seat))
+            self.send_state(conn)
             if self.chat:
                 conn.send(dumps({"type": "chat", "messages": self.chat, "history": True}))
             if self.rematch_id is not None:

@@ -361,7 +361,9 @@ function connect() {
       // a refusal (e.g. "stale": the click answered an older state) stays shown until the state moves on
       if (m.event !== game.lastEvent) { game.selected.clear(); game.error = null; }
       const first = game.msg === null;
-      game.lastEvent = m.event; game.msg = m; document.body.dataset.event = String(m.event); game.info = m.table;
+      // the table's info comes only when it changed; else the last one holds, but for its event number
+      if (m.table) game.info = m.table; else if (game.info) { game.info.events = m.event; m.table = game.info; }
+      game.lastEvent = m.event; game.msg = m; document.body.dataset.event = String(m.event);
       noteTrick(m.view, first);
       render();
     } else if (m.type === "presence") { if (game.info) { game.info.seats = m.seats; render(); } }
