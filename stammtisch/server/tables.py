@@ -62,9 +62,13 @@ from .spill import Spill
 from .storage import Storage, StoredSeat, StoredSocial, StoredTable, Write, token_digest
 from .thinker import DealSoFar, Thinker
 
-#: Rows the event loop commits itself before a group goes to the writer thread, whose
-#: connection checkpoints the write-ahead log (``TableManager._may_write_now``).
+#: Rows the event loop commits itself between two checkpoints of the write-ahead log, which
+#: the writer thread runs (``TableManager._checkpoint``).
 ROWS_BETWEEN_CHECKPOINTS = 1000
+
+#: How long the event loop's next group commit waits for a checkpoint (seconds); a slower
+#: one goes on by itself, and the log starts over at a later one.
+CHECKPOINT_WAIT = 0.05
 
 
 def dumpb(obj: Any) -> bytes:
@@ -1242,7 +1246,7 @@ class TableManager:
         self._background: set[asyncio.Task[None]] = set()
         self._batch: list[tuple[Write, asyncio.Future[None]]] = []  # rows for the next group commit
         self._flushing = False
-        self.rows_written_now = 0  # by the event loop since the writer thread last committed
+        self.rows_written_now = 0  # by the event loop since the last checkpoint
         # events that the database did not commit in time go to the spill file (spill.py)
         self.spill = spill if self.limits.spill_after is not None else None
         self.spill_io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stammtisch-spill")
@@ -1326,6 +1330,8 @@ class TableManager:
         loop = asyncio.get_running_loop()
         spill = self.spill
         if self._may_write_now(spill):
+            if self.rows_written_now >= ROWS_BETWEEN_CHECKPOINTS:
+                await self._checkpoint()
             try:
                 self.storage.write_batch(rows, now=True)
             except Exception:
@@ -1335,14 +1341,12 @@ class TableManager:
                 return
         if spill is None:
             await loop.run_in_executor(self.db, self.storage.write_batch, rows)
-            self.rows_written_now = 0
             return
         attempt: asyncio.Future[None] | None = None
         if not spill.stalled:
             attempt = loop.run_in_executor(self.db, self.storage.write_batch, rows)
             done, _ = await asyncio.wait({attempt}, timeout=self.limits.spill_after)
             if done and attempt.exception() is None:
-                self.rows_written_now = 0
                 return
             if not done:  # it may still go through: the drain then skips its rows
                 attempt.add_done_callback(lambda f: f.cancelled() or f.exception())
@@ -1374,21 +1378,32 @@ class TableManager:
 
     def _may_write_now(self, spill: Spill | None) -> bool:
         """Whether the next group is committed on the event loop itself (``write_batch(now=
-        True)``): on an SQLite file that is not stalled, and not when the loop has written
-        ``ROWS_BETWEEN_CHECKPOINTS`` rows since the writer thread last committed.
+        True)``): on an SQLite file that is not stalled.
 
         Measured reason (this deviates from "database work only on the writer thread"): at
         1,000 tables the hand-off to the writer thread, and its fight with the busy loop for
         the interpreter lock, cost ~20 µs of CPU per action more than the INSERTs themselves
-        (two servers side by side, bench/server_side_by_side.py: -22 and -16 µs per action of
-        ~330). The loop's connection never waits (it fails at once when locked; the group then
-        goes to the writer thread as before) and never checkpoints (a checkpoint syncs the
-        file to disk); the writer thread's connection checkpoints after its commits (SQLite's
-        ``wal_autocheckpoint``), which is why every ``ROWS_BETWEEN_CHECKPOINTS`` rows a group
-        goes to it: without that the write-ahead log would grow without bound. The loop
-        commits a group at a time, so no write of the loop overlaps that checkpoint."""
-        return (self.storage.writes_now and (spill is None or not spill.stalled)
-                and self.rows_written_now < ROWS_BETWEEN_CHECKPOINTS)
+        (two servers side by side, bench/server_side_by_side.py: -9, -12 and -25 µs per
+        action of ~330). The loop's connection never waits (it fails at once when locked;
+        the group then goes to the writer thread as before) and never checkpoints (a
+        checkpoint syncs the file to disk): ``_checkpoint`` does, on the writer thread."""
+        return self.storage.writes_now and (spill is None or not spill.stalled)
+
+    async def _checkpoint(self) -> None:
+        """Copy the write-ahead log into the database file, on the writer thread, while the
+        loop commits nothing (for up to ``CHECKPOINT_WAIT``): a checkpoint that copies every
+        frame lets the log start over at the next commit, and one that overlaps commits
+        never does, so the log would grow without bound. Only a checkpoint, not a commit of
+        the writer thread's: another connection's commit would empty the loop connection's
+        page cache, which it then read back from the file page by page."""
+        self.rows_written_now = 0
+        job = asyncio.get_running_loop().run_in_executor(self.db, self.storage.checkpoint)
+        try:
+            await asyncio.wait_for(asyncio.shield(job), CHECKPOINT_WAIT)
+        except TimeoutError:
+            job.add_done_callback(lambda f: f.cancelled() or f.exception())
+        except Exception:
+            log.warning("a checkpoint of the database failed", exc_info=True)
 
     async def _drain(self) -> None:
         """Move the spill file's rows into the database (retried with backoff until it takes
