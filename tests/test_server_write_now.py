@@ -105,11 +105,12 @@ def test_an_in_memory_database_is_never_written_from_the_loop():
     assert not Storage("sqlite:///:memory:").writes_now
 
 
-def test_the_write_ahead_log_stays_bounded_and_every_row_is_committed(tmp_path):
-    """The loop's connection never checkpoints: every ``ROWS_BETWEEN_CHECKPOINTS`` rows the
-    writer thread does, while the loop commits nothing. Rows of 300 tables in groups of 30
+def test_the_write_ahead_log_stays_bounded_and_every_row_is_committed(tmp_path, monkeypatch):
+    """The loop's connection never checkpoints: every ``ROWS_BETWEEN_CHECKPOINTS`` rows (here
+    1,000) the writer thread does, while the loop commits nothing. Rows of 300 tables in groups of 30
     (as at a busy server) touch new pages in every group: without those checkpoints the log
     grows by about a page per row (12,000 rows: 34 MiB here, against 7 MiB)."""
+    monkeypatch.setattr(tables_module, "ROWS_BETWEEN_CHECKPOINTS", 1000)
     storage, ids = new_storage(tmp_path, tables=300)
     manager = TableManager(storage, limits=ServerLimits(commit_window=0.0))
     rng = random.Random(5)
