@@ -119,7 +119,8 @@ class Table:
         if self.in_deal:
             raise RuntimeError("the current deal is not finished")
         state = self.game.new_deal(self.table_state(), deck)
-        self.deals.append(DealLog(deck=[self.pack.cards[c] for c in deck]))
+        cards = self.pack.cards
+        self.deals.append(DealLog(deck=[cards[c] for c in deck]))
         self.state = state
         self._finish_if_over()
         return state

@@ -822,7 +822,8 @@ class LiveTable:
         """Deal the next hand: in memory first (the engine may refuse), then committed."""
         deck = self.table.secret_deck()  # one os.urandom read per deck
         number = self.table.deal_count
-        names = [self.table.pack.cards[c] for c in deck]
+        cards = self.table.pack.cards
+        names = [cards[c] for c in deck]
         before = self._before_deal()
         try:
             self.table.start_deal(deck)
