@@ -60,6 +60,21 @@ def test_a_failing_group_leaves_nothing_behind_and_the_next_one_goes_through(tmp
     assert stored_actions(storage, tid) == ["a", "b"]
 
 
+def test_a_failing_group_of_the_writer_thread_leaves_the_loops_connection_open(tmp_path):
+    """The writer thread drops its own connection after a failure (the spill file's drain
+    fails on purpose when rows are in already), never the event loop's, which the loop may be
+    using on its own thread at that moment."""
+    storage, (tid,) = new_storage(tmp_path)
+    storage.write_batch([Storage.deal_row(tid, 0, ["10h"])], now=True)
+    loop_writer = storage._writer_now
+    with pytest.raises(sqlite3.IntegrityError):  # the key is taken, by another deck
+        storage.write_batch([Storage.deal_row(tid, 0, ["Ah"])])
+    assert storage._writer_now is loop_writer
+    loop_writer.cursor.execute("SELECT 1")  # not closed
+    storage.write_batch([Storage.action_row(tid, 0, 0, 0, "a")], now=True)
+    assert stored_actions(storage, tid) == ["a"]
+
+
 def test_it_never_waits_for_a_lock_while_the_writer_thread_does(tmp_path):
     storage, (tid,) = new_storage(tmp_path)
     storage.write_batch([Storage.deal_row(tid, 0, ["10h"])], now=True)

@@ -347,7 +347,7 @@ class Storage:
         self._insert_deal = insert(_table(DealRow))
 
     def close(self) -> None:
-        self._close_writer()
+        self._close_writers()
         self.engine.dispose()
 
     # --- writes (each one transaction, committed on return) ---------------------------
@@ -530,7 +530,9 @@ class Storage:
         try:
             self._writer.insert(writes, skip_existing)
         except Exception:
-            self._close_writer()
+            # this writer only: the event loop's may be in use on its own thread right now
+            self._writer.close()
+            self._writer = None
             raise
 
     @staticmethod
@@ -581,7 +583,7 @@ class Storage:
         except Exception:
             return False
 
-    def _close_writer(self) -> None:
+    def _close_writers(self) -> None:
         for name in ("_writer", "_writer_now"):
             writer = getattr(self, name)
             setattr(self, name, None)
