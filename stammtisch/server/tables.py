@@ -668,7 +668,7 @@ class LiveTable:
             text = texts[seat] = dumpb(self.view(seat))
         return text
 
-    def state_message(self, seat: int | None, with_table: bool = True) -> bytes:
+    def state_message(self, seat: int | None, with_table: bool) -> bytes:
         """The state message for a seat (None: spectators), serialised once per event, as
         UTF-8: it goes to the socket as it is, never decoded and encoded again.
         ``with_table``: with the table's info (``info_json``), else without it."""
