@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .i18n import has, t
-from .i18n.words import card_short, contract_name
+from .i18n import Message, has, message, render, t
+from .i18n.words import card_short, contract_message
 
 #: payment codes that are a bête (Tippen): the payer's reason is told
 BETE_CODES = ("bete", "double-bete-sniff", "double-bete", "bete-one-trick")
@@ -23,34 +23,42 @@ BETE_CODES = ("bete", "double-bete-sniff", "double-bete", "bete-one-trick")
 def explain(summary: Mapping[str, Any], names: Sequence[str], lang: str = "en",
             suits: str = "french") -> list[str]:
     """The lines explaining one finished deal: what was played and the reason for every payment."""
+    return [render(line, lang) for line in explain_messages(summary, names, suits)]
+
+
+def explain_messages(summary: Mapping[str, Any], names: Sequence[str],
+                     suits: str = "french") -> list[Message]:
+    """``explain`` before it is put into a language: one catalogue message per line (see
+    ``stammtisch.i18n.Message``). The web table sends these and the page renders them in its
+    reader's language: one pass a deal instead of one per language."""
     if "active" in summary:
-        return _explain_tippen(summary, names, lang)
-    return _explain_tapp(summary, names, lang, suits)
+        return _explain_tippen(summary, names)
+    return _explain_tapp(summary, names, suits)
 
 
 def explain_tricks(summary: Mapping[str, Any], names: Sequence[str], lang: str = "en") -> list[str]:
     """The deal trick by trick: the cards in the order played, and who took the trick."""
     lines = []
     for number, trick in enumerate(summary.get("tricks_log") or [], 1):
-        cards = ", ".join(t("explain.trick_card", lang, player=_name(seat, names, lang),
+        cards = ", ".join(t("explain.trick_card", lang, player=render(_name(seat, names), lang),
                             card=card_short(card, lang)) for seat, card in trick["cards"])
         lines.append(t("explain.trick_line", lang, trick=number, cards=cards,
-                       winner=_name(trick["winner"], names, lang)))
+                       winner=render(_name(trick["winner"], names), lang)))
     return lines
 
 
 # ---------------------------------------------------------------------------------- helpers
-def _name(account: Any, names: Sequence[str], lang: str) -> str:
+def _name(account: Any, names: Sequence[str]) -> Message | str:
     """A seat's name, or the pot / the reserve in words."""
     if isinstance(account, int) or (isinstance(account, str) and account.isdigit()):
         return names[int(account)]
-    return t(f"explain.account.{account}", lang)
+    return message(f"explain.account.{account}")
 
 
-def _contract(summary: Mapping[str, Any], lang: str, suits: str) -> str:
+def _contract(summary: Mapping[str, Any], suits: str) -> Message | str:
     """The contract by name; a Tout (``frage+tout``) is told on its own line."""
     contract = summary.get("contract") or ""
-    return contract_name(contract.removesuffix("+tout"), lang, suits)
+    return contract_message(contract.removesuffix("+tout"), suits)
 
 
 def _tricks_text(tricks: Mapping[Any, int], names: Sequence[str]) -> str:
@@ -59,11 +67,11 @@ def _tricks_text(tricks: Mapping[Any, int], names: Sequence[str]) -> str:
 
 
 def _payment(entry: Mapping[str, Any], summary: Mapping[str, Any], names: Sequence[str],
-             lang: str, contract: str) -> str:
+             contract: Message | str) -> Message:
     code = entry.get("code", "other")
     params: dict[str, object] = {
-        "payer": _name(entry["from"], names, lang),
-        "payee": _name(entry["to"], names, lang),
+        "payer": _name(entry["from"], names),
+        "payee": _name(entry["to"], names),
         "amount": entry["amount"],
         "reason": entry.get("reason", ""),
         "contract": contract,
@@ -73,90 +81,90 @@ def _payment(entry: Mapping[str, Any], summary: Mapping[str, Any], names: Sequen
     if code in ("double-bete", "bete-one-trick"):
         taken = next((b.get("taken") for b in summary.get("betes", [])
                       if str(b.get("seat")) == str(entry["from"])), None) or "sniffed"
-        params["taken"] = t(f"explain.taken.{taken}", lang)
+        params["taken"] = message(f"explain.taken.{taken}")
     if code == "pot":
         code = "pot-out" if entry["from"] == "pot" else "pot-in"
     key = f"explain.pay.{code}"
-    if code == "other" or not has(key, lang) and not has(key):
+    if code == "other" or not has(key):  # every language has the keys English has
         key = "explain.pay.other"
-    return t(key, lang, **params)
+    return message(key, **params)
 
 
-def _payments(summary: Mapping[str, Any], names: Sequence[str], lang: str,
-              suits: str = "french") -> list[str]:
+def _payments(summary: Mapping[str, Any], names: Sequence[str],
+              suits: str = "french") -> list[Message]:
     payments = summary.get("payments") or []
     if not payments:
-        return [t("explain.no_payments", lang)]
-    contract = _contract(summary, lang, suits)  # the same in every line: named once
-    return [_payment(p, summary, names, lang, contract) for p in payments]
+        return [message("explain.no_payments")]
+    contract = _contract(summary, suits)  # the same in every line: named once
+    return [_payment(p, summary, names, contract) for p in payments]
 
 
 # ---------------------------------------------------------------------------------- Tippen
-def _explain_tippen(summary: Mapping[str, Any], names: Sequence[str], lang: str) -> list[str]:
+def _explain_tippen(summary: Mapping[str, Any], names: Sequence[str]) -> list[Message]:
     lines = []
     outcome = summary.get("outcome")
     if summary.get("pot_in_play") is not None:
-        lines.append(t("explain.pot_before", lang, pot=summary.get("pot_before", 0),
-                       in_play=summary["pot_in_play"], value=summary.get("trick_value", 0),
-                       bete=summary.get("bete", 0)))
+        lines.append(message("explain.pot_before", pot=summary.get("pot_before", 0),
+                             in_play=summary["pot_in_play"], value=summary.get("trick_value", 0),
+                             bete=summary.get("bete", 0)))
     elif "pot_before" in summary:  # Hupf und Sprung: no hand was dealt, nothing in play
-        lines.append(t("explain.pot_before_only", lang, pot=summary["pot_before"]))
+        lines.append(message("explain.pot_before_only", pot=summary["pot_before"]))
     if outcome == "all-pass":
-        lines.append(t("explain.all_pass", lang))
+        lines.append(message("explain.all_pass"))
     elif outcome == "jump":
-        lines.append(t("explain.jump", lang))
+        lines.append(message("explain.jump"))
     elif outcome == "played":
-        lines.append(t("explain.tricks", lang, tricks=_tricks_text(summary["tricks"], names)))
-    lines += _payments(summary, names, lang)
+        lines.append(message("explain.tricks", tricks=_tricks_text(summary["tricks"], names)))
+    lines += _payments(summary, names)
     if "pot_after" in summary:
         reserve = summary.get("reserve_after") or 0
         if reserve:
-            lines.append(t("explain.pot_after_reserve", lang, pot=summary["pot_after"],
-                           reserve=reserve))
+            lines.append(message("explain.pot_after_reserve", pot=summary["pot_after"],
+                                 reserve=reserve))
         else:
-            lines.append(t("explain.pot_after", lang, pot=summary["pot_after"]))
+            lines.append(message("explain.pot_after", pot=summary["pot_after"]))
     return lines
 
 
 # ---------------------------------------------------------------------------------- Tapp
-def _explain_tapp(summary: Mapping[str, Any], names: Sequence[str], lang: str,
-                  suits: str) -> list[str]:
+def _explain_tapp(summary: Mapping[str, Any], names: Sequence[str],
+                  suits: str) -> list[Message]:
     lines = []
     if summary.get("kind") == "ramsch":
         points = summary.get("card_points", {})
-        lines.append(t("explain.ramsch_points", lang, points=_tricks_text(points, names)))
-        lines.append(t("explain.tricks", lang, tricks=_tricks_text(summary["tricks"], names)))
+        lines.append(message("explain.ramsch_points", points=_tricks_text(points, names)))
+        lines.append(message("explain.tricks", tricks=_tricks_text(summary["tricks"], names)))
         losers = " & ".join(names[s] for s in summary.get("losers", []))
-        lines.append(t("explain.ramsch_losers", lang, losers=losers))
+        lines.append(message("explain.ramsch_losers", losers=losers))
         if summary.get("jungfer"):
-            lines.append(t("explain.ramsch_jungfer", lang,
-                           players=", ".join(names[s] for s in summary["jungfer"])))
-        return lines + _payments(summary, names, lang, suits)
+            lines.append(message("explain.ramsch_jungfer",
+                                 players=", ".join(names[s] for s in summary["jungfer"])))
+        return lines + _payments(summary, names, suits)
     declarer = summary.get("declarer")
     if declarer is None:
-        lines.append(t("explain.all_pass", lang))
-        return lines + _payments(summary, names, lang, suits)
+        lines.append(message("explain.all_pass"))
+        return lines + _payments(summary, names, suits)
     who = names[int(declarer)]
-    contract = _contract(summary, lang, suits)
+    contract = _contract(summary, suits)
     key = "explain.contract_tout" if summary.get("tout") else "explain.contract"
-    lines.append(t(key, lang, declarer=who, contract=contract))
+    lines.append(message(key, declarer=who, contract=contract))
     if "declarer_points" in summary:
-        lines.append(t("explain.points", lang, declarer=who,
-                       declarer_points=summary["declarer_points"],
-                       defender_points=summary.get("defender_points", 0)))
-    lines.append(t("explain.tricks", lang, tricks=_tricks_text(summary["tricks"], names)))
+        lines.append(message("explain.points", declarer=who,
+                             declarer_points=summary["declarer_points"],
+                             defender_points=summary.get("defender_points", 0)))
+    lines.append(message("explain.tricks", tricks=_tricks_text(summary["tricks"], names)))
     won = summary.get("won")
     kind = summary.get("kind")
     if "needed" in summary and not summary.get("tout"):
         verdict = "draw" if won is None else "won" if won else "lost"
-        lines.append(t(f"explain.points_{verdict}", lang, points=summary["declarer_points"],
-                       needed=summary["needed"]))
+        lines.append(message(f"explain.points_{verdict}", points=summary["declarer_points"],
+                             needed=summary["needed"]))
     elif kind == "bettel":
-        lines.append(t("explain.bettel_won" if won else "explain.bettel_lost", lang, declarer=who))
+        lines.append(message("explain.bettel_won" if won else "explain.bettel_lost", declarer=who))
     elif kind == "all" or summary.get("tout"):
-        lines.append(t("explain.all_won" if won else "explain.all_lost", lang, declarer=who))
+        lines.append(message("explain.all_won" if won else "explain.all_lost", declarer=who))
     early = summary.get("ended_early_reason")
     if early:
-        lines.append(t(f"explain.early.{early['rule']}", lang, trick=early["trick"],
-                       winner=names[int(early["winner"])]))
-    return lines + _payments(summary, names, lang, suits)
+        lines.append(message(f"explain.early.{early['rule']}", trick=early["trick"],
+                             winner=names[int(early["winner"])]))
+    return lines + _payments(summary, names, suits)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import random
 import time
+import urllib.request
 
 import pytest
 
@@ -72,6 +73,19 @@ def join_two_friends(p1, p2, base, ruleset, names=("Anna", "Bernd", "Robo")):
     for p in pages.values():
         p.get_by_test_id("hand").locator(".card").first.wait_for()
     return pages, spectator
+
+
+def explanation_is_the_servers(page, base: str, lang: str) -> None:
+    """The page renders the finished deal's explanation (catalogue messages) exactly as
+    ``stammtisch.i18n.render`` does, line by line, in the page's language."""
+    from stammtisch.i18n import render
+
+    table_id = page.url.split("/t/")[1].split("#")[0]
+    with urllib.request.urlopen(f"{base}/api/tables/{table_id}") as r:
+        messages = json.loads(r.read())["explanation"]
+    shown = page.get_by_test_id("explanation").locator("li").all_text_contents()
+    assert shown == [render(m, lang) for m in messages]
+    assert shown and not any("{" in line for line in shown)
 
 
 def event_of(page) -> int:
@@ -171,6 +185,7 @@ def test_tippen_deal_in_two_browsers_with_a_bot(server, browser):
         # the reason for every payment, under the settlement
         why = p1.get_by_test_id("explanation").text_content()
         assert "Pot" in why or "pot" in why
+        explanation_is_the_servers(p1, server, "en")
         # "where did I lose points": the open-hand analysis of the finished deal
         p1.get_by_test_id("analysis-btn").click()
         p1.locator("[data-testid=analysis-start], [data-testid=analysis] p").first.wait_for()
@@ -182,6 +197,7 @@ def test_tippen_deal_in_two_browsers_with_a_bot(server, browser):
         p2.get_by_test_id("lang-toggle").click()
         assert "Spiel vorbei" in p2.get_by_test_id("deal-result").text_content()
         assert "Pott" in p2.get_by_test_id("explanation").text_content()
+        explanation_is_the_servers(p2, server, "de")
         # next deal by click
         before = event_of(p1)
         p1.get_by_test_id("next-deal").click()
@@ -211,6 +227,9 @@ def test_tapp_deal_in_two_browsers_with_a_bot(server, browser):
         c3.close()
         play_deal(pages, rng, prefer=["play", "contract:frage", "discard:", "play:"])
         check_settlement(pages, names)
+        explanation_is_the_servers(p1, server, "en")  # a contract's name holds a suit's
+        p2.get_by_test_id("lang-toggle").click()
+        explanation_is_the_servers(p2, server, "de")
     finally:
         c1.close()
         c2.close()

@@ -10,9 +10,10 @@ import pytest
 from typer.testing import CliRunner
 
 from stammtisch.cli import app
-from stammtisch.explain import explain, explain_tricks
+from stammtisch.explain import explain, explain_messages, explain_tricks
 from stammtisch.games import TableState, new_game
 from stammtisch.games.base import POT, RESERVE, net_change
+from stammtisch.i18n import has, render
 from stammtisch.record import replay
 from stammtisch.rules import PRESETS, ruleset
 
@@ -235,6 +236,13 @@ def test_terminal_play_prints_the_explanation_of_its_settlement(tmp_path):
         assert line in out
 
 
+def _keys(messages):
+    for m in messages:
+        if isinstance(m, dict):
+            yield m["key"]
+            yield from _keys(m.get("params", {}).values())
+
+
 @pytest.mark.parametrize("rid", sorted(PRESETS))
 def test_random_deals_of_every_rule_set_are_explained_without_a_gap(rid):
     """Every payment has a known code and every line is filled, in both languages."""
@@ -254,6 +262,12 @@ def test_random_deals_of_every_rule_set_are_explained_without_a_gap(rid):
         for lang in ("en", "de"):
             lines = explain(result.summary, names, lang) + explain_tricks(result.summary, names, lang)
             assert lines and not any("{" in line or "explain." in line for line in lines), lines
+        # what the web table sends: after JSON every message renders the same lines, and each
+        # key (the page looks them up in the same catalogue) is one the catalogue has
+        messages = json.loads(json.dumps(explain_messages(result.summary, names)))
+        for lang in ("en", "de"):
+            assert [render(m, lang) for m in messages] == explain(result.summary, names, lang)
+        assert all(has(key) for key in _keys(messages)), messages
         pot, reserve = table.pot, table.reserve
         for t in result.transfers:
             pot += (t.target == POT) * t.amount - (t.source == POT) * t.amount

@@ -247,12 +247,16 @@ def test_record_holds_only_finished_deals(http):
         info = http.get(f"/api/tables/{tid}").json()
         assert info["score"][0]["net"] == [r.table.balances()[n] for n in info["players"]]
         assert len(info["score"]) == 1 and "pot" in info["score"][0]
-        # the finished deal explained, in both languages, from the engine's summary
-        from stammtisch.explain import explain
+        # the finished deal explained from the engine's summary, as catalogue messages that
+        # each page renders in its reader's language
+        from stammtisch.explain import explain, explain_messages
+        from stammtisch.i18n import render
 
-        assert info["explanation"] == {
-            lang: explain(r.table.deals[0].result.summary, info["players"], lang) for lang in ("en", "de")}
-        assert info["explanation"]["en"] and info["explanation"]["de"] != info["explanation"]["en"]
+        summary = r.table.deals[0].result.summary
+        assert info["explanation"] == explain_messages(summary, info["players"])
+        shown = {lang: [render(m, lang) for m in info["explanation"]] for lang in ("en", "de")}
+        assert shown == {lang: explain(summary, info["players"], lang) for lang in ("en", "de")}
+        assert shown["en"] and shown["de"] != shown["en"]
         w0.send_json({"type": "next"})
         assert c0.next_error()["rule"] == "deal in progress"
 

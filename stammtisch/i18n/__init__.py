@@ -20,6 +20,7 @@ import json
 import string
 from functools import cache
 from importlib import resources
+from typing import Any
 
 LANGUAGES: tuple[str, ...] = ("en", "de")
 DEFAULT_LANGUAGE = "en"
@@ -55,6 +56,27 @@ def t(key: str, lang: str = DEFAULT_LANGUAGE, **params: object) -> str:
     return template.format_map(_KeepMissing(params)) if params else template
 
 
+#: A text not yet in a language: its catalogue ``key`` and its ``params`` (left out when it has
+#: none), where a parameter is a value or itself such a message. JSON as it is: the web page
+#: renders it in the reader's language with the same catalogue (``renderText`` in app.js).
+Message = dict[str, Any]
+
+
+def message(key: str, **params: object) -> Message:
+    return {"key": key, "params": params} if params else {"key": key}
+
+
+def render(text: Message | str | int, lang: str = DEFAULT_LANGUAGE) -> str:
+    """A ``message`` in ``lang``, its parameters rendered first; a plain value as it is."""
+    if not isinstance(text, dict):
+        return str(text)
+    params = text.get("params")
+    if not params:
+        return t(text["key"], lang)
+    return t(text["key"], lang, **{name: render(value, lang) if isinstance(value, dict) else value
+                                   for name, value in params.items()})
+
+
 def placeholders(template: str) -> set[str]:
     """The names of the ``{placeholders}`` of a text."""
     return {field for _, field, _, _ in string.Formatter().parse(template) if field is not None}
@@ -65,4 +87,5 @@ def language(german: bool) -> str:
     return "de" if german else "en"
 
 
-__all__ = ["DEFAULT_LANGUAGE", "LANGUAGES", "catalogue", "has", "language", "placeholders", "t"]
+__all__ = ["DEFAULT_LANGUAGE", "LANGUAGES", "Message", "catalogue", "has", "language", "message",
+           "placeholders", "render", "t"]

@@ -7,7 +7,7 @@ Action strings are the RULES.md section 0 notation (``play:HA``, ``contract:solo
 
 from __future__ import annotations
 
-from . import DEFAULT_LANGUAGE, has, t
+from . import DEFAULT_LANGUAGE, Message, has, message, render, t
 
 SUIT_LETTERS = "HDCS"
 SUIT_SYMBOLS = {"H": "♥", "D": "♦", "C": "♣", "S": "♠"}
@@ -24,8 +24,12 @@ def is_card(text: str) -> bool:
 
 def suit_name(suit: str, lang: str = DEFAULT_LANGUAGE, suits: str = "french") -> str:
     """``Hearts``/``Herz``; ``suits="german"`` gives Schellen, Eichel, Laub (Bells, Acorns, Leaves)."""
+    return render(suit_message(suit, suits), lang)
+
+
+def suit_message(suit: str, suits: str = "french") -> Message:
     style = "german" if suits == "german" else "french"
-    return t(f"suit.{style}.{suit}", lang)
+    return message(f"suit.{style}.{suit}")
 
 
 def card_name(card: str, lang: str = DEFAULT_LANGUAGE, suits: str = "french") -> str:
@@ -62,12 +66,18 @@ def _contract_key(contract: str) -> tuple[str, str | None]:
 
 def contract_name(contract: str | None, lang: str = DEFAULT_LANGUAGE, suits: str = "french") -> str:
     """``Clubs Solo`` / ``Kreuz-Solo``, ``Heart Rufer`` / ``Herz-Rufer``, ``Ramsch``."""
+    return render(contract_message(contract, suits), lang)
+
+
+def contract_message(contract: str | None, suits: str = "french") -> Message | str:
+    """``contract_name`` before it is put into a language (a contract the catalogue does not
+    know stays as it is)."""
     if not contract:
         return ""
     key, suit = _contract_key(contract)
     if not _known(f"contract.{key}"):
         return contract
-    return t(f"contract.{key}", lang, suit=suit_name(suit, lang, suits) if suit else "")
+    return message(f"contract.{key}", suit=suit_message(suit, suits) if suit else "")
 
 
 def contract_goal(contract: str, lang: str = DEFAULT_LANGUAGE, suits: str = "french") -> str:

@@ -97,7 +97,11 @@ Server → client:
   {"type": "state", "event": n, "view": <view(seat)> | null, "table": {…}}  after every event;
                       "table" only when the table's info changed since this client last got
                       it, but for its "events", which is n: keep the last one and set its
-                      "events" (the first state message of a connection always has it)
+                      "events" (the first state message of a connection always has it).
+                      Its "explanation" (the last finished deal's, else null) is a list of
+                      lines, each a catalogue message {"key", "params"} whose parameters are
+                      values or messages themselves: the page renders them in its reader's
+                      language from /api/texts/{lang} (stammtisch.i18n.render does the same)
   {"type": "presence", "seats": [{"name", "bot", "connected"}]}  when seats come or go
                                  (changes within ServerLimits.presence_delay are sent once)
   {"type": "error", "rule": "…", "message": "…", "seq": …}   the state is unchanged

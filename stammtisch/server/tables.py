@@ -52,8 +52,9 @@ from typing import Any, TypeVar
 import orjson
 
 from ..bots import SEARCH_BOTS, Bot, make_bot
-from ..explain import explain
+from ..explain import explain_messages
 from ..games.base import Account, IllegalAction
+from ..i18n import Message as CatalogueMessage
 from ..rules import ruleset as build_ruleset
 from ..table import Table, draw_first_dealer, summarise_deal
 from .limits import ServerLimits
@@ -330,7 +331,7 @@ class DealStart:
     events: int
     score: list[dict[str, Any]]  # the score sheet's rows shown (the last SCORE_ROWS_SHOWN)
     scored: int  # the finished deals so far
-    explanation: dict[str, list[str]] | None
+    explanation: list[CatalogueMessage] | None
 
 
 class LiveTable:
@@ -374,7 +375,7 @@ class LiveTable:
         self.deal_start: DealStart | None = None
         self.score: list[dict[str, Any]] = []  # the score sheet's last SCORE_ROWS_SHOWN rows
         self.scored = 0  # the finished deals so far (rows of the whole score sheet)
-        self.last_explanation: dict[str, list[str]] | None = None
+        self.last_explanation: list[CatalogueMessage] | None = None
         self.bots = {i: make_bot(s.bot, self.rules.family) for i, s in enumerate(seats) if s.bot}
         self.thinking_for: int | None = None  # the event a search bot is thinking about
         self.pending: asyncio.TimerHandle | asyncio.Task[None] | None = None
@@ -558,10 +559,10 @@ class LiveTable:
                 entry["contract"] = deal["contract"]
             self.score = [*self.score[1 - SCORE_ROWS_SHOWN:], entry]
             self.scored += 1
-            # why every counter moved, for the last finished deal only (messages stay small)
+            # why every counter moved, for the last finished deal only (messages stay small),
+            # as catalogue messages: each page renders them in its reader's language
             suits = str(getattr(self.rules, "suits", "french"))
-            self.last_explanation = {lang: explain(result.summary, t.players, lang, suits)
-                                     for lang in ("en", "de")}
+            self.last_explanation = explain_messages(result.summary, t.players, suits)
 
     def info(self) -> dict[str, Any]:
         return {**self._info_fixed(), **self._info_seats(), **self._info_ledger(),

@@ -37,6 +37,14 @@ function tc(key, vars = {}) {
   const own = TEXTS[lang] && TEXTS[lang][key];
   return fill(own !== undefined ? own : (has(key) ? TEXTS.en[key] : key), vars);
 }
+// a catalogue message from the server ({key, params}, a parameter a value or itself a message)
+// in this page's language, as stammtisch.i18n.render does it
+function renderText(m) {
+  if (m === null || typeof m !== "object") return String(m);
+  const vars = {};
+  for (const [k, v] of Object.entries(m.params || {})) vars[k] = renderText(v);
+  return tc(m.key, vars);
+}
 // one of this page's texts (catalogue key "web." + key)
 const t = (key, vars = {}) => {
   if (has("web." + key)) return tc("web." + key, vars);
@@ -564,8 +572,8 @@ function render() {
     const what = v.outcome ? (has("outcome." + v.outcome) ? tc("outcome." + v.outcome) : v.outcome) : v.contract ? contractName(v.contract) : "";
     const kids = [el("h3", { text: what ? t("dealOverWith", { what }) : t("dealOver") }),
       el("table", {}, el("tr", {}, el("th", { text: "" }), el("th", { text: t("net") })), ...rows)];
-    const why = info.explanation && info.explanation[lang];  // every payment and its reason
-    if (why) kids.push(el("ul", { "data-testid": "explanation", class: "explanation" }, ...why.map((line) => el("li", { text: line }))));
+    const why = info.explanation;  // every payment and its reason, as catalogue messages
+    if (why) kids.push(el("ul", { "data-testid": "explanation", class: "explanation" }, ...why.map((line) => el("li", { text: renderText(line) }))));
     if (game.seat !== null) kids.push(el("button", { type: "button", class: "primary", "data-testid": "next-deal", onclick: () => send({ type: "next" }), text: t("nextDeal") }));
     const nd = el("small", { "data-testid": "next-deal-countdown" });
     kids.push(nd);
