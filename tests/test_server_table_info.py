@@ -1,5 +1,5 @@
 """A state message carries the table's info only when it changed since the client last got
-it, but for its event number (``LiveTable.send_state``); the client keeps the last info and
+it, but for its event number (``LiveTable.send_state`` and ``broadcast_state``); the client keeps the last info and
 sets that number, as the web client and ``server_helpers.WsClient`` do. What a client then
 holds after every state message must be exactly the info the server had when it sent it."""
 
@@ -12,23 +12,27 @@ from fastapi.testclient import TestClient
 from server_helpers import WsClient, create_table, play_until_terminal, sync
 
 from stammtisch.server.app import create_app
-from stammtisch.server.tables import LiveTable
+from stammtisch.server.tables import Conn
 
 
 def test_every_client_holds_the_tables_info_after_every_state_message(tmp_path, monkeypatch):
     sent: dict[object, list[dict]] = {}  # per connection: the info at each state message
-    send_state = LiveTable.send_state
+    send = Conn.send
+    table_id: list[str] = []
 
-    def spy(self, conn, table_key=None):
-        sent.setdefault(conn, []).append(json.loads(self.info_json()))
-        return send_state(self, conn, table_key)
+    def spy(self, text):
+        if isinstance(text, bytes) and text.startswith(b'{"type":"state"'):
+            live = app.state.manager.get(table_id[0])
+            sent.setdefault(self, []).append(json.loads(live.info_json()))
+        return send(self, text)
 
-    monkeypatch.setattr(LiveTable, "send_state", spy)
+    monkeypatch.setattr(Conn, "send", spy)
     app = create_app(f"sqlite:///{tmp_path / 'st.sqlite'}", bot_delay=0.0, deal_pause=1000.0)
     got: list[tuple[int | None, list[dict], int]] = []  # per client: seat, tables held, states
     rng = random.Random(3)
     with TestClient(app) as http:
         t = create_table(http)  # Anna, Bernd, and a bot at seat 2
+        table_id.append(t["id"])
         http.post(f"/api/tables/{t['id']}/start", json={"token": t["admin_token"]})
 
         def connect(token):

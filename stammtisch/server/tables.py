@@ -338,7 +338,7 @@ class LiveTable:
     # attributes in slots, not a dict per table: one lookup less at each of the many reads
     # an event makes (two servers side by side: -2 to -5 µs per action)
     __slots__ = ("_deal_parts", "_dealer_cache", "_fixed_part", "_info_cache", "_info_parts",
-                 "_msg_cache", "_seats_part",
+                 "_seats_part",
                  "_presence_handle", "_presence_sent", "_presence_version", "_seats_cache",
                  "_view_cache",
                  "admin_digest", "away", "bots", "broken", "buckets", "chat", "chat_buckets",
@@ -396,7 +396,6 @@ class LiveTable:
         self._seats_part: tuple[int, bytes] | None = None  # see info_bytes
         self._view_cache: tuple[int, dict[int | None, bytes]] | None = None  # (event, seat → view JSON)
         self._dealer_cache: tuple[int, int] | None = None  # (event, dealer of its views)
-        self._msg_cache: tuple[int, dict[tuple[int | None, int, bool], bytes]] | None = None
         self._presence_version = 0
         self._seats_cache: list[int | None] | None = None  # see _conn_seats
         # --- social (issue 8)
@@ -501,7 +500,7 @@ class LiveTable:
                 self.committed[-1][1].append((seat, text))
             self._note_finished()
             self.table.forget_finished()
-        self._info_cache = self._view_cache = self._msg_cache = self._dealer_cache = None
+        self._info_cache = self._view_cache = self._dealer_cache = None
         self._deal_parts = self._info_parts = self._fixed_part = self._seats_part = None
 
     def _before_deal(self) -> DealStart:
@@ -704,32 +703,22 @@ class LiveTable:
         return text
 
     def state_message(self, seat: int | None, with_table: bool) -> bytes:
-        """The state message for a seat (None: spectators), serialised once per event, as
-        UTF-8: it goes to the socket as it is, never decoded and encoded again.
-        ``with_table``: with the table's info (``info_json``), else without it."""
-        if self._msg_cache is None or self._msg_cache[0] != self.events:
-            self._msg_cache = (self.events, {})
-        msgs = self._msg_cache[1]
-        key = (seat, self._presence_version, with_table)
-        message = msgs.get(key)
-        if message is None:
-            view_json = self.view_json(seat)
-            if with_table:
-                message = b'{"type":"state","event":%d,"view":%b,"table":%b}' % (
-                    self.events, view_json, self.info_bytes())
-            else:
-                message = b'{"type":"state","event":%d,"view":%b}' % (self.events, view_json)
-            msgs[key] = message
-        return message
+        """The state message for a seat (None: spectators), as UTF-8: it goes to the socket as
+        it is, never decoded and encoded again. ``with_table``: with the table's info
+        (``info_json``), else without it."""
+        if with_table:
+            return b'{"type":"state","event":%d,"view":%b,"table":%b}' % (
+                self.events, self.view_json(seat), self.info_bytes())
+        return b'{"type":"state","event":%d,"view":%b}' % (self.events, self.view_json(seat))
 
-    def send_state(self, conn: Conn, table_key: tuple[Any, ...] | None = None) -> None:
+    def send_state(self, conn: Conn) -> None:
         """The current state to ``conn``, with the table's info only when it changed since the
         connection last got it, but for the event number that every state message carries
         (the client keeps the last info it got). Within a deal nothing else changes, so most
         messages are without it: the info was half of each message's bytes, and leaving it out
         saved 3-10 µs of server CPU per action (two servers side by side,
-        bench/server_side_by_side.py). ``table_key``: ``_info_key()``, when the caller has it."""
-        key = self._info_key() if table_key is None else table_key
+        bench/server_side_by_side.py)."""
+        key = self._info_key()
         with_table = conn.table_sent != key
         conn.table_sent = key
         conn.send(self.state_message(conn.seat, with_table))
@@ -757,16 +746,25 @@ class LiveTable:
         return self._seats_cache
 
     def broadcast_state(self) -> None:
+        """``send_state`` to every connection, each message made once per event (connections
+        of one seat or spectators share it): kept for this call only, as the views' JSON is
+        kept for the event (a cache of messages across calls cost more than it saved)."""
         self._render_views(self._conn_seats())
         key = self._info_key()
+        made: dict[tuple[int | None, bool], bytes] = {}
         for c in self.conns:
-            self.send_state(c, key)
+            with_table = c.table_sent != key
+            c.table_sent = key
+            message = made.get((c.seat, with_table))
+            if message is None:
+                message = made[c.seat, with_table] = self.state_message(c.seat, with_table)
+            c.send(message)
 
     def _presence_changed(self) -> None:
         """Coalesce presence: one message per ``presence_delay`` window, and only when a seat's
         connected flag really changed (spectators coming and going change nothing)."""
         self._presence_version += 1
-        self._info_cache = self._msg_cache = None
+        self._info_cache = None
         if self._presence_handle is None:
             loop = asyncio.get_running_loop()
             self._presence_handle = loop.call_later(self.limits.presence_delay, self._flush_presence)
@@ -951,7 +949,7 @@ class LiveTable:
             self.closed = True
             self.cancel_pending()
             self.next_deal_at = None
-            self._info_cache = self._msg_cache = None
+            self._info_cache = None
             self._presence_version += 1
             self.broadcast_state()
 
@@ -966,7 +964,7 @@ class LiveTable:
         self.cancel_pending()
         self.next_deal_at = None
         self.turn_deadline = None
-        self._info_cache = self._msg_cache = None
+        self._info_cache = None
         if not self.started or self.broken or self.closed:
             return
         if not self.may_play():
@@ -1000,7 +998,7 @@ class LiveTable:
         if self.may_play():
             return False
         self.waiting = True
-        self._info_cache = self._msg_cache = None
+        self._info_cache = None
         return True
 
     async def _next_deal_later(self, pause: float) -> None:
@@ -1110,7 +1108,7 @@ class LiveTable:
     def _seats_changed(self) -> None:
         """Something every client shows about the seats changed (away, open): a new state."""
         self._presence_version += 1
-        self._info_cache = self._msg_cache = None
+        self._info_cache = None
 
     def _set_away(self, seat: int, away: bool) -> None:
         """Mark a human seat away (a stand-in bot plays for it) or back; the caller holds the
