@@ -1,7 +1,8 @@
 """A state message carries the table's info only when it changed since the client last got
 it, but for its event number (``LiveTable.send_state`` and ``broadcast_state``); the client keeps the last info and
 sets that number, as the web client and ``server_helpers.WsClient`` do. What a client then
-holds after every state message must be exactly the info the server had when it sent it."""
+holds after every state message must be exactly the info the server had when it sent it,
+and the view in it must be the seat's view."""
 
 from __future__ import annotations
 
@@ -20,10 +21,16 @@ def test_every_client_holds_the_tables_info_after_every_state_message(tmp_path, 
     send = Conn.send
     table_id: list[str] = []
 
+    wrong_views: list[tuple[int | None, int]] = []
+
     def spy(self, text):
         if isinstance(text, bytes) and text.startswith(b'{"type":"state"'):
             live = app.state.manager.get(table_id[0])
             sent.setdefault(self, []).append(json.loads(live.info_json()))
+            # the view as the server put it together (views_parts, spliced) is the seat's view
+            engine_view = json.loads(json.dumps(live.view(self.seat)))
+            if json.loads(text)["view"] != engine_view:
+                wrong_views.append((self.seat, live.events))
         return send(self, text)
 
     monkeypatch.setattr(Conn, "send", spy)
@@ -61,6 +68,7 @@ def test_every_client_holds_the_tables_info_after_every_state_message(tmp_path, 
             sync(http, t["id"], [c0, cs])
             held(c0, 0)
             held(cs, None)
+    assert not wrong_views
     conns = {seat: [c for c in sent if c.seat == seat] for seat in (0, 1, None)}
     assert [len(conns[s]) for s in (0, 1, None)] == [1, 3, 1]
     bernd = iter(conns[1])
