@@ -1001,7 +1001,8 @@ class TippenState(EngineState):
         names = self.game.card_names
         hand = ([] if seat is None or self._blind(seat)
                 else [names[c] for c in cards_in(self.hands[seat])])
-        folded = [names[c] for c in cards_in(self.folded[seat])] if seat is not None else []
+        folded = ([names[c] for c in cards_in(self.folded[seat])]
+                  if seat is not None and self.folded[seat] else [])
         trump_card = None
         if self.trump_card >= 0 and (self._trump_card_public() or seat == self.dealer):
             trump_card = names[self.trump_card]
@@ -1038,7 +1039,8 @@ class TippenState(EngineState):
             "talon_size": len(self.talon) - self.talon_pos,
             "anted": [s for s in range(n) if self.anted[s]],
             "taken_by_dealer": (None, "sniff", "sniff", "knock")[self.taken],
-            "robbed": any(a == g.WORD_BASE + W_ROB for _, a in self.log),
+            # only a table that plays with robbing can have a rob in its log
+            "robbed": g.rules.robbing and any(a == g.WORD_BASE + W_ROB for _, a in self.log),
             "outcome": self.outcome,
             "jump_cards": [names[c] for c in self.jump_cards] if self.jump_cards else None,
         })
