@@ -864,8 +864,6 @@ class LiveTable:
         """Deal the next hand: in memory first (the engine may refuse), then committed."""
         deck = self.table.secret_deck()  # one os.urandom read per deck
         number = self.table.deal_count
-        cards = self.table.pack.cards
-        names = [cards[c] for c in deck]
         before = self._before_deal()
         try:
             self.table.start_deal(deck)
@@ -873,6 +871,7 @@ class LiveTable:
             log.exception("table %s: the engine could not deal; nothing was stored", self.id)
             self._undo()
             raise IllegalAction("server", SERVER_FAULT) from None
+        names = self.table.deals[-1].deck  # the deck in notation, as the record keeps it
         try:
             if first_dealer is None:
                 await self.manager.write(Storage.deal_row(self.id, number, names))
