@@ -310,9 +310,6 @@ class Outbox:
 #: Rows of the spill file moved into the database in one transaction (``TableManager._drain``).
 DRAIN_CHUNK = 2_000
 
-#: The keys of ``LiveTable.info`` that change only when a deal ends (see ``info_json``).
-DEAL_PARTS = ("score", "score_earlier", "explanation")
-
 #: Rows of the score sheet a state message carries (the last deals; the record has them all).
 SCORE_ROWS_SHOWN = 20
 
@@ -601,7 +598,7 @@ class LiveTable:
         }
 
     def _info_deal(self) -> dict[str, Any]:
-        """Moves when a deal ends (``DEAL_PARTS``)."""
+        """Moves when a deal ends; last in ``info_json``."""
         return {
             # the score sheet's last rows only: every state message carries it, and a table
             # that plays all evening must not make each message longer (the record has all)
@@ -649,7 +646,8 @@ class LiveTable:
                 self.scored, id(self.last_explanation))
 
     def info_json(self) -> str:
-        """``dumps(info())``, except that the keys of DEAL_PARTS come last (see info_bytes)."""
+        """``dumps(info())``, except that the keys of ``_info_deal`` come last (see
+        ``info_bytes``)."""
         return self.info_bytes().decode()
 
     def info_bytes(self) -> bytes:
@@ -712,16 +710,26 @@ class LiveTable:
         return b'{"type":"state","event":%d,"view":%b}' % (self.events, self.view_json(seat))
 
     def send_state(self, conn: Conn) -> None:
-        """The current state to ``conn``, with the table's info only when it changed since the
-        connection last got it, but for the event number that every state message carries
-        (the client keeps the last info it got). Within a deal nothing else changes, so most
-        messages are without it: the info was half of each message's bytes, and leaving it out
-        saved 3-10 µs of server CPU per action (two servers side by side,
-        bench/server_side_by_side.py)."""
+        self._send_states([conn])
+
+    def _send_states(self, conns: list[Conn]) -> None:
+        """The current state to each of ``conns``, with the table's info only when it changed
+        since the connection last got it, but for the event number that every state message
+        carries (the client keeps the last info it got). Within a deal nothing else changes,
+        so most messages are without it: the info was half of each message's bytes, and
+        leaving it out saved 3-10 µs of server CPU per action (two servers side by side,
+        bench/server_side_by_side.py). Each message is made once per call (connections of one
+        seat, or spectators, share it), not kept across calls: a cache of messages per event
+        cost more than it saved."""
         key = self._info_key()
-        with_table = conn.table_sent != key
-        conn.table_sent = key
-        conn.send(self.state_message(conn.seat, with_table))
+        made: dict[tuple[int | None, bool], bytes] = {}
+        for c in conns:
+            with_table = c.table_sent != key
+            c.table_sent = key
+            message = made.get((c.seat, with_table))
+            if message is None:
+                message = made[c.seat, with_table] = self.state_message(c.seat, with_table)
+            c.send(message)
 
     def _render_views(self, seats: list[int | None]) -> None:
         """The views of several seats for the current event, rendered together: the engine
@@ -746,19 +754,8 @@ class LiveTable:
         return self._seats_cache
 
     def broadcast_state(self) -> None:
-        """``send_state`` to every connection, each message made once per event (connections
-        of one seat or spectators share it): kept for this call only, as the views' JSON is
-        kept for the event (a cache of messages across calls cost more than it saved)."""
         self._render_views(self._conn_seats())
-        key = self._info_key()
-        made: dict[tuple[int | None, bool], bytes] = {}
-        for c in self.conns:
-            with_table = c.table_sent != key
-            c.table_sent = key
-            message = made.get((c.seat, with_table))
-            if message is None:
-                message = made[c.seat, with_table] = self.state_message(c.seat, with_table)
-            c.send(message)
+        self._send_states(self.conns)
 
     def _presence_changed(self) -> None:
         """Coalesce presence: one message per ``presence_delay`` window, and only when a seat's
