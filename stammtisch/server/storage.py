@@ -489,22 +489,15 @@ class Storage:
         on the writer thread's connection."""
         if now:
             assert self.writes_now, "write_batch(now=True) needs an SQLite file"
-            if self._writer_now is None:
-                # a page cache of 32 MiB: the pages a commit changes are those of the latest
-                # rows of each table (at 1,000 tables ~1,000 leaves of the actions' index);
-                # with SQLite's 2 MiB it read most of them back from the file, a system call
-                # each (bench/server_load.py --tables 1000: 1.8 reads per action, 0.9 of them the
-                # sockets')
-                self._writer_now = RowWriter(self, ("PRAGMA busy_timeout=0",
-                                                    "PRAGMA wal_autocheckpoint=0",
-                                                    "PRAGMA cache_size=-32768",
-                                                    *ROW_WRITER_PRAGMAS))
-            try:
-                self._writer_now.insert(writes)
-            except Exception:
-                self._writer_now.close()
-                self._writer_now = None
-                raise
+            # a page cache of 32 MiB: the pages a commit changes are those of the latest rows
+            # of each table (at 1,000 tables ~1,000 leaves of the actions' index); with
+            # SQLite's 2 MiB it read most of them back from the file, a system call each
+            # (bench/server_load.py --tables 1000: 1.8 reads per action, 0.9 of them the
+            # sockets')
+            self._insert_on("_writer_now", ("PRAGMA busy_timeout=0",
+                                            "PRAGMA wal_autocheckpoint=0",
+                                            "PRAGMA cache_size=-32768",
+                                            *ROW_WRITER_PRAGMAS), writes)
             return
         try:
             self._insert_batch(writes)
@@ -525,14 +518,23 @@ class Storage:
         """``write_batch``'s transaction on the writer thread, without its check for a commit
         whose answer was lost; ``skip_existing``: a row whose key is in already is left out
         (``ON CONFLICT DO NOTHING``, on SQLite and PostgreSQL alike)."""
-        if self._writer is None:
-            self._writer = RowWriter(self, ROW_WRITER_PRAGMAS if self.is_sqlite else ())
+        self._insert_on("_writer", ROW_WRITER_PRAGMAS if self.is_sqlite else (), writes,
+                        skip_existing)
+
+    def _insert_on(self, name: str, pragmas: tuple[str, ...], writes: list[Write],
+                   skip_existing: bool = False) -> None:
+        """``RowWriter.insert`` on the writer kept as ``name`` (opened with ``pragmas`` when
+        there is none); a failure closes that writer alone: the other may be in use on its
+        own thread right now."""
+        writer = getattr(self, name)
+        if writer is None:
+            writer = RowWriter(self, pragmas)
+            setattr(self, name, writer)
         try:
-            self._writer.insert(writes, skip_existing)
+            writer.insert(writes, skip_existing)
         except Exception:
-            # this writer only: the event loop's may be in use on its own thread right now
-            self._writer.close()
-            self._writer = None
+            writer.close()
+            setattr(self, name, None)
             raise
 
     @staticmethod
