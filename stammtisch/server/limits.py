@@ -78,8 +78,10 @@ class ServerLimits:
     # (a transaction, its WAL pages, a hand-off to the writer thread), so under load a few
     # milliseconds more latency per action buy fewer, larger commits. 10 ms, not 2: the
     # server's CPU per action 6 % lower (bench/server_load.py, two servers side by side
-    # with 500 tables each: -25 and -21 µs; 5 ms: -10 and -6; 20 ms: -34 and -28)
-    commit_window: float = 0.010
+    # with 500 tables each: -25 and -21 µs; 5 ms: -10 and -6; 20 ms: -34 and -28). 20 ms,
+    # not 10 (2026-12-01, the same bench against 10 ms: -31, -22, -7, -3, -11 µs of
+    # ~320-390): a player cannot tell 20 ms from 10, and the soak's p99 bar is 100 ms
+    commit_window: float = 0.020
     sqlite_busy_ms: int = 500  # one SQLite attempt waits this long for a lock
     # a group of events the database has not committed after this long goes to the spill
     # file (spill.py) and the tables play on; None: no spill file, events wait for the
