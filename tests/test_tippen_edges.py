@@ -553,3 +553,27 @@ def test_a_passer_still_sees_the_cards_he_folded_and_nobody_else_does():
         view = s.view(seat)
         assert view["folded"] == [] or seat == C
         assert not {"S7", "S8", "S9"} & set(view["hand"] + view["folded"])
+
+
+# -- notation ---------------------------------------------------------------------------------
+
+def test_exchange_texts_are_the_same_when_remembered_and_stay_bounded(monkeypatch):
+    """``action_to_string`` remembers exchange texts (the server writes them into a view at
+    every event): a remembered text is the one it makes afresh, and the memory is bounded."""
+    import itertools
+
+    import stammtisch.games.tippen as tippen
+
+    monkeypatch.setattr(tippen, "EXCHANGE_TEXTS_KEPT", 100)
+    g = game("tippen/grupp-1975", players=3)
+    names = g.card_names
+    subsets = [c for k in (1, 2, 3) for c in itertools.combinations(range(len(names)), k)]
+    ids = [g.EXCHANGE_BASE + sum(1 << c for c in cards) for cards in subsets]
+    expected = ["exchange:" + ",".join(names[c] for c in cards) for cards in subsets]
+    assert [g.action_to_string(a) for a in ids] == expected  # made, the first 100 kept
+    assert len(g.exchange_texts) == 100
+    assert [g.action_to_string(a) for a in ids] == expected  # remembered or made again
+    assert all(g.string_to_action(t) == a for a, t in zip(ids, expected, strict=True))
+    assert g.action_to_string(g.EXCHANGE_BASE) == "exchange:-"
+    with pytest.raises(IllegalAction):
+        g.action_to_string(g.EXCHANGE_BASE + (1 << len(names)))  # no such card
