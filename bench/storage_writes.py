@@ -1,16 +1,16 @@
-"""The web table's group commit of action rows on SQLite: the table's layout against two others.
+"""The web table's group commit of action rows on SQLite, in three layouts.
 
-At 1,000 live tables each row of a group commit lands in a different leaf of the actions'
-primary-key index, ordered by (table_id, deal, idx): every row dirties a page of its own,
-which the commit writes to the write-ahead log (two system calls and 4 KiB each). This bench
-repeats the server's commit pattern (``Storage.write_batch(now=True)``: one multi-row INSERT
-per group, the row writer's pragmas, a checkpoint every ``ROWS_BETWEEN_CHECKPOINTS`` rows) on
-three layouts of the action rows, each in a database file of its own:
+Keyed by (table_id, deal, idx), at 1,000 live tables each row of a group commit lands in a
+different leaf of the primary-key index: every row dirties a page of its own, which the commit
+writes to the write-ahead log (two system calls and 4 KiB each). This bench repeats the
+server's commit pattern (``Storage.write_batch(now=True)``: one multi-row INSERT per group,
+the row writer's pragmas, a checkpoint every ``ROWS_BETWEEN_CHECKPOINTS`` rows) on three
+layouts of the action rows, each in a database file of its own (DDL from ``storage.py``):
 
-- ``table_key``: the table's own ``st_actions`` (its DDL taken from ``storage.py``'s model);
-- ``deal_key``: the rows keyed by (a deal number global to the server, idx): the live deals
-  are the newest keys, so a group's rows share the rightmost few leaves (the row would keep
-  table_id and deal as plain columns; a table's deals would be found by one row per deal);
+- ``table_key``: ``st_actions``, keyed by (table_id, deal, idx): the actions of deals dealt
+  before deal keys (the layout of every action until 2026-12-02);
+- ``deal_key``: ``st_moves``, keyed by (deal key, idx), the deal key global to the server:
+  the live deals are the newest keys, so a group's rows share the rightmost few leaves;
 - ``no_index``: a plain append-only table, the floor (a table's rows could not be found).
 
 Prints one JSON line: per layout the CPU µs per row (user and system, best of ``--repeat``
@@ -34,13 +34,10 @@ from typing import Any
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.schema import CreateTable
 
-from stammtisch.server.storage import ROW_WRITER_PRAGMAS, ActionRow, TableRow
+from stammtisch.server.storage import ROW_WRITER_PRAGMAS, ActionRow, MoveRow, TableRow
 from stammtisch.server.tables import ROWS_BETWEEN_CHECKPOINTS
 
 LAYOUTS = ("table_key", "deal_key", "no_index")
-DEAL_KEY_DDL = ("CREATE TABLE st_actions (deal_key INTEGER NOT NULL, idx INTEGER NOT NULL, "
-                "seat INTEGER, action VARCHAR(200) NOT NULL, created FLOAT NOT NULL, "
-                "PRIMARY KEY (deal_key, idx))")
 NO_INDEX_DDL = ("CREATE TABLE st_actions (table_id VARCHAR(32) NOT NULL, deal INTEGER NOT NULL, "
                 "idx INTEGER NOT NULL, seat INTEGER, action VARCHAR(200) NOT NULL, "
                 "created FLOAT NOT NULL)")
@@ -60,7 +57,7 @@ def run(layout: str, tables: int, rows: int, commits: int, seed: int) -> dict[st
                    "PRAGMA cache_size=-32768", *ROW_WRITER_PRAGMAS):
         con.execute(pragma)
     con.execute(ddl(TableRow))
-    con.execute({"table_key": ddl(ActionRow), "deal_key": DEAL_KEY_DDL,
+    con.execute({"table_key": ddl(ActionRow), "deal_key": ddl(MoveRow),
                  "no_index": NO_INDEX_DDL}[layout])
     rng = random.Random(seed)
     ids = [f"{rng.getrandbits(128):032x}" for _ in range(tables)]
@@ -69,10 +66,10 @@ def run(layout: str, tables: int, rows: int, commits: int, seed: int) -> dict[st
                     "'{}', 0, 1, '', '', 0)", [(i,) for i in ids])
     deal_of = {t: [0, 0, k] for k, t in enumerate(ids)}  # deal, idx, the deal's global key
     next_key = [tables]
-    columns = "(deal_key, idx, seat, action, created)" if layout == "deal_key" else \
-        "(table_id, deal, idx, seat, action, created)"
-    width = 5 if layout == "deal_key" else 6
-    sql = (f"INSERT INTO st_actions {columns} VALUES "
+    columns = "(deal_key, idx, table_id, deal, seat, action, created)" if layout == "deal_key" \
+        else "(table_id, deal, idx, seat, action, created)"
+    width = 7 if layout == "deal_key" else 6
+    sql = (f"INSERT INTO {'st_moves' if layout == 'deal_key' else 'st_actions'} {columns} VALUES "
            + ", ".join(["(" + ", ".join("?" * width) + ")"] * rows))
     written = [0]
 
@@ -86,7 +83,7 @@ def run(layout: str, tables: int, rows: int, commits: int, seed: int) -> dict[st
                 d[0], d[1], d[2] = d[0] + 1, 0, next_key[0]
                 next_key[0] += 1
             if layout == "deal_key":
-                params += [d[2], d[1], 1, "play:HA", time.time()]
+                params += [d[2], d[1], t, d[0], 1, "play:HA", time.time()]
             else:
                 params += [t, d[0], d[1], 1, "play:HA", time.time()]
         con.execute("BEGIN")

@@ -153,7 +153,7 @@ def test_the_spill_drain_inserts_only_what_the_database_lacks(database_url):
         storage = app.state.storage
         (deck, _), = storage.load_table(t["id"]).deals
         already = ("deal", {"table_id": t["id"], "number": 0, "deck": json.dumps(deck),
-                            "created": 0.0})
+                            "created": 0.0, "deal_key": None})
         new = [storage.deal_row(t["id"], 9, deck), storage.action_row(t["id"], 9, 0, 1, "tap"),
                storage.action_row(t["id"], 9, 1, 2, "pass")]
         storage.write_missing([already, *new[:2]])  # the first attempt got as far as this

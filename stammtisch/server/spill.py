@@ -66,6 +66,8 @@ class Spill:
             except (ValueError, TypeError):
                 log.warning("spill file %s: an unreadable line was skipped", self.path)
                 continue
+            if kind == "deal":  # a file from before deal keys: its deals have none
+                params.setdefault("deal_key", None)
             rows.append((kind, params))
         return rows
 

@@ -5,7 +5,12 @@ deal the deck and the actions in order. The in-memory ``stammtisch.table.Table``
 from these rows by replaying them through the engine (see ``tables.TableManager.load_all``).
 
 Every event (a deal's deck, one action) is committed before anything is broadcast: the
-server commits the events of many tables together (``write_batch``, a group commit). Seat
+server commits the events of many tables together (``write_batch``, a group commit). A deal
+gets a key global to the server (``new_deal_key``), and its actions are rows of ``st_moves``
+keyed by (deal key, idx): the live deals are the newest keys, so the rows of a group commit
+share the newest leaves of that table's index. (Keyed by (table, deal, idx) as in
+``st_actions``, where the deals dealt before deal keys keep their actions, every row of a
+group landed in a leaf of its own, a page written per row: ``bench/storage_writes.py``.) Seat
 tokens are stored only as SHA-256 digests: a copy of the database does not let anyone act for
 a seat.
 
@@ -38,6 +43,7 @@ from sqlalchemy import (
     event,
     func,
     insert,
+    inspect,
     select,
     update,
 )
@@ -117,9 +123,29 @@ class DealRow(Base):
     number: Mapped[int] = mapped_column(Integer, primary_key=True)
     deck: Mapped[str] = mapped_column(Text)  # JSON list of card strings, top first
     created: Mapped[float] = mapped_column(Float)
+    # the deal's key (its actions are ``MoveRow``s); None: a deal dealt before deal keys, whose
+    # actions are ``ActionRow``s. Added to older databases by ``Storage`` (``_add_deal_keys``)
+    deal_key: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+
+class MoveRow(Base):
+    """An action of a deal with a deal key. No foreign key: the deal's row vouches for the
+    table, and the check cost a lookup per row of every group commit."""
+
+    __tablename__ = "st_moves"
+
+    deal_key: Mapped[int] = mapped_column(Integer, primary_key=True)
+    idx: Mapped[int] = mapped_column(Integer, primary_key=True)
+    table_id: Mapped[str] = mapped_column(String(32))
+    deal: Mapped[int] = mapped_column(Integer)
+    seat: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    action: Mapped[str] = mapped_column(String(200))
+    created: Mapped[float] = mapped_column(Float)
 
 
 class ActionRow(Base):
+    """An action of a deal dealt before deal keys (see ``MoveRow``)."""
+
     __tablename__ = "st_actions"
 
     table_id: Mapped[str] = mapped_column(ForeignKey("st_tables.id"), primary_key=True)
@@ -177,7 +203,7 @@ def _table(model: type[Base]) -> SqlTable:
     return cast(SqlTable, model.__table__)
 
 
-Write = tuple[str, dict[str, Any]]  # ("action" | "deal", the row's columns)
+Write = tuple[str, dict[str, Any]]  # ("move" | "action" | "deal", the row's columns)
 
 
 @dataclass
@@ -218,6 +244,7 @@ class StoredTable:
     closed_at: float | None = None
     archived_reason: str | None = None
     social: StoredSocial = field(default_factory=StoredSocial)
+    last_deal_key: int | None = None  # the latest deal's key (None: dealt before deal keys)
 
 
 def _sqlite_pragmas(busy_ms: int) -> Callable[[Any, Any], None]:
@@ -232,9 +259,9 @@ def _sqlite_pragmas(busy_ms: int) -> Callable[[Any, Any], None]:
     return on_connect
 
 
-#: Rows per multi-row INSERT of the writer (``Storage.write_batch``): 150 × 6 columns stays under
+#: Rows per multi-row INSERT of the writer (``Storage.write_batch``): 140 × 7 columns stays under
 #: the 999 parameters that older SQLite builds allow in one statement.
-ROWS_PER_INSERT = 150
+ROWS_PER_INSERT = 140
 
 #: The settings of the SQLite connections that write the event rows (``RowWriter``). A
 #: multi-row INSERT inside a transaction keeps a statement journal (the pages it changes, to
@@ -258,8 +285,10 @@ class RowWriter:
         self.sql: dict[str, tuple[str, bool, list[str]]] = {}
         self.multi_sql: dict[tuple[str, int, bool], str] = {}
         for kind, stmt, keys in (
+            ("move", storage._insert_move,
+             ["deal_key", "idx", "table_id", "deal", "seat", "action", "created"]),
             ("action", storage._insert_action, ["table_id", "deal", "idx", "seat", "action", "created"]),
-            ("deal", storage._insert_deal, ["table_id", "number", "deck", "created"]),
+            ("deal", storage._insert_deal, ["table_id", "number", "deck", "created", "deal_key"]),
         ):
             compiled = stmt.compile(dialect=storage.engine.dialect, column_keys=keys)
             self.sql[kind] = (compiled.string, bool(compiled.positional),
@@ -342,9 +371,38 @@ class Storage:
         if self.is_sqlite:
             event.listen(self.engine, "connect", _sqlite_pragmas(busy_ms))
         Base.metadata.create_all(self.engine)
+        self._add_deal_keys()
         # statements built once: SQLAlchemy then reuses their compiled form (the hot path)
+        self._insert_move = insert(_table(MoveRow))
         self._insert_action = insert(_table(ActionRow))
         self._insert_deal = insert(_table(DealRow))
+        self._next_deal_key: int | None = None  # read_deal_keys
+
+    def _add_deal_keys(self) -> None:
+        """A database made before deal keys gains ``st_deals.deal_key`` (its deals keep none:
+        their actions stay in ``st_actions``). ``create_all`` makes new tables, not columns."""
+        if "deal_key" in {c["name"] for c in inspect(self.engine).get_columns("st_deals")}:
+            return
+        with self.engine.begin() as conn:
+            conn.exec_driver_sql("ALTER TABLE st_deals ADD COLUMN deal_key INTEGER")
+
+    def read_deal_keys(self) -> None:
+        """Start the deal keys above every key the database holds. Once, after the start-up
+        has moved a spill file's rows in (``TableManager.load_all``); else at the first deal.
+        One server per database, as for the tables it keeps in memory."""
+        with self.engine.connect() as conn:
+            top = max(conn.execute(select(func.max(DealRow.deal_key))).scalar() or 0,
+                      conn.execute(select(func.max(MoveRow.deal_key))).scalar() or 0)
+        self._next_deal_key = top + 1
+
+    def new_deal_key(self) -> int:
+        """A key for the next deal (``read_deal_keys``)."""
+        if self._next_deal_key is None:
+            self.read_deal_keys()
+            assert self._next_deal_key is not None
+        key = self._next_deal_key
+        self._next_deal_key = key + 1
+        return key
 
     def close(self) -> None:
         self._close_writers()
@@ -372,11 +430,11 @@ class Storage:
                     table_id=table_id, turn_seconds=social.turn_seconds, listed=social.listed,
                     open_seats=json.dumps(social.open_seats), rematch_id=social.rematch_id))
 
-    def start_deal(self, table_id: str, number: int, deck: list[str], first_dealer: int) -> None:
+    def start_deal(self, table_id: str, number: int, deck: list[str], first_dealer: int,
+                   deal_key: int | None = None) -> None:
         """Write a table's first deal and mark the table started (with its first dealer), in
         one transaction. (Later decks are rows of the group commit: ``deal_row``.)"""
-        params = {"table_id": table_id, "number": number, "deck": json.dumps(deck),
-                  "created": time.time()}
+        params = self.deal_row(table_id, number, deck, deal_key)[1]
         try:
             with self.engine.begin() as conn:
                 conn.execute(update(_table(TableRow)).where(TableRow.id == table_id)
@@ -538,14 +596,22 @@ class Storage:
             raise
 
     @staticmethod
+    def move_row(deal_key: int, table_id: str, deal: int, idx: int, seat: int | None,
+                 action: str) -> Write:
+        """An action of a deal with a key (``deal_row(…, deal_key)``)."""
+        return ("move", {"deal_key": deal_key, "idx": idx, "table_id": table_id, "deal": deal,
+                         "seat": seat, "action": action, "created": time.time()})
+
+    @staticmethod
     def action_row(table_id: str, deal: int, idx: int, seat: int | None, action: str) -> Write:
+        """An action of a deal without a key (dealt before deal keys)."""
         return ("action", {"table_id": table_id, "deal": deal, "idx": idx, "seat": seat,
                            "action": action, "created": time.time()})
 
     @staticmethod
-    def deal_row(table_id: str, number: int, deck: list[str]) -> Write:
+    def deal_row(table_id: str, number: int, deck: list[str], deal_key: int | None = None) -> Write:
         return ("deal", {"table_id": table_id, "number": number, "deck": json.dumps(deck),
-                         "created": time.time()})
+                         "created": time.time(), "deal_key": deal_key})
 
     def write_missing(self, writes: list[Write]) -> None:
         """The rows of ``writes`` the database does not hold yet, in one transaction (the
@@ -572,6 +638,12 @@ class Storage:
         commit whose first attempt succeeded but reported an error must not be refused)."""
         try:
             with self.engine.connect() as conn:
+                if kind == "move":
+                    move = conn.execute(select(MoveRow.seat, MoveRow.action).where(
+                        MoveRow.deal_key == params["deal_key"],
+                        MoveRow.idx == params["idx"])).first()
+                    return move is not None and (move.seat, move.action) == (params["seat"],
+                                                                             params["action"])
                 if kind == "action":
                     row = conn.execute(select(ActionRow.seat, ActionRow.action).where(
                         ActionRow.table_id == params["table_id"], ActionRow.deal == params["deal"],
@@ -612,17 +684,22 @@ class Storage:
                 for r in conn.execute(select(_table(SeatRow))
                                       .where(SeatRow.table_id == table_id).order_by(SeatRow.seat))
             ]
-            decks = {
-                r.number: json.loads(r.deck)
-                for r in conn.execute(select(_table(DealRow)).where(DealRow.table_id == table_id))
-            }
-            last_event_at = max([row.created] + [
-                r.created for r in conn.execute(select(DealRow.created)
-                                                .where(DealRow.table_id == table_id))])
+            deal_rows = conn.execute(select(_table(DealRow)).where(DealRow.table_id == table_id)
+                                     .order_by(DealRow.number)).all()
+            decks = {r.number: json.loads(r.deck) for r in deal_rows}
+            last_event_at = max([row.created] + [r.created for r in deal_rows])
             actions: dict[int, list[tuple[int | None, str]]] = {n: [] for n in decks}
+            # a deal's actions are moves (it has a key) or, dealt before deal keys, actions
             for r in conn.execute(select(_table(ActionRow)).where(ActionRow.table_id == table_id)
                                   .order_by(ActionRow.deal, ActionRow.idx)):
                 actions.setdefault(r.deal, []).append((r.seat, r.action))
+                last_event_at = max(last_event_at, r.created)
+            for r in conn.execute(select(DealRow.number, MoveRow.seat, MoveRow.action,
+                                         MoveRow.created)
+                                  .join(MoveRow, MoveRow.deal_key == DealRow.deal_key)
+                                  .where(DealRow.table_id == table_id)
+                                  .order_by(DealRow.number, MoveRow.idx)):
+                actions[r.number].append((r.seat, r.action))
                 last_event_at = max(last_event_at, r.created)
             state = conn.execute(select(_table(TableStateRow))
                                  .where(TableStateRow.table_id == table_id)).first()
@@ -641,4 +718,5 @@ class Storage:
             closed_at=state.closed_at if state else None,
             archived_reason=state.archived_reason if state else None,
             social=social,
+            last_deal_key=deal_rows[-1].deal_key if deal_rows else None,
         )

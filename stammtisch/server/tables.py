@@ -339,7 +339,7 @@ class LiveTable:
                  "_presence_handle", "_presence_sent", "_presence_version", "_seats_cache",
                  "_view_cache",
                  "admin_digest", "away", "bots", "broken", "buckets", "chat", "chat_buckets",
-                 "chat_count", "closed", "committed", "conns", "created", "deal_start", "events",
+                 "chat_count", "closed", "committed", "conns", "created", "deal_key", "deal_start", "events",
                  "first_dealer", "id", "joined", "last_activity", "last_explanation",
                  "last_watched", "listed", "lock", "manager", "max_deals", "next_deal_at",
                  "open_seats", "options", "pending", "rematch_id", "rematch_links", "rules",
@@ -370,6 +370,9 @@ class LiveTable:
         # just before it: the undo source
         self.committed: History = []
         self.deal_start: DealStart | None = None
+        # the latest deal's key (its actions are Storage.move_row rows); None: no deal yet, or
+        # one dealt before deal keys (its actions are action_row rows, as they were)
+        self.deal_key: int | None = None
         self.score: list[dict[str, Any]] = []  # the score sheet's last SCORE_ROWS_SHOWN rows
         self.scored = 0  # the finished deals so far (rows of the whole score sheet)
         self.last_explanation: list[CatalogueMessage] | None = None
@@ -467,6 +470,7 @@ class LiveTable:
         live.closed = st.closed_at is not None
         live.set_social(st.social)
         live._replay(st.first_dealer, st.started, st.deals)
+        live.deal_key = st.last_deal_key
         return live
 
     def _replay(self, first_dealer: int | None, started: bool, deals: History,
@@ -869,16 +873,18 @@ class LiveTable:
             self._undo()
             raise IllegalAction("server", SERVER_FAULT) from None
         names = self.table.deals[-1].deck  # the deck in notation, as the record keeps it
+        key = self.manager.storage.new_deal_key()
         try:
             if first_dealer is None:
-                await self.manager.write(Storage.deal_row(self.id, number, names))
+                await self.manager.write(Storage.deal_row(self.id, number, names, key))
             else:  # the first deal also marks the table started: its own transaction
                 await self.manager.commit(self.manager.storage.start_deal, self.id, number, names,
-                                          first_dealer)
+                                          first_dealer, key)
         except Exception:
             log.warning("table %s: a deal could not be stored; undone", self.id, exc_info=True)
             self._undo()
             raise IllegalAction("storage", TRY_AGAIN) from None
+        self.deal_key = key
         self.committed = [(names, [])]
         self.deal_start = before
         self.table.forget_finished()  # the database has the earlier deals
@@ -918,9 +924,12 @@ class LiveTable:
         deal = t.deal_count - 1
         entry = t.deals[-1].actions[-1]
         canonical = entry["action"] if isinstance(entry, dict) else entry
+        idx = len(t.deals[-1].actions) - 1
+        key = self.deal_key
         try:
-            await self.manager.write(Storage.action_row(self.id, deal, len(t.deals[-1].actions) - 1,
-                                                        seat, canonical))
+            await self.manager.write(
+                Storage.action_row(self.id, deal, idx, seat, canonical) if key is None
+                else Storage.move_row(key, self.id, deal, idx, seat, canonical))
         except Exception:
             log.warning("table %s: could not store an action; undone", self.id, exc_info=True)
             self._undo()
@@ -1545,6 +1554,7 @@ class TableManager:
         """Rebuild every table not archived from the database (replaying its decks and actions),
         after moving in what a crash left in the spill file."""
         self.replay_spill()
+        self.storage.read_deal_keys()  # now, not on the event loop at the first deal
         for tid in self.storage.table_ids():
             st = self.storage.load_table(tid)
             assert st is not None
