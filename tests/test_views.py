@@ -7,6 +7,7 @@ import pytest
 from stammtisch.games import TableState, new_game
 from stammtisch.rules import ruleset
 from stammtisch.rules.base import format_options
+from stammtisch.server.tables import view_bytes, view_head_json
 
 
 @pytest.mark.parametrize("rid,opts", [
@@ -51,6 +52,11 @@ def _play_views_checked(rid: str, opts: dict[str, Any], deals: int, seed: int) -
             got = state.views(seats)
             assert [orjson.dumps(v) for v in got] == [orjson.dumps(v) for v in expected]
             assert [list(v) for v in got] == [list(v) for v in expected]
+            # the web table's JSON: each view without its head, the head serialised once
+            headless = state.views(seats, head=False)
+            assert [view_bytes(game, v) for v in headless] == [orjson.dumps(v) for v in expected]
+            assert view_bytes(game, state.view(seats[0], head=False)) == orjson.dumps(expected[0])
+            assert all(key not in v for v in headless for key in game.view_head())
             checked += 1
             if state.is_terminal():
                 break
@@ -78,6 +84,21 @@ def test_views_of_several_seats_equal_each_seats_own_view(rid: str, opts: dict[s
     """The web table renders all seats' views at once (``views``, sharing the public part);
     a seat must get exactly what ``view`` gives it, nothing of another seat's secrets."""
     assert _play_views_checked(rid, opts, deals=60, seed=7) > 300
+
+
+def test_the_view_head_is_serialised_once_per_engine_and_the_memory_stays_bounded() -> None:
+    import stammtisch.server.tables as tables
+
+    games = [new_game(ruleset("tippen/grupp-1975", {"stake": 3 * k}))
+             for k in range(1, tables.VIEW_HEADS_KEPT + 3)]
+    first = view_head_json(games[0])
+    assert view_head_json(games[0]) is first  # remembered
+    assert first.startswith(b'{"game":"tippen",') and first.endswith(b'"players":4,')
+    for game in games:
+        view_head_json(game)
+        assert len(tables._VIEW_HEADS) <= tables.VIEW_HEADS_KEPT
+    # two engines of different options never share a head
+    assert view_head_json(games[0]) != view_head_json(games[1])
 
 
 def test_views_of_no_seats_and_a_seat_outside_the_table() -> None:

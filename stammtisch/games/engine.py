@@ -55,6 +55,13 @@ class EngineGame:
         self.memo_limit: int = 1 << 62
         self.secrets: tuple[Secret, ...] = ()
 
+    def view_head(self) -> dict[str, Any]:
+        """The keys every view of this game starts with, the same in all of them: ``game``,
+        ``ruleset``, ``options``, ``players``. (The web table serialises them once per engine
+        and each view without them: ``EngineState.view(head=False)``.)"""
+        return {"game": self.family, "ruleset": self.rules.id, "options": dict(self.options),
+                "players": self.num_players}
+
     # -- notation (both engines keep it on the game) ------------------------------------------
     @property
     def num_distinct_actions(self) -> int:
@@ -240,16 +247,13 @@ class EngineState:
             raise ValueError(f"seat {seat!r} is not at this table of {self.game.num_players}")
         return seat
 
-    def view(self, seat: int | None = None) -> dict[str, Any]:
-        """What ``seat`` may know, as JSON-able data (``None``: a spectator)."""
+    def view(self, seat: int | None = None, head: bool = True) -> dict[str, Any]:
+        """What ``seat`` may know, as JSON-able data (``None``: a spectator). ``head=False``:
+        without the keys of ``EngineGame.view_head``, which every view of the game starts with."""
         me = self._viewer(seat)
         g = self.game
         over = self.phase == self.OVER
         v: dict[str, Any] = {
-            "game": g.family,
-            "ruleset": g.rules.id,
-            "options": dict(g.options),
-            "players": g.num_players,
             "seat": me,
             "dealer": self.dealer,
             "phase": self.PHASE_NAMES[self.phase],
@@ -259,19 +263,21 @@ class EngineState:
             "log": self._view_log(me),
             "terminal": over,
         }
+        if head:
+            v = {**g.view_head(), **v}
         self._add_view(v, me)
         if over:
             v["net"] = self.returns()
         return v
 
-    def views(self, seats: Sequence[int | None]) -> list[dict[str, Any]]:
-        """``[self.view(s) for s in seats]``, equal key for key and in key order (so their JSON
-        is byte for byte the same), with everything no seat changes computed once: the web
+    def views(self, seats: Sequence[int | None], head: bool = True) -> list[dict[str, Any]]:
+        """``[self.view(s, head) for s in seats]``, equal key for key and in key order (so their
+        JSON is byte for byte the same), with everything no seat changes computed once: the web
         table renders the view of every connected seat after every action. The views share
         those parts, so treat them as read-only."""
         if not seats:
             return []
-        first = self.view(seats[0])
+        first = self.view(seats[0], head)
         out = [first]
         g = self.game
         for seat in seats[1:]:

@@ -79,6 +79,30 @@ def dumpb(obj: Any) -> bytes:
     return orjson.dumps(obj)
 
 
+#: ``view_head_json`` of the engines in use, by engine (a strong key: no reused ids); cleared
+#: whole when full, as tables with ever new options could otherwise fill it without bound
+_VIEW_HEADS: dict[Any, bytes] = {}
+VIEW_HEADS_KEPT = 256
+
+
+def view_head_json(game: Any) -> bytes:
+    """The opening of every view's JSON for ``game``'s tables: ``{`` and the keys of its
+    ``view_head``, each with its comma. Serialised once per engine, not in every view: the
+    options were a third of a view's bytes, copied and serialised anew for every seat at every
+    event."""
+    head = _VIEW_HEADS.get(game)
+    if head is None:
+        if len(_VIEW_HEADS) >= VIEW_HEADS_KEPT:
+            _VIEW_HEADS.clear()
+        head = _VIEW_HEADS[game] = dumpb(game.view_head())[:-1] + b","
+    return head
+
+
+def view_bytes(game: Any, body: dict[str, Any]) -> bytes:
+    """``dumpb`` of a whole view, from the view without its head (``view(head=False)``)."""
+    return view_head_json(game) + dumpb(body)[1:]
+
+
 def dumps(obj: Any) -> str:
     return dumpb(obj).decode()
 
@@ -680,11 +704,11 @@ class LiveTable:
         self._info_cache = (*key, data)
         return data
 
-    def view(self, seat: int | None) -> dict[str, Any] | None:
+    def view(self, seat: int | None, head: bool = True) -> dict[str, Any] | None:
         state = self.table.state
         if state is None:
             return None
-        view = state.view(seat)
+        view = state.view(seat, head)
         self._dealer_cache = (self.events, view["dealer"])
         return view
 
@@ -701,7 +725,8 @@ class LiveTable:
         texts = self._view_texts()
         text = texts.get(seat)
         if text is None:
-            text = texts[seat] = dumpb(self.view(seat))
+            body = self.view(seat, head=False)
+            text = texts[seat] = dumpb(None) if body is None else view_bytes(self.table.game, body)
         return text
 
     def state_message(self, seat: int | None, with_table: bool) -> bytes:
@@ -745,10 +770,11 @@ class LiveTable:
         missing = [s for s in seats if s not in texts]
         if len(missing) < 2:
             return  # one view alone: view_json renders it
-        views = state.views(missing)
+        views = state.views(missing, head=False)
         self._dealer_cache = (self.events, views[0]["dealer"])
+        head = view_head_json(state.game)
         for seat, view in zip(missing, views, strict=True):
-            texts[seat] = dumpb(view)
+            texts[seat] = head + dumpb(view)[1:]
 
     def _conn_seats(self) -> list[int | None]:
         """The seats that clients watch from (None: spectators), each once; kept until a
