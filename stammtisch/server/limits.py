@@ -74,14 +74,22 @@ class ServerLimits:
     seat_takes_per_minute: float = 10.0  # lobby seats taken per client address
     # --- the database (defect 4)
     commit_deadline: float = 5.0  # a commit is retried with backoff for at most this long
-    # a group commit waits this long for more events to join it: each commit has a fixed cost
-    # (a transaction, its WAL pages, a hand-off to the writer thread), so under load a few
-    # milliseconds more latency per action buy fewer, larger commits. 10 ms, not 2: the
-    # server's CPU per action 6 % lower (bench/server_load.py, two servers side by side
-    # with 500 tables each: -25 and -21 µs; 5 ms: -10 and -6; 20 ms: -34 and -28). 20 ms,
-    # not 10 (2026-12-01, the same bench against 10 ms: -31, -22, -7, -3, -11 µs of
-    # ~320-390): a player cannot tell 20 ms from 10, and the soak's p99 bar is 100 ms
-    commit_window: float = 0.020
+    # a group commit waits up to this long for more events to join it: each commit has a
+    # fixed cost (a transaction, its WAL pages, a wake-up of every waiting table), so under
+    # load a few milliseconds more latency per action buy fewer, larger commits, whose
+    # events then run back to back. bench/server_load.py, two servers side by side with 500
+    # tables each, the server's CPU per action: 10 ms against 2: -25 and -21 µs (5 ms: -10
+    # and -6); 20 ms against 10 (2026-12-01): -31, -22, -7, -3, -11 µs of ~320-390; 40 ms
+    # against 20 (2026-12-02): -8, -7, -6 µs of ~280-310, the p99 latency 94-113 ms instead
+    # of 65-75. A player cannot tell 40 ms from 20; the soak's p99 bar is 100 ms. The full
+    # window only when busy (``commit_busy_rows``): see TableManager.commit_wait
+    commit_window: float = 0.040
+    # events stored a second from which a group commit waits the whole commit_window (fewer:
+    # that share of it). Only a busy server needs the CPU that batching saves, and a quieter
+    # one answers sooner: the soak (200 tables, ~480 events a second) had a p99 of 57 ms with
+    # the whole 40 ms window against 34 ms with 20 ms; bench/server_load.py at 1,000 tables
+    # stores ~3,300 a second
+    commit_busy_rows: float = 1500.0
     sqlite_busy_ms: int = 500  # one SQLite attempt waits this long for a lock
     # a group of events the database has not committed after this long goes to the spill
     # file (spill.py) and the tables play on; None: no spill file, events wait for the

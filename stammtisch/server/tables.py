@@ -9,8 +9,9 @@ event before its commit.
 Database work runs on one writer thread (``TableManager.commit``), never on the event loop:
 a stalled write holds up only the tables waiting for it. Events (actions, decks) go through a
 group commit (``TableManager.write``): the rows that arrive while one commit is under way, or
-within ``ServerLimits.commit_window`` after the first of them, are committed together, and
-each table hears of its commit only after it happened.
+within ``TableManager.commit_wait`` after the first of them (up to ``ServerLimits.commit_window``
+on a busy server, next to nothing on a quiet one), are committed together, and each table
+hears of its commit only after it happened.
 A failed or timed-out commit is retried with backoff for ``ServerLimits.commit_deadline``
 seconds; if it still fails, the event is undone (the table is rebuilt as it was before its
 latest deal, and that deal's committed events replayed), the client is told "try again", and
@@ -330,6 +331,9 @@ class Outbox:
         for conn in conns:
             conn.write_held()
 
+
+#: The time over which ``TableManager.row_rate`` counts the event rows (seconds).
+RATE_SECONDS = 0.5
 
 #: Rows of the spill file moved into the database in one transaction (``TableManager._drain``).
 DRAIN_CHUNK = 2_000
@@ -1322,6 +1326,8 @@ class TableManager:
         self._background: set[asyncio.Task[None]] = set()
         self._batch: list[tuple[Write, asyncio.Future[None]]] = []  # rows for the next group commit
         self._flushing = False
+        self.row_rate = 0.0  # event rows a second lately (``commit_wait``)
+        self._last_group_at = time.monotonic()
         self.rows_written_now = 0  # by the event loop since the last checkpoint
         # events that the database did not commit in time go to the spill file (spill.py)
         self.spill = spill if self.limits.spill_after is not None else None
@@ -1382,9 +1388,11 @@ class TableManager:
     async def _flush(self) -> None:
         try:
             while self._batch:
-                if self.limits.commit_window > 0:  # let more events join this commit
-                    await asyncio.sleep(self.limits.commit_window)
+                wait = self.commit_wait()
+                if wait > 0:  # let more events join this commit
+                    await asyncio.sleep(wait)
                 batch, self._batch = self._batch, []
+                self._note_group(len(batch))
                 try:
                     await self._commit_rows([row for row, _ in batch])
                 except Exception as e:
@@ -1397,6 +1405,25 @@ class TableManager:
                             done.set_result(None)
         finally:
             self._flushing = False
+
+    def commit_wait(self) -> float:
+        """How long a group commit waits for more events to join it: ``commit_window`` on a
+        busy server (``commit_busy_rows`` event rows a second or more, lately), less in
+        proportion on a quieter one, where few or no other events would come in the window
+        and each would only wait longer (like PostgreSQL's ``commit_delay``, which waits
+        only while enough other transactions are active)."""
+        limits = self.limits
+        if limits.commit_window <= 0 or self.row_rate >= limits.commit_busy_rows:
+            return max(limits.commit_window, 0.0)
+        return limits.commit_window * self.row_rate / limits.commit_busy_rows
+
+    def _note_group(self, rows: int) -> None:
+        """Count a group of ``rows`` into ``row_rate``, the rows of the last ``RATE_SECONDS``
+        or so a second: each earlier row counts the less the longer ago its group was, so
+        the rate falls at once when the server has been quiet."""
+        now = time.monotonic()
+        since, self._last_group_at = now - self._last_group_at, now
+        self.row_rate = self.row_rate * math.exp(-since / RATE_SECONDS) + rows / RATE_SECONDS
 
     async def _commit_rows(self, rows: list[Write]) -> None:
         """Make one group of event rows durable: in the database, or in the spill file when
