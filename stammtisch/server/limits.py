@@ -79,16 +79,17 @@ class ServerLimits:
     # load a few milliseconds more latency per action buy fewer, larger commits, whose
     # events then run back to back. bench/server_load.py, two servers side by side with 500
     # tables each, the server's CPU per action: 10 ms against 2: -25 and -21 µs (5 ms: -10
-    # and -6); 20 ms against 10 (2026-12-01): -31, -22, -7, -3, -11 µs of ~320-390; 40 ms
-    # against 20 (2026-12-02): -8, -7, -6 µs of ~280-310, the p99 latency 94-113 ms instead
-    # of 65-75. A player cannot tell 40 ms from 20; the soak's p99 bar is 100 ms. The full
-    # window only when busy (``commit_busy_rows``): see TableManager.commit_wait
-    commit_window: float = 0.040
+    # and -6); 20 ms against 10 (2026-12-01): -31, -22, -7, -3, -11 µs of ~320-390. 40 ms
+    # against 20 (2026-12-02): -8, -7, -6 µs side by side, but alone at 1,000 tables no gain
+    # showed through the noise (264, 258, 240, 249, 264, 269, 235, 230 µs against 251, 243,
+    # 255, 258, 250 just before), the p99 rose from 100-124 to 135-226 ms (bar 250) and the
+    # clients played 9 % fewer actions a second: left at 20. The whole window only when
+    # busy (``commit_busy_rows``): see TableManager.commit_wait
+    commit_window: float = 0.020
     # events stored a second from which a group commit waits the whole commit_window (fewer:
-    # that share of it). Only a busy server needs the CPU that batching saves, and a quieter
-    # one answers sooner: the soak (200 tables, ~480 events a second) had a p99 of 57 ms with
-    # the whole 40 ms window against 34 ms with 20 ms; bench/server_load.py at 1,000 tables
-    # stores ~3,300 a second
+    # that share of it): only a busy server needs the CPU that batching saves, and a quieter
+    # one answers sooner (bench/server_load.py at 1,000 tables stores ~3,300 a second, the
+    # soak's 200 tables ~480)
     commit_busy_rows: float = 1500.0
     sqlite_busy_ms: int = 500  # one SQLite attempt waits this long for a lock
     # a group of events the database has not committed after this long goes to the spill
