@@ -776,9 +776,8 @@ class LiveTable:
             return  # one view alone: view_json renders it
         views = state.views(missing, head=False)
         self._dealer_cache = (self.events, views[0]["dealer"])
-        head = view_head_json(state.game)
         for seat, view in zip(missing, views, strict=True):
-            texts[seat] = head + dumpb(view)[1:]
+            texts[seat] = view_bytes(state.game, view)
 
     def _conn_seats(self) -> list[int | None]:
         """The seats that clients watch from (None: spectators), each once; kept until a
