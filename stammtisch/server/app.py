@@ -497,6 +497,28 @@ def parse_message(text: str, max_depth: int) -> tuple[dict[str, Any] | None, str
     return msg, "", ""
 
 
+def message_seq(msg: dict[str, Any]) -> int | str | None:
+    """A message's ``seq`` (the client's own number, sent back with the answer), when it is a
+    short string or an integer a browser holds exactly; else None."""
+    seq = msg.get("seq")
+    if not isinstance(seq, (int, str)) or isinstance(seq, bool) or \
+            (isinstance(seq, str) and len(seq) > 64) or (isinstance(seq, int) and abs(seq) > 2**53):
+        return None
+    return seq
+
+
+def action_fields(msg: dict[str, Any]) -> tuple[str, int]:
+    """An action message's action text and the event number it answers; IllegalAction when
+    either is missing or malformed."""
+    action = msg.get("action")
+    if not isinstance(action, str) or not action or len(action) > 200:
+        raise IllegalAction("protocol", "an action message needs an \"action\" string")
+    event = msg.get("event")
+    if not isinstance(event, int) or isinstance(event, bool):
+        raise IllegalAction("event", MESSAGES["event"])
+    return action, event
+
+
 def json_depth_exceeds(value: Any, limit: int) -> bool:
     """Whether a parsed JSON value nests deeper than ``limit`` (iterative: no recursion)."""
     stack = [(value, 1)]
@@ -902,13 +924,46 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
                          "seat": conn.seat, "table": table_id}))
 
         receive: Receive = ws.scope.get(SERVER_RECEIVE) or ws.receive
+        waiting = [False]  # the receive loop waits for the next message, nothing else
+
+        def take_now(text: str) -> bool:
+            """A client's message taken at once, from the socket's read, where the receive
+            loop would take it only after a task wake-up: an action when the loop waits for
+            messages (none queued, none being handled) and the table's lock is free
+            (``LiveTable.act_now``). It passes every check the loop and ``handle`` make, in
+            their order; anything else (False) goes the queued way, as if this were not
+            here. Refusals are sent as ``handle`` sends them."""
+            if not waiting[0] or conn.closed or conn.seat is None or live.lock.locked() or \
+                    len(text) > limits.max_message or not conn.bucket.ready():
+                return False
+            msg, _, _ = parse_message(text, limits.max_json_depth)
+            if msg is None or msg["type"] != "action":
+                return False
+            conn.allow()  # a token is there (``ready``)
+            seq = message_seq(msg)
+            try:
+                action, event = action_fields(msg)
+                live.act_now(conn.seat, action, event, lambda e: refused(live, conn, e, seq))
+            except Exception as e:
+                refused(live, conn, e, seq)
+                if isinstance(e, IllegalAction) and e.rule == "stale":
+                    live.send_state(conn)  # the lock was free: no commit is under way
+            return True
+
+        proto = getattr(ws.scope.get(SERVER_SEND), "__self__", None)
+        if not hasattr(proto, "take_now"):  # another ASGI server: the queued way only
+            proto = None
 
         async def receive_loop() -> None:
             """The client's messages until it leaves. It runs as a task of its own: every
             message and every awaited commit resumes the code waiting for it, and here that is
             a few frames deep instead of under the ~20 frames of the ASGI middleware stack."""
+            if proto is not None:
+                proto.take_now = take_now
             while not conn.closed:
+                waiting[0] = True
                 msg = await receive()
+                waiting[0] = False
                 if msg["type"] == "websocket.disconnect":
                     break
                 text = msg.get("text")
@@ -938,6 +993,9 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             if not isinstance(e, (RuntimeError, ConnectionError)):
                 log.debug("websocket ended: %r", e)
         finally:
+            waiting[0] = False
+            if proto is not None:
+                proto.take_now = None
             left = manager.ws_per_address.get(address, 1) - 1
             if left > 0:
                 manager.ws_per_address[address] = left
@@ -968,6 +1026,17 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             return None
         return new.id, f"/t/{new.id}#{fresh}"
 
+    def refused(live: LiveTable, conn: Conn, e: BaseException, seq: int | str | None) -> None:
+        """Tell the client why its message was refused (IllegalAction: the rule it breaks; any
+        other error: a fault of the server's, logged)."""
+        if isinstance(e, IllegalAction):
+            manager.count_refusal(e.rule)
+            conn.send(dumps({"type": "error", "rule": e.rule, "message": e.message, "seq": seq}))
+            return
+        log.error("table %s: error handling a message", live.id, exc_info=e)
+        conn.send(dumps({"type": "error", "rule": "server",
+                         "message": "internal server error", "seq": seq}))
+
     async def handle(live: LiveTable, conn: Conn, text: str) -> None:
         msg, rule, message = parse_message(text, limits.max_json_depth)
         if msg is None:
@@ -975,10 +1044,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             conn.send(dumps({"type": "error", "rule": rule, "message": message}))
             return
         kind = msg["type"]
-        seq = msg.get("seq")
-        if not isinstance(seq, (int, str)) or isinstance(seq, bool) or \
-                (isinstance(seq, str) and len(seq) > 64) or (isinstance(seq, int) and abs(seq) > 2**53):
-            seq = None
+        seq = message_seq(msg)
         try:
             if kind == "ping":
                 conn.send('{"type":"pong"}' if seq is None else dumps({"type": "pong", "seq": seq}))
@@ -994,13 +1060,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             if conn.seat is None:
                 raise IllegalAction("spectator", "a spectator cannot act")
             if kind == "action":
-                action = msg.get("action")
-                if not isinstance(action, str) or not action or len(action) > 200:
-                    raise IllegalAction("protocol", "an action message needs an \"action\" string")
-                event = msg.get("event")
-                if not isinstance(event, int) or isinstance(event, bool):
-                    raise IllegalAction("event", MESSAGES["event"])
-                await live.act(conn.seat, action, event)
+                await live.act(conn.seat, *action_fields(msg))
             elif kind == "next":
                 await live.next_deal(early=True)
             elif kind == "back":
@@ -1009,16 +1069,11 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
                 await live.rematch(conn.seat)
             else:
                 await live.start()
-        except IllegalAction as e:
-            manager.count_refusal(e.rule)
-            conn.send(dumps({"type": "error", "rule": e.rule, "message": e.message, "seq": seq}))
-            if e.rule == "stale":  # show the current state again
+        except Exception as e:
+            refused(live, conn, e, seq)
+            if isinstance(e, IllegalAction) and e.rule == "stale":  # show the current state again
                 async with live.lock:
                     live.send_state(conn)
-        except Exception:
-            log.exception("table %s: error handling a message", live.id)
-            conn.send(dumps({"type": "error", "rule": "server",
-                             "message": "internal server error", "seq": seq}))
 
     # --- the web client ---------------------------------------------------------------
 

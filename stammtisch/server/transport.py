@@ -279,6 +279,9 @@ def _build_framed_protocol() -> type:
         for the pause), of the server's ~300 µs per action at 1,000 tables."""
 
         _framed: bool | None = None  # None: the handshake is not over yet
+        #: the app's hook for a message it may take at once (``app.ws_endpoint``'s
+        #: ``take_now``): True when it took it; called only while no message is queued
+        take_now: Callable[[str], bool] | None = None
 
         def __init__(self, *args: Any, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
@@ -373,6 +376,9 @@ def _build_framed_protocol() -> type:
 
         def _queue_text(self, text: str) -> None:
             if self.close_sent:  # the app is past its close: uvicorn drops the message too
+                return
+            take_now = self.take_now
+            if take_now is not None and self.queue.empty() and take_now(text):
                 return
             self.queue.put_nowait({"type": "websocket.receive", "text": text})
             if not self.read_paused and self.queue.qsize() >= QUEUED_BEFORE_PAUSE:
