@@ -6,13 +6,19 @@ message. The number of examples per operation is bounded so this runs in CI.
 
 WebSocket: Hypothesis sends random JSON (any shape, size and depth), random action strings and
 random event numbers to a seat's socket; every message gets an answer (a state, a pong or an
-error with a rule), the connection stays open, and a refused message changes nothing.
+error with a rule), the connection stays open, and a refused message changes nothing. Once
+through Starlette's test client (the receive loop takes every message) and once through a
+real uvicorn server, where actions are taken at once from the socket's read.
 """
 
 from __future__ import annotations
 
 import json
+import threading
+import time
+import urllib.request
 from dataclasses import replace
+from typing import Any
 
 import pytest
 import schemathesis
@@ -22,8 +28,9 @@ from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
 from server_helpers import WsClient, create_table
 
-from stammtisch.server.app import create_app
+from stammtisch.server.app import create_app, uvicorn_settings
 from stammtisch.server.limits import ServerLimits
+from stammtisch.server.threaded import free_port
 
 EXAMPLES = 60  # per operation; CI runs all of them in well under a minute
 
@@ -87,7 +94,7 @@ messages = st.one_of(
 
 
 @pytest.fixture(scope="module")
-def live_socket(tmp_path_factory):
+def test_client_socket(tmp_path_factory):
     db = tmp_path_factory.mktemp("fuzz-ws") / "ws.sqlite"
     app = create_app(f"sqlite:///{db}", bot_delay=0, deal_pause=1000, limits=LIMITS)
     with TestClient(app) as http:
@@ -96,15 +103,88 @@ def live_socket(tmp_path_factory):
         with http.websocket_connect(f"/ws/{t['id']}?token={t['seats'][0]['token']}") as ws:
             c = WsClient(ws)
             c.until(lambda m: m["type"] == "state")
-            yield http, t, c
+            yield app, t, c
+
+
+class _Http:
+    """``create_table``'s client, over real HTTP."""
+
+    def __init__(self, port: int):
+        self.port = port
+
+    def post(self, path: str, json: dict) -> Any:
+        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}",
+                                     data=_dumps(json).encode(), method="POST",
+                                     headers={"content-type": "application/json"})
+        with urllib.request.urlopen(req, timeout=10) as r:
+            body, status = r.read(), r.status
+
+        class Answer:
+            status_code = status
+            text = body.decode()
+
+            def json(self) -> Any:
+                return _loads(body)
+
+        return Answer()
+
+
+_dumps, _loads = json.dumps, json.loads
+
+
+class _Socket:
+    """A websockets client socket as ``WsClient`` reads it (Starlette's test socket's names)."""
+
+    def __init__(self, sock: Any):
+        self.sock = sock
+
+    def send_text(self, text: str) -> None:
+        self.sock.send(text)
+
+    def receive_json(self) -> Any:
+        return _loads(self.sock.recv(timeout=10))
+
+
+@pytest.fixture(scope="module")
+def uvicorn_socket(tmp_path_factory):
+    import uvicorn
+    from websockets.sync.client import connect
+
+    db = tmp_path_factory.mktemp("fuzz-ws-uvicorn") / "ws.sqlite"
+    app = create_app(f"sqlite:///{db}", bot_delay=0, deal_pause=1000, limits=LIMITS)
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, **uvicorn_settings(
+        "127.0.0.1", port, "warning", "websockets-sansio", False, LIMITS)))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline, "the server did not start"
+        time.sleep(0.05)
+    try:
+        http = _Http(port)
+        t = create_table(http)
+        http.post(f"/api/tables/{t['id']}/start", json={"token": t["admin_token"]})
+        with connect(f"ws://127.0.0.1:{port}/ws/{t['id']}?token={t['seats'][0]['token']}",
+                     open_timeout=5, max_size=None) as sock:
+            c = WsClient(_Socket(sock))
+            c.until(lambda m: m["type"] == "state")
+            yield app, t, c
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+@pytest.fixture(params=["test_client_socket", "uvicorn_socket"])
+def live_socket(request):
+    return request.getfixturevalue(request.param)
 
 
 @settings(max_examples=300, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(text=messages)
 def test_websocket_messages_are_answered_and_refusals_change_nothing(live_socket, text):
-    http, t, c = live_socket
-    fuzz_app = http.app
+    fuzz_app, t, c = live_socket
     live = fuzz_app.state.manager.get(t["id"])
     before = (live.events, [list(a) for _, a in live.committed])
     if len(text) > LIMITS.max_message:  # the one refusal that closes: tested in the protocol tests
