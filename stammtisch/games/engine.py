@@ -35,6 +35,7 @@ class Secret:
     seen_by: Literal["actor", "actor-and-partner"]
     hidden: Callable[[int], str]
 
+
 #: ``EngineGame.parsed_actions``: at most this many texts of at most this length (a Tapp
 #: discard names up to six cards; spaces and case make more texts of one action)
 PARSED_ACTIONS_KEPT = 4096
@@ -201,7 +202,7 @@ class EngineState:
     def string_to_action(self, text: str) -> int:
         """The game's ``string_to_action``, remembered by text: the parse depends on nothing but
         the text, and the web table parses every action it receives (in place at 1,000
-        tables the parse cost ~4 µs an action, the lookup a fraction of one)."""
+        tables, interleaved call by call: 3.3 µs a parse, 1.3 µs a lookup)."""
         g = self.game
         if type(text) is not str:
             return g.string_to_action(text)  # raises: not an action

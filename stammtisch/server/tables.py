@@ -48,7 +48,7 @@ import secrets
 import time
 import zlib
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Coroutine
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, NoReturn, TypeVar
@@ -987,12 +987,15 @@ class LiveTable:
             if not done.cancelled() and time.monotonic() + FIRST_RETRY_PAUSE <= deadline:
                 log.info("a group commit failed; retrying in %.2f s", FIRST_RETRY_PAUSE,
                          exc_info=error)
-                asyncio.get_running_loop().create_task(
+                self.manager.run_soon(
                     self._store_action_again(seat, canonical, row, deadline, report))
                 return
-            log.warning("table %s: could not store an action; undone", self.id, exc_info=error)
-            self._undo()
-            self.lock.release()
+            try:
+                log.warning("table %s: could not store an action; undone", self.id,
+                            exc_info=error)
+                self._undo()
+            finally:
+                self.lock.release()
             report(IllegalAction("storage", TRY_AGAIN))
             return
         try:
@@ -1700,7 +1703,12 @@ class TableManager:
                 await self.commit(fn, *args)
             except Exception:
                 log.warning("a bookkeeping write failed", exc_info=True)
-        task = asyncio.get_running_loop().create_task(run())
+        self.run_soon(run())
+
+    def run_soon(self, work: Coroutine[Any, Any, None]) -> None:
+        """``work`` as a task that nobody awaits, kept until it ends (the loop holds tasks
+        only weakly)."""
+        task = asyncio.get_running_loop().create_task(work)
         self._background.add(task)
         task.add_done_callback(self._background.discard)
 
