@@ -1,6 +1,7 @@
-"""locks.TableLock, a table's lock: it must grant the lock in the order ``asyncio.Lock`` does
-for every sequence of acquires, releases and cancellations (cancelled waiters included), and
-``try_acquire`` takes it exactly when it is free."""
+"""locks.TableLock, a table's lock: it must grant the lock as ``asyncio.Lock`` does, to the
+same waiter in the same loop turn, for every sequence of acquires, releases and cancellations
+(cancelled waiters included), and ``try_acquire`` takes it exactly when ``acquire`` would
+without waiting."""
 
 from __future__ import annotations
 
@@ -69,6 +70,12 @@ def run_ops(make: Any, ops: list[tuple[str, int]]) -> dict[str, Any]:
 # a waiter cancelled after the release woke it, before it ran: the lock goes on
 @example([("acquire", 0), ("acquire", 0), ("acquire", 0), ("step", 1), ("release", 0),
           ("cancel", 1), ("step", 3)])
+# a waiter cancelled, then a release: the cancelled waiter's task passes the lock on, a
+# turn later, and a waiter woken but cancelled before it ran passes it on again
+@example([("acquire", 0), ("acquire", 0), ("acquire", 0), ("step", 1), ("cancel", 1),
+          ("release", 0), ("step", 1), ("release", 0), ("step", 3)])
+@example([("acquire", 0), ("acquire", 0), ("acquire", 0), ("acquire", 0), ("release", 0),
+          ("step", 1), ("cancel", 2), ("release", 0), ("step", 1), ("cancel", 3)])
 def test_table_lock_grants_as_asyncio_lock_does(ops: list[tuple[str, int]]) -> None:
     assert run_ops(TableLock, ops) == run_ops(asyncio.Lock, ops)
 
@@ -77,12 +84,13 @@ def test_try_acquire_takes_a_free_lock_only() -> None:
     async def main() -> None:
         lock = TableLock()
         assert lock.try_acquire() and lock.locked()
-        assert not lock.try_acquire()
+        assert not lock.try_acquire() and not lock.available()
         waiter = asyncio.ensure_future(lock.acquire())
         await asyncio.sleep(0)
-        lock.release()  # handed to the waiter: still locked, no try_acquire jumps the queue
-        assert lock.locked() and not lock.try_acquire()
+        lock.release()  # the waiter is woken: it has the lock coming, nobody jumps the queue
+        assert not lock.available() and not lock.try_acquire()
         await waiter
+        assert lock.locked()
         lock.release()
         assert not lock.locked() and lock.try_acquire()
         lock.release()

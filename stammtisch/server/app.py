@@ -933,7 +933,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             (``LiveTable.act_now``). It passes every check the loop and ``handle`` make, in
             their order; anything else (False) goes the queued way, as if this were not
             here. Refusals are sent as ``handle`` sends them."""
-            if not waiting[0] or conn.closed or conn.seat is None or live.lock.locked() or \
+            if not waiting[0] or conn.closed or conn.seat is None or not live.lock.available() or \
                     len(text) > limits.max_message or not conn.bucket.ready():
                 return False
             msg, _, _ = parse_message(text, limits.max_json_depth)

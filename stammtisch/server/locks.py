@@ -14,58 +14,65 @@ from typing import Any
 
 
 class TableLock:
-    """``asyncio.Lock``'s interface (``async with``, ``acquire``, ``release``, ``locked``) and
-    ``try_acquire``. Waiters get the lock in the order they came: ``release`` hands it to the
-    first one still waiting, and it stays locked in between (``asyncio.Lock`` wakes that
-    waiter, which then takes it: the same order, but ``locked()`` is False for a moment, and
-    a ``try_acquire`` then would jump the queue). A waiter cancelled after it was handed the
-    lock passes it on."""
+    """``asyncio.Lock`` (as of Python 3.11, step for step: who gets it and in which loop turn,
+    cancelled waiters included) with ``available`` and ``try_acquire``, which take it as
+    ``acquire`` would take it without waiting."""
 
     __slots__ = ("_locked", "_waiters")
 
     def __init__(self) -> None:
         self._locked = False
-        self._waiters: deque[asyncio.Future[None]] = deque()
+        self._waiters: deque[asyncio.Future[bool]] = deque()
 
     def locked(self) -> bool:
         return self._locked
 
-    def try_acquire(self) -> bool:
-        """Take the lock now if it is free (then nobody waits for it); False if it is not."""
+    def available(self) -> bool:
+        """Whether ``acquire`` would take the lock without waiting: it is free, and nobody
+        waits for it but cancelled waiters (a waiter woken by ``release`` that has not run
+        yet still has it coming)."""
         if self._locked:
+            return False
+        return not self._waiters or all(w.cancelled() for w in self._waiters)
+
+    def try_acquire(self) -> bool:
+        """Take the lock now if it is ``available``; False if it is not."""
+        if not self.available():
             return False
         self._locked = True
         return True
 
     async def acquire(self) -> bool:
-        if not self._locked:
+        if self.available():
             self._locked = True
             return True
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        waiter: asyncio.Future[bool] = asyncio.get_running_loop().create_future()
         self._waiters.append(waiter)
         try:
-            await waiter
-        except BaseException:
-            if waiter.done() and not waiter.cancelled():
-                self.release()  # it was handed the lock as it was cancelled: pass it on
-            else:
-                try:
-                    self._waiters.remove(waiter)
-                except ValueError:
-                    pass
+            try:
+                await waiter
+            finally:
+                self._waiters.remove(waiter)
+        except asyncio.CancelledError:
+            if not self._locked:
+                self._wake_up_first()  # it may have been woken: the next waiter's turn
             raise
+        self._locked = True
         return True
 
     def release(self) -> None:
         if not self._locked:
             raise RuntimeError("Lock is not acquired.")
-        waiters = self._waiters
-        while waiters:
-            waiter = waiters.popleft()
-            if not waiter.done():  # a cancelled waiter is skipped
-                waiter.set_result(None)  # the lock is its own now, as it is
-                return
         self._locked = False
+        self._wake_up_first()
+
+    def _wake_up_first(self) -> None:
+        """Wake the first waiter, unless it is done already: a cancelled one wakes the next
+        when its task runs (``acquire``), a woken one takes the lock."""
+        if self._waiters:
+            first = self._waiters[0]
+            if not first.done():
+                first.set_result(True)
 
     async def __aenter__(self) -> None:
         await self.acquire()
