@@ -2,14 +2,53 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import subprocess
 import sys
+import threading
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
 
 from stammtisch.server.threaded import free_port  # noqa: F401  (the tests import it from here)
+
+
+@contextmanager
+def uvicorn_thread(app: Any, limits: Any = None, ws: str = "websockets-sansio",
+                   deflate: bool = False) -> Iterator[int]:
+    """``app`` served by a real uvicorn server (the settings ``stammtisch serve`` uses) on a
+    thread of this process, so that a test can reach into the app's tables; yields its port."""
+    import uvicorn
+
+    from stammtisch.server.app import uvicorn_settings
+    from stammtisch.server.limits import ServerLimits
+
+    port = free_port()
+    server = uvicorn.Server(uvicorn.Config(app, **uvicorn_settings(
+        "127.0.0.1", port, "warning", ws, deflate, limits or ServerLimits())))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + 20
+        while not server.started:
+            assert time.monotonic() < deadline, "the server did not start"
+            time.sleep(0.05)
+        yield port
+    finally:
+        server.should_exit = True
+        thread.join(20)
+
+
+def post_json(port: int, path: str, body: dict) -> Any:
+    """``POST`` of a JSON body to a server on this machine; its JSON answer."""
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
+                                 headers={"content-type": "application/json"}, method="POST")
+    with urllib.request.urlopen(req, timeout=10) as answer:
+        return json.loads(answer.read())
 
 
 def create_table(client, ruleset="tippen/grupp-1975", seats=None, options=None):

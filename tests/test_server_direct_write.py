@@ -6,23 +6,12 @@ from __future__ import annotations
 
 import json
 import random
-import threading
-import time
-import urllib.request
 
 import pytest
-import uvicorn
+from server_helpers import post_json, uvicorn_thread
 from websockets.sync.client import connect
 
-from stammtisch.server.app import create_app, uvicorn_settings
-from stammtisch.server.limits import ServerLimits
-from stammtisch.server.threaded import free_port
-
-
-def _post(port: int, path: str, body: dict) -> dict:
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
-                                 headers={"content-type": "application/json"}, method="POST")
-    return json.loads(urllib.request.urlopen(req, timeout=10).read())
+from stammtisch.server.app import create_app
 
 
 @pytest.mark.parametrize("ws,deflate,direct", [("websockets-sansio", False, True),
@@ -30,17 +19,8 @@ def _post(port: int, path: str, body: dict) -> dict:
                                                ("websockets", False, False)])
 def test_every_client_sees_every_event_in_order(tmp_path, ws, deflate, direct):
     app = create_app(f"sqlite:///{tmp_path / 't.sqlite'}", bot_delay=0, deal_pause=0.05)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, **uvicorn_settings(
-        "127.0.0.1", port, "warning", ws, deflate, ServerLimits())))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 20
-        while not server.started:
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.05)
-        t = _post(port, "/api/tables", {"ruleset": "tippen/grupp-1975", "options": {"players": 3},
+    with uvicorn_thread(app, ws=ws, deflate=deflate) as port:
+        t = post_json(port, "/api/tables", {"ruleset": "tippen/grupp-1975", "options": {"players": 3},
                                         "seats": [{"name": n} for n in ("A", "B", "C")]})
         socks = [connect(f"ws://127.0.0.1:{port}/ws/{t['id']}?token={s['token']}",
                          open_timeout=5) for s in t["seats"]]
@@ -57,7 +37,7 @@ def test_every_client_sees_every_event_in_order(tmp_path, ws, deflate, direct):
 
         for i in range(3):
             pump(i, 0)
-        _post(port, f"/api/tables/{t['id']}/start", {"token": t["admin_token"]})
+        post_json(port, f"/api/tables/{t['id']}/start", {"token": t["admin_token"]})
         rng = random.Random(3)
         event = 0
         while event < 60:  # some deals, with the next deals dealt by the server
@@ -79,6 +59,3 @@ def test_every_client_sees_every_event_in_order(tmp_path, ws, deflate, direct):
         for i in range(3):  # every event, in order, once: no gap, no repeat
             assert seen[i] == list(range(seen[i][0], seen[i][-1] + 1)), seen[i]
             assert seen[i][-1] >= 60
-    finally:
-        server.should_exit = True
-        thread.join(20)

@@ -14,9 +14,6 @@ real uvicorn server, where actions are taken at once from the socket's read.
 from __future__ import annotations
 
 import json
-import threading
-import time
-import urllib.request
 from dataclasses import replace
 from typing import Any
 
@@ -26,11 +23,10 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
-from server_helpers import WsClient, create_table
+from server_helpers import WsClient, create_table, post_json, uvicorn_thread
 
-from stammtisch.server.app import create_app, uvicorn_settings
+from stammtisch.server.app import create_app
 from stammtisch.server.limits import ServerLimits
-from stammtisch.server.threaded import free_port
 
 EXAMPLES = 60  # per operation; CI runs all of them in well under a minute
 
@@ -113,23 +109,15 @@ class _Http:
         self.port = port
 
     def post(self, path: str, json: dict) -> Any:
-        req = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}",
-                                     data=_dumps(json).encode(), method="POST",
-                                     headers={"content-type": "application/json"})
-        with urllib.request.urlopen(req, timeout=10) as r:
-            body, status = r.read(), r.status
+        body = post_json(self.port, path, json)
 
         class Answer:
-            status_code = status
-            text = body.decode()
+            status_code = 201
 
             def json(self) -> Any:
-                return _loads(body)
+                return body
 
         return Answer()
-
-
-_dumps, _loads = json.dumps, json.loads
 
 
 class _Socket:
@@ -142,26 +130,16 @@ class _Socket:
         self.sock.send(text)
 
     def receive_json(self) -> Any:
-        return _loads(self.sock.recv(timeout=10))
+        return json.loads(self.sock.recv(timeout=10))
 
 
 @pytest.fixture(scope="module")
 def uvicorn_socket(tmp_path_factory):
-    import uvicorn
     from websockets.sync.client import connect
 
     db = tmp_path_factory.mktemp("fuzz-ws-uvicorn") / "ws.sqlite"
     app = create_app(f"sqlite:///{db}", bot_delay=0, deal_pause=1000, limits=LIMITS)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, **uvicorn_settings(
-        "127.0.0.1", port, "warning", "websockets-sansio", False, LIMITS)))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "the server did not start"
-        time.sleep(0.05)
-    try:
+    with uvicorn_thread(app, LIMITS) as port:
         http = _Http(port)
         t = create_table(http)
         http.post(f"/api/tables/{t['id']}/start", json={"token": t["admin_token"]})
@@ -170,9 +148,6 @@ def uvicorn_socket(tmp_path_factory):
             c = WsClient(_Socket(sock))
             c.until(lambda m: m["type"] == "state")
             yield app, t, c
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 @pytest.fixture(params=["test_client_socket", "uvicorn_socket"])

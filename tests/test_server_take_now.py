@@ -9,29 +9,20 @@ from __future__ import annotations
 import json
 import random
 import sqlite3
-import threading
 import time
-import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
-import uvicorn
+from server_helpers import post_json, uvicorn_thread
 from websockets.sync.client import ClientConnection, connect
 
 from stammtisch.server import tables as tables_module
-from stammtisch.server.app import create_app, uvicorn_settings
+from stammtisch.server.app import create_app
 from stammtisch.server.limits import ServerLimits
-from stammtisch.server.threaded import free_port
 from stammtisch.server.transport import framed_websocket_protocol
 from stammtisch.table import Table
-
-
-def _post(port: int, path: str, body: dict) -> dict:
-    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", data=json.dumps(body).encode(),
-                                 headers={"content-type": "application/json"}, method="POST")
-    return json.loads(urllib.request.urlopen(req, timeout=10).read())
 
 
 @contextmanager
@@ -39,20 +30,8 @@ def _server(tmp_path, limits: ServerLimits | None = None) -> Iterator[tuple[int,
     db = tmp_path / "t.sqlite"
     limits = limits or ServerLimits()
     app = create_app(f"sqlite:///{db}", bot_delay=0, deal_pause=1000, limits=limits)
-    port = free_port()
-    server = uvicorn.Server(uvicorn.Config(app, **uvicorn_settings(
-        "127.0.0.1", port, "warning", "websockets-sansio", False, limits)))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    try:
-        deadline = time.monotonic() + 20
-        while not server.started:
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.05)
+    with uvicorn_thread(app, limits) as port:
         yield port, db
-    finally:
-        server.should_exit = True
-        thread.join(10)
 
 
 class Counted:
@@ -97,14 +76,14 @@ def _until_state(sock: ClientConnection, event: int, log: list[dict]) -> dict:
 
 
 def _table(port: int) -> tuple[dict, list[ClientConnection], list[list[dict]]]:
-    t = _post(port, "/api/tables", {"ruleset": "tippen/grupp-1975", "options": {"players": 3},
+    t = post_json(port, "/api/tables", {"ruleset": "tippen/grupp-1975", "options": {"players": 3},
                                     "seats": [{"name": n} for n in ("A", "B", "C")]})
     socks = [connect(f"ws://127.0.0.1:{port}/ws/{t['id']}?token={s['token']}", open_timeout=5)
              for s in t["seats"]]
     logs: list[list[dict]] = [[] for _ in socks]
     for i, sock in enumerate(socks):
         _until_state(sock, 0, logs[i])
-    _post(port, f"/api/tables/{t['id']}/start", {"token": t["admin_token"]})
+    post_json(port, f"/api/tables/{t['id']}/start", {"token": t["admin_token"]})
     for i, sock in enumerate(socks):
         _until_state(sock, 1, logs[i])
     return t, socks, logs
