@@ -148,3 +148,36 @@ def test_a_views_log_is_the_log_redacted_for_the_viewer_however_the_game_remembe
                 assert seen.view(viewer)["log"] == expected(seen, viewer)
                 checked += 1
     assert checked > 500
+
+
+@pytest.mark.parametrize("rid", ["tippen/grupp-1975", "tapp/modern"])
+def test_the_remembered_log_entries_stay_bounded_and_right_when_the_memo_starts_afresh(
+        rid: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every entry is remembered, exchanges and discards of many cards too, until a viewer's
+    memo holds ``LOG_ENTRIES_KEPT``; then it starts afresh, and views are still right."""
+    import random
+
+    from stammtisch.games import engine
+
+    monkeypatch.setattr(engine, "LOG_ENTRIES_KEPT", 9)
+    rng = random.Random(5)
+    game = new_game(ruleset(rid, {}))
+    n = game.num_players
+    cleared = False
+    for k in range(30):
+        deck = list(range(game.pack.size))
+        rng.shuffle(deck)
+        state = game.new_deal(TableState(dealer=k % n), deck)
+        while not state.is_terminal():
+            state.apply(rng.choice(state.legal_actions()))
+            for viewer in [None, *range(n)]:
+                partner = state._partner_of_actor(viewer)
+                before = len(game.log_entries.get((viewer, partner), {}))
+                assert state.view(viewer)["log"] == [
+                    [s, game.log_text(s, a, viewer, partner)] for s, a in state.log]
+                memo = game.log_entries[(viewer, partner)]
+                assert len(memo) <= 9
+                cleared = cleared or len(memo) < before
+                # the last entry is remembered whatever its id (multi-card ones too)
+                assert state.log[-1] in memo
+    assert cleared

@@ -116,7 +116,6 @@ class TippenGame(EngineGame):
         self.exchange_texts: dict[int, str] = {}
         # Secrets of the log: the card a sniffer or knocker discards is seen by him alone;
         # of an exchange the others learn only how many cards were changed.
-        self.memo_limit = self.EXCHANGE_BASE
         self.secrets = (
             Secret(S, 2 * S, "actor", lambda a: "discard:?"),
             Secret(self.EXCHANGE_BASE, self.EXCHANGE_BASE + (1 << S), "actor",

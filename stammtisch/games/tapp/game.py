@@ -134,7 +134,6 @@ class TappGame(EngineGame):
         self.A_DISCARD = B + O_DISCARD
         # Secrets of the log: a discard is seen by the declarer alone; a Rufer give by the
         # declarer and the holder who receives it.
-        self.memo_limit = self.A_DISCARD
         self.secrets = (
             Secret(self.A_DISCARD, self.A_DISCARD + self.full + 1, "actor", lambda a: "discard:?"),
             Secret(2 * N, 3 * N, "actor-and-partner", lambda a: "give:?"),
