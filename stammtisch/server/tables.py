@@ -888,15 +888,18 @@ class LiveTable:
             self.started = True
             self._after_event()
 
+    def _deals_on(self) -> bool:
+        """Whether the next deal may come now (the lock held)."""
+        return (self.started and not self.table.in_deal and not self.broken and not self.closed
+                and not self.deal_limit_reached())
+
     async def next_deal(self, early: bool = False) -> None:
         async with self.lock:
-            if not self.started or self.table.in_deal or self.broken or self.closed:
+            if not self._deals_on():
                 if early:
                     self._check_open()
-                    raise IllegalAction("deal in progress", "the deal is not over yet")
-                return
-            if self.deal_limit_reached():
-                if early:
+                    if not self.started or self.table.in_deal:
+                        raise IllegalAction("deal in progress", "the deal is not over yet")
                     raise IllegalAction("deal limit", f"the table has played its {self.max_deals} deals")
                 return
             await self._deal()
@@ -904,6 +907,21 @@ class LiveTable:
 
     async def _deal(self, first_dealer: int | None = None) -> None:
         """Deal the next hand: in memory first (the engine may refuse), then committed."""
+        number, names, key, before = self._deal_in_memory()
+        try:
+            if first_dealer is None:
+                await self.manager.write(Storage.deal_row(self.id, number, names, key))
+            else:  # the first deal also marks the table started: its own transaction
+                await self.manager.commit(self.manager.storage.start_deal, self.id, number, names,
+                                          first_dealer, key)
+        except Exception as e:
+            raise self._storage_refusal(e) from None
+        self._deal_committed(names, key, before)
+
+    def _deal_in_memory(self) -> tuple[int, list[str], int, DealStart]:
+        """The next deal dealt in memory (the lock held): its number, deck in notation (as the
+        record keeps it), key and the table before it. Raises IllegalAction, the table
+        unchanged, when the engine cannot deal."""
         deck = self.table.secret_deck()  # one os.urandom read per deck
         number = self.table.deal_count
         before = self._before_deal()
@@ -913,18 +931,9 @@ class LiveTable:
             log.exception("table %s: the engine could not deal; nothing was stored", self.id)
             self._undo()
             raise IllegalAction("server", SERVER_FAULT) from None
-        names = self.table.deals[-1].deck  # the deck in notation, as the record keeps it
-        key = self.manager.storage.new_deal_key()
-        try:
-            if first_dealer is None:
-                await self.manager.write(Storage.deal_row(self.id, number, names, key))
-            else:  # the first deal also marks the table started: its own transaction
-                await self.manager.commit(self.manager.storage.start_deal, self.id, number, names,
-                                          first_dealer, key)
-        except Exception:
-            log.warning("table %s: a deal could not be stored; undone", self.id, exc_info=True)
-            self._undo()
-            raise IllegalAction("storage", TRY_AGAIN) from None
+        return number, self.table.deals[-1].deck, self.manager.storage.new_deal_key(), before
+
+    def _deal_committed(self, names: list[str], key: int, before: DealStart) -> None:
         self.deal_key = key
         self.committed = [(names, [])]
         self.deal_start = before
@@ -975,13 +984,22 @@ class LiveTable:
         except BaseException:
             self.lock.release()
             raise
+        self._store_soon(row, lambda: self._action_committed(seat, canonical), report)
+
+    def _store_soon(self, row: Write, committed: Callable[[], None],
+                    report: Callable[[BaseException], None]) -> None:
+        """An event made in memory under the lock, without a coroutine (``act_now``,
+        ``_deal_due``): its row joins the next group commit, and the lock stays held until the
+        commit is over. Then ``committed()``; or, when the commit failed and
+        ``TableManager.write``'s retries until ``commit_deadline`` failed too, the event is
+        undone and its refusal goes to ``report``, as does any fault of ``committed``."""
         deadline = time.monotonic() + self.limits.commit_deadline
         self.manager.write_soon(row).add_done_callback(
-            lambda done: self._action_stored(done, seat, canonical, row, deadline, report))
+            lambda done: self._stored(done, row, deadline, committed, report))
 
-    def _action_stored(self, done: asyncio.Future[None], seat: int, canonical: str, row: Write,
-                       deadline: float, report: Callable[[BaseException], None]) -> None:
-        """``act_now``'s first try at its commit is over (the lock is still held)."""
+    def _stored(self, done: asyncio.Future[None], row: Write, deadline: float,
+                committed: Callable[[], None], report: Callable[[BaseException], None]) -> None:
+        """``_store_soon``'s first try at its commit is over (the lock is still held)."""
         if done.cancelled():  # nothing more to try
             try:
                 refusal = self._storage_refusal(None)
@@ -991,27 +1009,26 @@ class LiveTable:
             return
         error = done.exception()
         if error is not None:
-            self.manager.run_soon(
-                self._store_action_again(seat, canonical, row, deadline, error, report))
+            self.manager.run_soon(self._store_again(row, deadline, error, committed, report))
             return
         try:
-            self._action_committed(seat, canonical)
+            committed()
         except Exception as e:
             report(e)
         finally:
             self.lock.release()
 
-    async def _store_action_again(self, seat: int, canonical: str, row: Write, deadline: float,
-                                  error: BaseException,
-                                  report: Callable[[BaseException], None]) -> None:
-        """``act_now``'s first try at its commit failed with ``error``: ``TableManager.write``
-        retries it until ``deadline``."""
+    async def _store_again(self, row: Write, deadline: float, error: BaseException,
+                           committed: Callable[[], None],
+                           report: Callable[[BaseException], None]) -> None:
+        """``_store_soon``'s first try at its commit failed with ``error``:
+        ``TableManager.write`` retries it until ``deadline``."""
         try:
             try:
                 await self.manager.write(row, deadline, failed=error)
             except Exception as e:
                 raise self._storage_refusal(e) from None
-            self._action_committed(seat, canonical)
+            committed()
         except Exception as e:
             report(e)
         finally:
@@ -1050,9 +1067,9 @@ class LiveTable:
                            else Storage.move_row(key, self.id, deal, idx, seat, canonical))
 
     def _storage_refusal(self, error: BaseException | None) -> IllegalAction:
-        """The action's commit failed for good with ``error`` (None: it was cancelled): the
-        action is undone; the refusal to raise or report."""
-        log.warning("table %s: could not store an action; undone", self.id, exc_info=error)
+        """An event's commit (an action's, a deal's) failed for good with ``error`` (None: it
+        was cancelled): the event is undone; the refusal to raise or report."""
+        log.warning("table %s: could not store an event; undone", self.id, exc_info=error)
         self._undo()
         return IllegalAction("storage", TRY_AGAIN)
 
@@ -1119,7 +1136,7 @@ class LiveTable:
         elif not self.deal_limit_reached():
             pause = self.manager.deal_pause if delay is None else delay
             self.next_deal_at = time.time() + pause
-            self.pending = loop.create_task(self._next_deal_later(pause))
+            self.pending = loop.call_later(pause, self._deal_due)
 
     def _wait_for_people(self) -> bool:
         """Whether bots must stop now (nobody watches); then the table waits for a client."""
@@ -1129,18 +1146,52 @@ class LiveTable:
         self._info_cache = None
         return True
 
-    async def _next_deal_later(self, pause: float) -> None:
-        await asyncio.sleep(pause)
+    def _deal_due(self) -> None:
+        """The pause after a deal is over: the next deal. With the lock free, it is dealt here
+        and its row joins the group commit (``_store_soon``), as an action taken at once is:
+        no task, no sleeping coroutine and no chain of coroutines suspended over the commit.
+        With the lock held (a client joining, say), a task waits for it (``next_deal``)."""
         self.pending = None
         if self._wait_for_people():
             return
+        if not self.lock.try_acquire():
+            self.pending = asyncio.get_running_loop().create_task(self._next_deal_queued())
+            return
+        try:
+            if not self._deals_on():
+                self.lock.release()
+                return
+            number, names, key, before = self._deal_in_memory()
+        except Exception as e:
+            self.lock.release()
+            self._deal_refused(e)
+            return
+        except BaseException:
+            self.lock.release()
+            raise
+
+        def committed() -> None:
+            self._deal_committed(names, key, before)
+            self._after_event()
+
+        self._store_soon(Storage.deal_row(self.id, number, names, key), committed,
+                         self._deal_refused)
+
+    async def _next_deal_queued(self) -> None:
+        self.pending = None
         try:
             await self.next_deal()
-        except IllegalAction as e:  # a database hiccup: try again later
-            log.warning("table %s: next deal refused (%s); trying again", self.id, e.rule)
+        except Exception as e:
+            self._deal_refused(e)
+
+    def _deal_refused(self, error: BaseException) -> None:
+        """The next deal that came due failed: after a refusal (a database hiccup), it is tried
+        again later."""
+        if isinstance(error, IllegalAction):
+            log.warning("table %s: next deal refused (%s); trying again", self.id, error.rule)
             self.schedule(delay=self.manager.retry_later)
-        except Exception:
-            log.exception("table %s: next deal failed", self.id)
+        else:
+            log.error("table %s: next deal failed", self.id, exc_info=error)
 
     async def _bot_turn(self, event: int, seat: int, delay: float, take_over: bool = False) -> None:
         """A bot acts for ``seat``: the seat's own bot, or the stand-in of a human seat that is

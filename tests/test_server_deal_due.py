@@ -1,0 +1,226 @@
+"""The next deal that comes due after the pause (``LiveTable._deal_due``): with the table's lock
+free it is dealt without a task, and committed before any client sees it; a failed commit is
+retried; a commit that fails for good, or an engine that cannot deal, leaves the table as it
+was and the deal is tried again later; with the lock held, the deal waits for it."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from stammtisch.server.limits import ServerLimits
+from stammtisch.server.storage import Storage
+from stammtisch.server.tables import Conn, LiveTable, TableManager
+from stammtisch.table import Table
+
+PAUSE = 0.01
+
+
+class Socket:
+    """A client's socket on the fast path: the messages written to it, and for each state
+    message, how many deals the database held when it was written."""
+
+    def __init__(self, storage: Storage) -> None:
+        self.storage = storage
+        self.table_id = ""
+        self.states: list[tuple[dict[str, Any], int]] = []
+
+    def __call__(self, message: Any) -> bool:
+        m = json.loads(message)
+        if m["type"] == "state":
+            self.states.append((m, len(self.storage.load_table(self.table_id).deals)))
+        return True
+
+
+async def _nothing(*_: Any) -> None:
+    return None
+
+
+async def _table(tmp_path: Path, **limits: Any) -> tuple[TableManager, LiveTable, list[Socket]]:
+    storage = Storage(f"sqlite:///{tmp_path / 'd.sqlite'}")
+    manager = TableManager(storage, bot_delay=0, deal_pause=PAUSE,
+                           limits=ServerLimits(**limits))
+    manager.retry_later = 0.05
+    made = await manager.create("tippen/grupp-1975", {"players": 3},
+                                [("Anna", None), ("Ben", None), ("Cora", None)])
+    live = made["table"]
+    sockets = [Socket(storage) for _ in range(3)]
+    for seat, socket in enumerate(sockets):
+        socket.table_id = live.id
+        await live.attach(Conn(seat, _nothing, _nothing, write_now=socket, outbox=manager.outbox))
+    await live.start()
+    return manager, live, sockets
+
+
+async def _play_the_deal(live: LiveTable, rng: random.Random) -> int:
+    """Random legal actions until the deal is over; the event number then."""
+    while live.table.in_deal:
+        state = live.table.state
+        assert state is not None
+        action = rng.choice(state.legal_actions())
+        await live.act(state.current_player(), state.action_to_string(action))
+    return live.events
+
+
+async def _until(done: Any, seconds: float = 5.0) -> None:
+    end = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < end, "timed out"
+        await asyncio.sleep(0.005)
+
+
+def _shown(sockets: list[Socket], event: int) -> list[tuple[dict[str, Any], int]]:
+    return [next((s for s in socket.states if s[0]["event"] == event), None)  # type: ignore[misc]
+            for socket in sockets]
+
+
+def _count_next_deal(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls = [0]
+    real = LiveTable.next_deal
+
+    async def counted(self: LiveTable, early: bool = False) -> None:
+        calls[0] += 1
+        await real(self, early)
+
+    monkeypatch.setattr(LiveTable, "next_deal", counted)
+    return calls
+
+
+def _failing_deal_commits(monkeypatch: pytest.MonkeyPatch) -> dict[str, float]:
+    """Group commits that hold a deal's row fail while ``fail["left"]`` > 0 (each counts one)."""
+    fail = {"left": 0.0, "failed": 0.0}
+    real = TableManager._commit_rows
+
+    async def flaky(manager: TableManager, rows: Any) -> Any:
+        if fail["left"] > 0 and any(row[0] == "deal" for row in rows):
+            fail["left"] -= 1
+            fail["failed"] += 1
+            raise RuntimeError("the database is locked (a test)")
+        return await real(manager, rows)
+
+    monkeypatch.setattr(TableManager, "_commit_rows", flaky)
+    return fail
+
+
+def test_the_next_deal_is_dealt_without_a_task_and_committed_before_it_is_shown(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _count_next_deal(monkeypatch)
+
+    async def run() -> None:
+        manager, live, sockets = await _table(tmp_path)
+        rng = random.Random(1)
+        for deal in range(2, 5):
+            over = await _play_the_deal(live, rng)
+            assert isinstance(live.pending, asyncio.TimerHandle)  # no task waits for the pause
+            await _until(lambda over=over: all(_shown(sockets, over + 1)))  # type: ignore[misc]
+            for message, deals_stored in _shown(sockets, over + 1):
+                assert message["table"]["deal_number"] == deal
+                assert deals_stored == deal  # committed before it was shown
+            assert live.table.in_deal and live.events == over + 1
+        assert calls[0] == 0  # never the coroutine way
+        manager.shutdown()
+
+    asyncio.run(run())
+
+
+def test_a_failed_commit_of_the_next_deal_is_retried(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    fail = _failing_deal_commits(monkeypatch)
+    decks: list[list[int]] = []
+    real = Table.secret_deck
+
+    def drawn(self: Table) -> list[int]:
+        decks.append(real(self))
+        return decks[-1]
+
+    async def run() -> None:
+        manager, live, sockets = await _table(tmp_path)
+        over = await _play_the_deal(live, random.Random(2))
+        monkeypatch.setattr(Table, "secret_deck", drawn)
+        fail["left"] = 1  # the next deal's first commit fails
+        await _until(lambda: all(_shown(sockets, over + 1)))
+        assert fail["failed"] == 1
+        assert len(decks) == 1  # the same deal committed on a retry, not a new one dealt
+        for message, deals_stored in _shown(sockets, over + 1):
+            assert message["table"]["deal_number"] == 2 and deals_stored == 2
+        stored = manager.storage.load_table(live.id).deals
+        assert [len(actions) for _, actions in stored][1] == 0
+        assert stored[1][0] == live.table.deals[-1].deck  # the deck that was dealt
+        manager.shutdown()
+
+    asyncio.run(run())
+
+
+def test_a_deal_that_cannot_be_stored_is_undone_and_dealt_again_later(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fail = _failing_deal_commits(monkeypatch)
+
+    async def run() -> None:
+        manager, live, sockets = await _table(tmp_path, commit_deadline=0.1)
+        over = await _play_the_deal(live, random.Random(3))
+        balances = dict(live.table.ledger.balances)
+        fail["left"] = 10**6
+        await _until(lambda: fail["failed"] >= 4)  # refused, tried again later, refused…
+        await asyncio.sleep(0.02)
+        assert not live.table.in_deal and live.events == over  # undone: as it was
+        assert live.table.ledger.balances == balances and live.broken is None
+        assert not any(_shown(sockets, over + 1))  # nothing was shown
+        assert len(manager.storage.load_table(live.id).deals) == 1
+        fail["left"] = 0
+        await _until(lambda: all(_shown(sockets, over + 1)))
+        await asyncio.sleep(0.05)
+        assert live.events == over + 1 and live.table.in_deal  # dealt once
+        assert len(manager.storage.load_table(live.id).deals) == 2
+        assert not any(_shown(sockets, over + 2))
+        manager.shutdown()
+
+    asyncio.run(run())
+
+
+def test_a_deal_the_engine_cannot_make_when_due_is_tried_again_later(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    real = Table.start_deal
+    failures = [0]
+
+    def failing(self: Table, deck: list[int]) -> Any:
+        if len(self.deals) == 1 and failures[0] < 2:
+            failures[0] += 1
+            raise OverflowError("int too large (a test)")
+        return real(self, deck)
+
+    async def run() -> None:
+        manager, live, sockets = await _table(tmp_path)
+        over = await _play_the_deal(live, random.Random(4))
+        monkeypatch.setattr(Table, "start_deal", failing)
+        await _until(lambda: all(_shown(sockets, over + 1)))
+        assert failures[0] == 2 and live.events == over + 1 and live.broken is None
+        assert len(manager.storage.load_table(live.id).deals) == 2
+        manager.shutdown()
+
+    asyncio.run(run())
+
+
+def test_a_deal_due_while_the_lock_is_held_waits_for_it(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    calls = _count_next_deal(monkeypatch)
+
+    async def run() -> None:
+        manager, live, sockets = await _table(tmp_path)
+        over = await _play_the_deal(live, random.Random(5))
+        await live.lock.acquire()  # a client joining, say
+        await asyncio.sleep(10 * PAUSE)
+        assert live.events == over and not any(_shown(sockets, over + 1))
+        live.lock.release()
+        await _until(lambda: all(_shown(sockets, over + 1)))
+        for message, deals_stored in _shown(sockets, over + 1):
+            assert message["table"]["deal_number"] == 2 and deals_stored == 2
+        assert calls[0] == 1 and live.events == over + 1
+        manager.shutdown()
+
+    asyncio.run(run())
