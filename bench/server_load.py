@@ -22,8 +22,12 @@ like the server's: they are the measuring instrument and share the machine's cor
 server, so their own overhead is kept small; what they measure is unchanged.
 
     python bench/server_load.py [--tables 200] [--seconds 30] [--think-ms 250]
-                                [--ruleset tippen/grupp-1975] [--busy-cores 0]
+                                [--ruleset tippen/grupp-1975] [--busy-cores 0] [--uds]
                                 [--profile out.prof]
+
+``--uds`` serves on a Unix socket (``stammtisch serve --uds``) and connects the clients there:
+the link from a reverse proxy on the same machine to the server, where each message costs the
+kernel far less than over loopback TCP (``transport`` says which in the JSON).
 
 ``--busy-cores N`` runs N busy-loop processes beside the run: a repeatable stand-in for the
 other jobs that often share this machine (``other_jobs_cores`` reports what the rest of the
@@ -36,6 +40,7 @@ import argparse
 import asyncio
 import base64
 import gc
+import http.client
 import json
 import os
 import random
@@ -66,7 +71,7 @@ def free_port() -> int:
 
 
 def start_server(db: Path, port: int, deal_pause: float, profile: str | None,
-                 ws: str = "websockets-sansio") -> subprocess.Popen:
+                 ws: str = "websockets-sansio", uds: str | None = None) -> subprocess.Popen:
     code = (
         "import sys\n"
         "from stammtisch.server.app import run\n"
@@ -76,7 +81,7 @@ def start_server(db: Path, port: int, deal_pause: float, profile: str | None,
         "max_live_tables=10**6, ws_per_address=10**6, conns_per_address=10**6, "
         "max_connections=10**6)\n"
         f"kw = dict(port={port}, database_url={f'sqlite:///{db}'!r}, bot_delay=0, "
-        f"deal_pause={deal_pause}, log_level='warning', ws={ws!r}, limits=limits)\n"
+        f"deal_pause={deal_pause}, log_level='warning', ws={ws!r}, limits=limits, uds={uds!r})\n"
     )
     if profile:
         code += (
@@ -94,7 +99,7 @@ def start_server(db: Path, port: int, deal_pause: float, profile: str | None,
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/rulesets", timeout=1)
+            http_json(uds, f"http://127.0.0.1:{port}", "/api/rulesets", timeout=1)
             return proc
         except OSError:
             time.sleep(0.1)
@@ -102,10 +107,38 @@ def start_server(db: Path, port: int, deal_pause: float, profile: str | None,
     raise SystemExit("the server did not start")
 
 
-def post(base: str, path: str, body: dict) -> dict:
-    req = urllib.request.Request(base + path, data=json.dumps(body).encode(),
-                                 headers={"content-type": "application/json"}, method="POST")
-    return json.loads(urllib.request.urlopen(req, timeout=30).read())
+class UnixHTTPConnection(http.client.HTTPConnection):
+    """HTTP over the server's Unix socket (``--uds``)."""
+
+    def __init__(self, path: str, timeout: float):
+        super().__init__("localhost", timeout=timeout)
+        self.path = path
+
+    def connect(self) -> None:
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(self.timeout)
+        self.sock.connect(self.path)
+
+
+def http_json(uds: str | None, base: str, path: str, body: dict | None = None,
+              timeout: float = 30) -> Any:
+    """GET (or POST ``body``) ``path`` and read the JSON answer: over TCP at ``base``, or over
+    the Unix socket ``uds``."""
+    data = None if body is None else json.dumps(body).encode()
+    headers = {"content-type": "application/json"} if body is not None else {}
+    method = "GET" if body is None else "POST"
+    if uds is None:
+        req = urllib.request.Request(base + path, data=data, headers=headers, method=method)
+        return json.loads(urllib.request.urlopen(req, timeout=timeout).read())
+    conn = UnixHTTPConnection(uds, timeout)
+    try:
+        conn.request(method, path, body=data, headers=headers)
+        answer = conn.getresponse()
+        if answer.status >= 400:
+            raise OSError(f"{method} {path}: {answer.status}")
+        return json.loads(answer.read())
+    finally:
+        conn.close()
 
 
 class Stats:
@@ -207,8 +240,9 @@ class WsProtocol(asyncio.Protocol):
 
 class Client:
     def __init__(self, url: str, seat: int, table: str, rng: random.Random, stats: Stats,
-                 think: float):
+                 think: float, uds: str | None = None):
         self.url, self.seat, self.table, self.rng, self.stats = url, seat, table, rng, stats
+        self.uds = uds
         self.think = think
         self.first_event: int | None = None
         self.last_event = -1
@@ -225,8 +259,12 @@ class Client:
         rest = self.url.split("://", 1)[1]
         hostport, path = rest.split("/", 1)
         host, port = hostport.rsplit(":", 1)
-        _, ws = await loop.create_connection(lambda: WsProtocol(hostport, "/" + path, self.on_text),
-                                             host, int(port))
+        if self.uds is None:
+            _, ws = await loop.create_connection(
+                lambda: WsProtocol(hostport, "/" + path, self.on_text), host, int(port))
+        else:
+            _, ws = await loop.create_unix_connection(
+                lambda: WsProtocol(hostport, "/" + path, self.on_text), self.uds)
         self.ws = ws
         await asyncio.wait_for(ws.opened, 60)
         await ws.closed
@@ -287,7 +325,7 @@ class Client:
 
 
 async def drive(base: str, ws_base: str, tables: list[dict], seconds: float, think: float,
-                seed: int, server_pid: int
+                seed: int, server_pid: int, uds: str | None = None
                 ) -> tuple[Stats, list[Client], float, tuple[float, int], dict[str, float]]:
     stats = Stats()
     rng = random.Random(seed)
@@ -296,7 +334,7 @@ async def drive(base: str, ws_base: str, tables: list[dict], seconds: float, thi
         for s in t["seats"]:
             url = f"{ws_base}/ws/{t['id']}?token={s['token']}"
             clients.append(Client(url, s["seat"], t["id"], random.Random(rng.random()), stats,
-                                  think))
+                                  think, uds))
     tasks = []
     for i in range(0, len(clients), 50):  # connect in waves
         batch = clients[i:i + 50]
@@ -308,7 +346,7 @@ async def drive(base: str, ws_base: str, tables: list[dict], seconds: float, thi
     stats.latencies.clear()
     stats.actions = 0
     loop = asyncio.get_running_loop()
-    await asyncio.gather(*(loop.run_in_executor(None, post, base, f"/api/tables/{t['id']}/start",
+    await asyncio.gather(*(loop.run_in_executor(None, http_json, uds, base, f"/api/tables/{t['id']}/start",
                                                 {"token": t["admin_token"]}) for t in tables))
     t0 = time.perf_counter()
     # the steady state: the second half of the run, when every table has been playing for a
@@ -488,6 +526,10 @@ def main(argv=None) -> None:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--ws", default="websockets-sansio",
                     help="uvicorn WebSocket implementation (websockets-sansio, websockets)")
+    ap.add_argument("--uds", action="store_true",
+                    help="serve on a Unix socket (stammtisch serve --uds: the link from a reverse "
+                         "proxy on the same machine) and connect the clients there, instead of "
+                         "TCP on 127.0.0.1")
     ap.add_argument("--profile", help="run the server under cProfile and write the stats here")
     ap.add_argument("--busy-cores", type=int, default=0,
                     help="busy-loop processes to run beside the bench (emulated other jobs)")
@@ -498,11 +540,12 @@ def main(argv=None) -> None:
     db = tmp / "load.sqlite"
     port = free_port()
     base, ws_base = f"http://127.0.0.1:{port}", f"ws://127.0.0.1:{port}"
-    proc = start_server(db, port, args.deal_pause, args.profile, args.ws)
+    uds = str(tmp / "server.sock") if args.uds else None
+    proc = start_server(db, port, args.deal_pause, args.profile, args.ws, uds)
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
             for _ in range(args.busy_cores)]
     try:
-        tables = [post(base, "/api/tables", {"ruleset": args.ruleset, "options": {"players": 3},
+        tables = [http_json(uds, base, "/api/tables", {"ruleset": args.ruleset, "options": {"players": 3},
                                              "seats": [{"name": f"p{i}"} for i in range(3)]})
                   for _ in range(args.tables)]
         server_cpu0 = cpu_seconds(proc.pid)
@@ -513,14 +556,14 @@ def main(argv=None) -> None:
         with asyncio.Runner(loop_factory=new_event_loop) as runner:
             stats, clients, elapsed, window, split = runner.run(
                 drive(base, ws_base, tables, args.seconds, args.think_ms / 1000, args.seed,
-                      proc.pid))
+                      proc.pid, uds))
         load1 = os.getloadavg()
         # (includes connecting and the 1.5 s drain: an upper bound for the run's CPU share)
         server_cpu = cpu_seconds(proc.pid) - server_cpu0
         client_cpu = time.process_time() - client_cpu0
         machine_cpu, wall = machine_cpu_seconds() - machine0, time.perf_counter() - wall0
-        final = {t["id"]: json.loads(urllib.request.urlopen(
-            f"{base}/api/tables/{t['id']}", timeout=30).read())["events"] for t in tables}
+        final = {t["id"]: http_json(uds, base, f"/api/tables/{t['id']}")["events"]
+                 for t in tables}
     finally:
         for b in busy:
             b.kill()
@@ -543,6 +586,7 @@ def main(argv=None) -> None:
     print(json.dumps({
         "tables": args.tables,
         "clients": len(clients),
+        "transport": "unix" if uds else "tcp",
         "ruleset": args.ruleset,
         "think_ms": args.think_ms,
         "busy_cores": args.busy_cores,

@@ -19,9 +19,10 @@ from stammtisch.server.threaded import free_port  # noqa: F401  (the tests impor
 
 @contextmanager
 def uvicorn_thread(app: Any, limits: Any = None, ws: str = "websockets-sansio",
-                   deflate: bool = False) -> Iterator[int]:
+                   deflate: bool = False, listener: Any = None) -> Iterator[int]:
     """``app`` served by a real uvicorn server (the settings ``stammtisch serve`` uses) on a
-    thread of this process, so that a test can reach into the app's tables; yields its port."""
+    thread of this process, so that a test can reach into the app's tables; yields its port
+    (``listener``: served on that Unix socket instead, ``stammtisch serve --uds``)."""
     import uvicorn
 
     from stammtisch.server.app import uvicorn_settings
@@ -29,7 +30,7 @@ def uvicorn_thread(app: Any, limits: Any = None, ws: str = "websockets-sansio",
 
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, **uvicorn_settings(
-        "127.0.0.1", port, "warning", ws, deflate, limits or ServerLimits())))
+        "127.0.0.1", port, "warning", ws, deflate, limits or ServerLimits(), listener)))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:

@@ -34,6 +34,18 @@ def check_port(host: str, port: int) -> None:
             raise CliError(t("cli.port_unusable", host=host, port=port, reason=e.strerror or e)) from None
 
 
+def check_socket_path(path: str) -> None:
+    """Refuse, before the server starts, a Unix socket path it cannot take (``--uds``)."""
+    from ..server.transport import check_unix_socket
+
+    try:
+        check_unix_socket(path)
+    except OSError as e:
+        if e.errno == errno.EADDRINUSE:
+            raise CliError(t("cli.socket_busy", path=path)) from None
+        raise CliError(t("cli.socket_unusable", path=path, reason=e.strerror or e)) from None
+
+
 def check_database_url(url: str) -> None:
     """A URL we can use: its scheme known, a SQLite file's folder present, PostgreSQL's driver installed."""
     if not url.startswith(("sqlite:", "postgresql", "postgres:")):
@@ -79,6 +91,12 @@ def _limits_help() -> str:
 def serve_cmd(
     host: str = typer.Option("127.0.0.1", "--host", help="Address to listen on."),
     port: int = typer.Option(8000, "--port", min=1, max=65535, help="Port to listen on."),
+    uds: str | None = typer.Option(
+        None, "--uds", metavar="PATH",
+        help="Listen on this Unix socket instead of --host/--port, for a reverse proxy on the "
+             "same machine (nginx: proxy_pass http://unix:PATH). Only the socket's owner and "
+             "group may connect (mode 660), and the X-Forwarded-For header that comes through "
+             "it names the client. It costs the server less CPU per message than TCP."),
     database_url: str | None = typer.Option(
         None, "--database-url",
         help="sqlite:///path.sqlite or postgresql://user@host/db (default: SQLite in ./data)."),
@@ -99,10 +117,15 @@ def serve_cmd(
     limits = parse_limits(limit)
     if database_url:
         check_database_url(database_url)
-    check_port(host, port)
-    console.print(Text(t("serve.listening", host=host, port=port)), highlight=False)
+    if uds is None:
+        check_port(host, port)
+        console.print(Text(t("serve.listening", host=host, port=port)), highlight=False)
+    else:
+        check_socket_path(uds)
+        console.print(Text(t("serve.listening_uds", path=uds)), highlight=False)
     try:
-        run(host=host, port=port, database_url=database_url, limits=limits, api_docs=api_docs)
+        run(host=host, port=port, database_url=database_url, limits=limits, api_docs=api_docs,
+            uds=uds)
     except SQLAlchemyError as e:
         reason = str(getattr(e, "orig", None) or e).splitlines()[0]
         raise CliError(t("cli.database_unusable", url=repr(database_url or "./data"), reason=reason)) from None

@@ -38,11 +38,14 @@ Limits (sizes, rates, caps, timeouts) are in ``limits.ServerLimits``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import itertools
 import json
 import logging
+import os
 import re
+import socket
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -1113,13 +1116,15 @@ def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = No
         data_dir: Path | None = None, bot_delay: float = 0.6, deal_pause: float = 8.0,
         log_level: str = "info", ws: str = "websockets-sansio",
         ws_per_message_deflate: bool = False, limits: ServerLimits | None = None,
-        api_docs: bool = False) -> None:
+        api_docs: bool = False, uds: str | None = None) -> None:
     """Serve the web table with uvicorn (blocks).
 
     Per-message deflate is off by default: a state message is ~2 KB of JSON, and compressing
     each one cost more CPU than everything else in sending it (bench/server_load.py).
     Connections are guarded by ``transport.GuardedHttpToolsProtocol``: a header timeout
-    (slowloris), caps per address and in all."""
+    (slowloris), caps per address and in all. ``uds``: listen on this Unix socket instead of
+    ``host``:``port``, for a reverse proxy on the same machine (``transport.unix_listener``;
+    removed again when the server stops)."""
     import uvicorn
 
     limits = limits or ServerLimits()
@@ -1128,16 +1133,32 @@ def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = No
     tune_gc()
     for name in ("uvicorn.access", "uvicorn.error"):  # "WebSocket /ws/…?token=…" [accepted]
         logging.getLogger(name).addFilter(_RedactTokens())
-    uvicorn.run(app, **uvicorn_settings(host, port, log_level, ws, ws_per_message_deflate, limits))
+    from .transport import unix_listener
+
+    listener = unix_listener(uds) if uds is not None else None
+    try:
+        uvicorn.run(app, **uvicorn_settings(host, port, log_level, ws, ws_per_message_deflate,
+                                            limits, listener))
+    finally:
+        if listener is not None:
+            listener.close()
+        if uds is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(uds)
 
 
 def uvicorn_settings(host: str, port: int, log_level: str, ws: str, ws_per_message_deflate: bool,
-                     limits: ServerLimits) -> dict[str, Any]:
-    """The keyword arguments ``run`` gives ``uvicorn.run`` (or ``uvicorn.Config``)."""
+                     limits: ServerLimits, listener: socket.socket | None = None) -> dict[str, Any]:
+    """The keyword arguments ``run`` gives ``uvicorn.run`` (or ``uvicorn.Config``).
+    ``listener``: a Unix socket (``transport.unix_listener``) to serve on instead of
+    ``host``:``port``, for a reverse proxy on the same machine: its X-Forwarded-For is
+    trusted, as only the socket's owner and group can connect."""
     from .transport import framed_websocket_protocol, guarded_protocol
 
     protocol: Any = framed_websocket_protocol() if ws == "websockets-sansio" else ws
-    return dict(host=host, port=port, log_level=log_level, ws=protocol, ws_max_size=65536,
+    where: dict[str, Any] = dict(host=host, port=port) if listener is None else dict(
+        fd=listener.fileno(), forwarded_allow_ips="*")
+    return dict(**where, log_level=log_level, ws=protocol, ws_max_size=65536,
                 ws_ping_interval=20.0, ws_ping_timeout=20.0,
                 ws_per_message_deflate=ws_per_message_deflate,
                 http=guarded_protocol(limits), timeout_keep_alive=int(limits.keep_alive_timeout),

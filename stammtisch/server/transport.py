@@ -12,6 +12,8 @@ never reach FastAPI.
   gets ``503`` and is closed at once, so the server keeps file descriptors for honest clients.
 - Idle keep-alive connections are closed by uvicorn's ``timeout_keep_alive``; WebSocket
   connections by its ping timeout.
+- On a Unix socket (``unix_listener``: a reverse proxy on the same machine) every connection
+  comes from the proxy: there is no address to cap, only ``max_connections``.
 
 A reverse proxy in front (nginx, Caddy) adds more of the same at the edge: see
 docs/deployment.md.
@@ -23,7 +25,11 @@ read in place, everything else by the websockets parser (``framed_websocket_prot
 from __future__ import annotations
 
 import asyncio
+import errno
 import json
+import os
+import socket
+import stat
 from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
@@ -41,6 +47,59 @@ def _refusal(message: str, status: int = 503) -> bytes:
     body = json.dumps({"error": message, "rule": rule}, separators=(",", ":")).encode()
     return (b"HTTP/1.1 %d %s\r\ncontent-type: application/json\r\nconnection: close\r\n"
             b"content-length: %d\r\n\r\n%s" % (status, _REASONS[status], len(body), body))
+
+
+#: The mode of the server's Unix socket: its owner and group may connect, nobody else. What
+#: comes through it is trusted to name the client (X-Forwarded-For), as from a proxy.
+UNIX_SOCKET_MODE = 0o660
+
+
+def check_unix_socket(path: str) -> None:
+    """Refuse a Unix socket path the server cannot take, without touching it: OSError with
+    ``ENOENT`` (no such folder), ``EEXIST`` (something other than a socket is there) or
+    ``EADDRINUSE`` (a server answers on it). A socket nobody answers on is a leftover of a
+    server that did not stop cleanly: ``unix_listener`` replaces it."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise OSError(errno.ENOENT, f"no folder {folder}")
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    if not stat.S_ISSOCK(mode):
+        raise OSError(errno.EEXIST, f"{path} exists and is not a socket")
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as probe:
+        try:
+            probe.connect(path)
+        except OSError:  # refused: nobody listens
+            return
+    raise OSError(errno.EADDRINUSE, f"a server is listening on {path}")
+
+
+def unix_listener(path: str, backlog: int = 2048) -> socket.socket:
+    """A listening Unix socket at ``path`` with ``UNIX_SOCKET_MODE`` (uvicorn's own ``uds``
+    makes it 666: any local user could connect and claim any client address).
+
+    Measured reason for serving a reverse proxy on the same machine this way: a message over
+    loopback TCP costs the sender ~9-12 µs of CPU here, over a Unix socket ~3 µs (the kernel
+    skips TCP and IP); at 1,000 tables (bench/server_load.py, interleaved with TCP) the
+    server's system time per action fell from 45-57 to 21-29 µs."""
+    check_unix_socket(path)
+    if os.path.exists(path):
+        os.unlink(path)  # a leftover (check_unix_socket): nobody answers on it
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        old = os.umask(0o777 & ~UNIX_SOCKET_MODE)  # never, even for a moment, wider
+        try:
+            sock.bind(path)
+        finally:
+            os.umask(old)
+        os.chmod(path, UNIX_SOCKET_MODE)
+        sock.listen(backlog)
+    except BaseException:
+        sock.close()
+        raise
+    return sock
 
 
 class ConnectionCounts:
@@ -81,7 +140,8 @@ def guarded_protocol(limits: ServerLimits, counts: ConnectionCounts | None = Non
             if self.counts.total >= limits.max_connections:
                 self._refuse(transport, "the server has too many connections; try again shortly")
                 return
-            if self.counts.per_address.get(self._address, 0) >= limits.conns_per_address:
+            if self._address and \
+                    self.counts.per_address.get(self._address, 0) >= limits.conns_per_address:
                 self._refuse(transport, "too many connections from your address")
                 return
             self.counts.add(self._address)
