@@ -113,9 +113,16 @@ def test_connections_through_the_proxy_are_not_capped_as_one_address(tmp_path):
                 s.sendall(b"GET /api/rulesets HTTP/1.1\r\nHost: localhost\r\n\r\n")
                 assert s.recv(12) == b"HTTP/1.1 200"
                 held.append(s)
-            # the cap on all connections still holds
-            status, body = request(path, "GET", "/api/rulesets")
-            assert status == 503 and body["rule"] == "connections"
+            # the cap on all connections still holds: the refusal comes at once, unasked
+            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+                s.settimeout(10)
+                s.connect(path)
+                answer = b""
+                while chunk := s.recv(4096):
+                    answer += chunk
+            head, _, body = answer.partition(b"\r\n\r\n")
+            assert head.startswith(b"HTTP/1.1 503")
+            assert json.loads(body)["rule"] == "connections"
         finally:
             for s in held:
                 s.close()
@@ -177,6 +184,9 @@ def test_a_live_socket_is_refused_and_a_leftover_replaced(tmp_path):
     with pytest.raises(OSError) as refused:
         check_unix_socket(str(tmp_path / "missing" / "s.sock"))
     assert refused.value.errno == errno.ENOENT
+    with pytest.raises(OSError) as refused:
+        check_unix_socket("/tmp/" + "x" * 110)
+    assert refused.value.errno == errno.ENAMETOOLONG
 
 
 def test_stammtisch_serve_uds(tmp_path):

@@ -94,7 +94,7 @@ def serve_cmd(
     uds: str | None = typer.Option(
         None, "--uds", metavar="PATH",
         help="Listen on this Unix socket instead of --host/--port, for a reverse proxy on the "
-             "same machine (nginx: proxy_pass http://unix:PATH). Only the socket's owner and "
+             "same machine (nginx: server unix:PATH; in an upstream). Only the socket's owner and "
              "group may connect (mode 660), and the X-Forwarded-For header that comes through "
              "it names the client. It costs the server less CPU per message than TCP."),
     database_url: str | None = typer.Option(

@@ -53,12 +53,17 @@ def _refusal(message: str, status: int = 503) -> bytes:
 #: comes through it is trusted to name the client (X-Forwarded-For), as from a proxy.
 UNIX_SOCKET_MODE = 0o660
 
+#: The longest Unix socket path Linux takes (``sun_path`` holds 108 bytes with the final NUL).
+MAX_SOCKET_PATH = 107
+
 
 def check_unix_socket(path: str) -> None:
     """Refuse a Unix socket path the server cannot take, without touching it: OSError with
-    ``ENOENT`` (no such folder), ``EEXIST`` (something other than a socket is there) or
+    ``ENAMETOOLONG``, ``ENOENT`` (no such folder), ``EEXIST`` (something other than a socket is there) or
     ``EADDRINUSE`` (a server answers on it). A socket nobody answers on is a leftover of a
     server that did not stop cleanly: ``unix_listener`` replaces it."""
+    if len(os.fsencode(path)) > MAX_SOCKET_PATH:  # sun_path's room; bind() would refuse it
+        raise OSError(errno.ENAMETOOLONG, f"the path is longer than {MAX_SOCKET_PATH} bytes")
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
         raise OSError(errno.ENOENT, f"no folder {folder}")
