@@ -174,3 +174,19 @@ def postgres_url(postgres_server):
     with psycopg.connect(postgres_server + "/postgres", autocommit=True) as conn:
         conn.execute(f'CREATE DATABASE "{name}"')
     return f"{postgres_server}/{name}"
+
+
+# ----------------------------------------------------------------------------- nothing skipped
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """A skipped test fails the run: every optional part is installed by ``scripts/test`` and
+    tested, so a skip can only mean something is missing or broken (xfail counts too)."""
+    reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is None:
+        return
+    skipped = [*reporter.stats.get("skipped", []), *reporter.stats.get("xfailed", []),
+               *reporter.stats.get("xpassed", [])]
+    if skipped and exitstatus == pytest.ExitCode.OK:
+        reporter.ensure_newline()
+        reporter.write_line(f"{len(skipped)} test(s) skipped or xfailed: the suite tests everything "
+                            "or fails", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED

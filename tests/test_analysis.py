@@ -91,3 +91,18 @@ def test_analyze_refuses_a_deal_the_record_does_not_have():
     path = RECORDS / "rules-3-wt-frage-60.json"
     with pytest.raises(CliError, match="the record has 1 deals; there is no deal 5"):
         CliRunner().invoke(app, ["analyze", str(path), "--deal", "5"], catch_exceptions=False)
+
+
+def test_an_analysis_that_failed_exits_non_zero_without_a_traceback():
+    """A deal that could not be analysed (here: the solver's kernel cannot be imported) is named
+    in one line, and the command fails: a script calling it must not take a partial answer for
+    a whole one."""
+    import subprocess
+    import sys
+
+    record = RECORDS / "rules-3-wt-frage-52.json"
+    script = ("import sys; sys.modules['numba'] = None; from stammtisch.cli import main; "
+              f"sys.argv = ['stammtisch', 'analyze', {str(record)!r}, '--workers', '1']; main()")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stderr
+    assert "Traceback" not in proc.stderr and "ModuleNotFoundError" in proc.stderr

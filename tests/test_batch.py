@@ -146,7 +146,6 @@ def test_ray_missing_is_one_clear_error(monkeypatch):
 
 
 def test_an_unreachable_ray_head_is_one_clear_error():
-    pytest.importorskip("ray", reason="Ray is the optional extra stammtisch[cluster]")
     with socket.socket() as probe:  # a port nobody listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
@@ -221,7 +220,6 @@ def _session_processes(session: int) -> list[int]:
     return pids
 
 
-@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads the process table from Linux's /proc")
 def test_sigterm_stops_the_workers_and_prints_the_finished_sessions(tmp_path):
     # kill PID (or a service manager) signals the driver alone: its worker processes must end
     # with it, not run on as orphans

@@ -16,7 +16,8 @@ from stammtisch.sim.batch import Backend, plan_chunks, run_batch
 
 @pytest.fixture(scope="module")
 def ray_cluster():
-    ray = pytest.importorskip("ray", reason="Ray is the optional extra stammtisch[cluster]")
+    import ray
+
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False,
              runtime_env={"env_vars": {"PYTHONPATH": f"{ROOT}:{ROOT / 'tests'}"}})  # tasks defined here
     yield ray

@@ -16,7 +16,6 @@ from typer.testing import CliRunner
 from stammtisch.cli import app
 from stammtisch.sim.report import hand_class
 
-pytest.importorskip("matplotlib", reason="report needs the extra stammtisch[report]")
 runner = CliRunner()
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -7,7 +7,6 @@ from typer.testing import CliRunner
 
 from stammtisch.cli import app
 
-pytest.importorskip("matplotlib", reason="report needs the extra stammtisch[report]")
 pytestmark = pytest.mark.browser
 
 CHROMIUM = "/usr/bin/chromium"

@@ -179,7 +179,6 @@ def write_calls() -> int:
     return int(next(line.split()[1] for line in io.splitlines() if line.startswith("syscw:")))
 
 
-@pytest.mark.skipif(not Path("/proc/thread-self/io").exists(), reason="counts Linux system calls")
 @pytest.mark.parametrize("now", [True, False])
 def test_a_large_group_writes_only_its_pages_to_the_log(tmp_path, now):
     """A group of 150 rows of different tables changes ~80 pages: each goes to the write-ahead
@@ -206,7 +205,6 @@ def read_calls() -> int:
     return int(next(line.split()[1] for line in io.splitlines() if line.startswith("syscr:")))
 
 
-@pytest.mark.skipif(not Path("/proc/thread-self/io").exists(), reason="counts Linux system calls")
 def test_the_loop_reads_nothing_back_after_a_checkpoint(tmp_path):
     """The pages a group changes are those of each table's latest rows: the loop's connection
     keeps them (1,000 tables with 200 rows each: ~1,000 leaves of the actions' index, 4 MiB,

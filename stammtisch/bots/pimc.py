@@ -34,7 +34,6 @@ decisions depend on the machine's speed; with ``samples`` alone they repeat exac
 
 from __future__ import annotations
 
-import importlib.util
 import random
 import time
 from collections.abc import Callable
@@ -55,11 +54,6 @@ MAX_OPTIONS = 8
 MAX_WORDS = 16
 #: averages closer than this count as equal (then the heuristic's choice wins)
 TIE = 1e-9
-
-
-def solver_backend() -> str:
-    """The solver backend to use: the numba kernel where numba is installed."""
-    return "numba" if importlib.util.find_spec("numba") is not None else "python"
 
 
 def heuristic_for(family: str, rng: random.Random) -> Bot:
@@ -97,7 +91,7 @@ class PimcBot:
         self.rng = rng or random.Random()
         self.samples = samples
         self.time_per_move = time_per_move
-        self.backend = backend or solver_backend()
+        self.backend = backend or "numba"
 
     # ------------------------------------------------------------------ entry points
     def act(self, state: Any, seat: int) -> int:

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.text import Text
 
-from .common import CliError, app, console, err_console
+from .common import EXIT_FAILED_CHUNKS, EXIT_INTERRUPTED, CliError, app, console, err_console
 
 # User-facing texts, together until the i18n catalogue takes them.
 TEXTS = {
@@ -41,8 +42,8 @@ def analyze_cmd(
     (Frage, Solo), won or lost (Bettel, Rufer, Durch), a player's own points (Ramsch) or tricks
     (Tippen).
 
-    Needs the solver's kernel (numba, in the test and solve extras); its first use on a machine
-    compiles it (up to a minute), later runs load it from the cache.
+    The solver's compiled kernel is built on its first use on a machine (up to a minute); later
+    runs load it from the cache.
     """
     from ..record import RecordError, load
     from ..sim.batch import BatchError, choose_backend, progress_bar
@@ -70,11 +71,18 @@ def analyze_cmd(
     analyses = [a for _, chunk_analyses in outcome.results for a in chunk_analyses]
     if as_json:
         sys.stdout.write(json.dumps({"deals": [a.to_json() for a in analyses]}, ensure_ascii=False) + "\n")
-        return
-    if not analyses:
+    elif not analyses:
         console.print(Text(TEXTS["no_play"]))
-        return
-    names = data["players"]
+    else:
+        print_analyses(analyses, data["players"])
+    # a partial answer is printed, but the command did not do all it was asked
+    if outcome.interrupted:
+        raise typer.Exit(EXIT_INTERRUPTED)
+    if outcome.failures:
+        raise typer.Exit(EXIT_FAILED_CHUNKS)
+
+
+def print_analyses(analyses: list[Any], names: list[str]) -> None:
     for a in analyses:
         console.print(Text(TEXTS["deal"].format(deal=a.deal + 1, measure=MEASURES[a.measure],
                                                      value=a.start_value), style="bold"))

@@ -38,6 +38,11 @@ console = Console(emoji=False)
 err_console = Console(stderr=True, emoji=False)
 
 
+#: exit statuses of a batch command that printed a partial answer: some work failed, or Ctrl-C
+EXIT_FAILED_CHUNKS = 1
+EXIT_INTERRUPTED = 130
+
+
 class CliError(Exception):
     """A user error: printed as one line, exit status 2."""
 

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from ..bots import BOT_NAMES
-from .common import CliError, _build_rules, app, console, err_console
+from .common import EXIT_FAILED_CHUNKS, EXIT_INTERRUPTED, CliError, _build_rules, app, console, err_console
 
 TEXTS = {
     "written": "Report written to {path} ({files})",
@@ -86,9 +86,9 @@ def report_cmd(
         raise shown_error(e) from None
     console.print(TEXTS["written"].format(path=out, files=", ".join(p.name for p in paths)))
     if any(run.outcome.interrupted for run in runs):
-        raise typer.Exit(130)
+        raise typer.Exit(EXIT_INTERRUPTED)
     if any(run.outcome.failures for run in runs):
-        raise typer.Exit(1)
+        raise typer.Exit(EXIT_FAILED_CHUNKS)
 
 
 def _repeat_command(rulesets: list[str], deals: int, seed: int, players: int | None, bots: list[str],

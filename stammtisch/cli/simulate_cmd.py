@@ -16,7 +16,17 @@ from rich.table import Table as RichTable
 from ..bots import BOT_NAMES
 from ..record import RecordError, save
 from ..rules.base import RuleError, parse_override
-from .common import CliError, _build_rules, _check_seat, _signed, app, console, err_console
+from .common import (
+    EXIT_FAILED_CHUNKS,
+    EXIT_INTERRUPTED,
+    CliError,
+    _build_rules,
+    _check_seat,
+    _signed,
+    app,
+    console,
+    err_console,
+)
 
 # User-facing texts, together until the i18n catalogue takes them; refusals carry a stable code.
 TEXTS = {
@@ -64,8 +74,6 @@ CODES = {  # refusal → stable machine code
     "unknown_bot": "unknown-bot",
     "records_not_dir": "records-not-a-folder",
 }
-EXIT_FAILED_CHUNKS = 1
-EXIT_INTERRUPTED = 130
 
 
 def shown_error(error: Exception) -> CliError:

@@ -10,18 +10,12 @@ values and the cards that were played, never a card that was not shown at the ta
 from __future__ import annotations
 
 import asyncio
-import importlib.util
 import multiprocessing
 from collections import OrderedDict
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 CACHE_SIZE = 256  # analysed deals kept (a deal's analysis is a few kilobytes)
-
-
-def solver_available() -> bool:
-    """Whether the solver's kernel can run here (numba, in the ``solve`` and ``test`` extras)."""
-    return importlib.util.find_spec("numba") is not None
 
 
 def analyse_deal(record: dict[str, Any], deal: int) -> dict[str, Any]:

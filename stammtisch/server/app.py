@@ -66,7 +66,7 @@ from ..record import table_to_record
 from ..rules import PRESETS, RuleError, option_specs
 from ..rules import ruleset as build_ruleset
 from ..table import Table
-from .analysis import Analyst, solver_available
+from .analysis import Analyst
 from .guard import Guard
 from .guide_routes import router as guide_router
 from .limits import (
@@ -135,8 +135,6 @@ MESSAGES = {
     "archived": "the table {id!r} is archived ({reason})",
     "analysis token": "the analysis needs a token of this table (?token=…)",
     "analysis not over": "deal {deal} is not over ({finished} deals are): a deal is analysed once it is over",
-    "analysis unavailable": "this server cannot analyse deals: the solver needs numba "
-                            "(pip install 'stammtisch[solve]')",
     "analysis failed": "the analysis failed; try again later",
     "record behind": "the database is still writing this table's latest deals (it was busy); "
                      "try again in a few seconds",
@@ -859,8 +857,6 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         if not 1 <= deal <= finished:
             return _error(409, MESSAGES["analysis not over"].format(deal=deal, finished=finished),
                           "deal in progress")
-        if not solver_available():
-            return _error(501, MESSAGES["analysis unavailable"], "unavailable")
         result = analyst.cached(table_id, deal)
         if result is None:  # the first request: the deal's record from the database
             loaded = await stored_record(table_id)  # the live table keeps no old deals

@@ -9,7 +9,7 @@
 * Tippen: ``guaranteed_tricks()`` (per active player, paranoid), ``maxn()``.
 
 The numba kernel (``_kernel``) is imported only when a solve runs on the ``"numba"`` backend;
-``backend="python"`` uses the readable reference search. Install numba with the ``solve`` extra.
+``backend="python"`` uses the readable reference search, which the tests compare with it.
 """
 
 from .model import Goal, Kind, Position
