@@ -10,6 +10,7 @@ testing less.
 from __future__ import annotations
 
 import glob
+import math
 import os
 import random
 import re
@@ -28,33 +29,78 @@ from stammtisch.rules import PRESETS, RuleError, option_specs, ruleset
 CARD_RE = re.compile(r"\b[HDCS][AKQJT98765432]\b")
 
 
-def random_rules(ruleset_id: str, rng: random.Random, p: float = 0.4) -> Any:
-    """A valid rule set of ``ruleset_id`` with random values for some of its options (read
-    from its option specs, so a new option is covered without touching this file)."""
+#: Options whose value must be a multiple of the tricks of a hand (a trick's share of the pot).
+MULTIPLES_OF_TRICKS = ("stake", "max_bete")
+#: How many draws ``random_rules`` makes at most before it gives up: far more than it needs
+#: (``test_conformance`` checks how many it refuses), so giving up is a bug of the generator.
+MAX_DRAWS = 200
+
+
+def random_number(rng: random.Random, lo: int, hi: int, default: int, step: int = 1) -> int | None:
+    """A whole number from ``lo`` to ``hi``, a multiple of ``step`` (None: there is none): the
+    bounds, every order of magnitude between them, and small multiples of the default all
+    come up."""
+    k_lo, k_hi = -(-lo // step), hi // step
+    if k_lo > k_hi:
+        return None
+    kind = rng.randrange(5)
+    if kind == 0:
+        k = k_lo
+    elif kind == 1:
+        k = k_hi
+    elif kind == 2:
+        k = rng.randint(k_lo, k_hi)
+    elif kind == 3:  # log-uniform: 1-digit, 2-digit, ... values alike
+        k = round(math.exp(rng.uniform(math.log(k_lo), math.log(k_hi))))
+    else:
+        k = max(1, default // step) * rng.randint(1, 4)
+    return max(k_lo, min(k_hi, k)) * step
+
+
+def random_options(ruleset_id: str, rng: random.Random, p: float = 0.5) -> dict[str, Any]:
+    """Random values for a random part of the options of ``ruleset_id`` (each with chance
+    ``p``), read from its option specs, so a new option is covered without touching this
+    file: every option, ``suits`` included, and numbers over their whole range. The
+    combination may be one the rule set refuses (``random_rules`` draws again then)."""
     preset = PRESETS[ruleset_id]
     specs = option_specs(ruleset_id)
-    for _ in range(200):
-        opts: dict[str, Any] = {}
-        for name, spec in specs.items():
-            if rng.random() >= p or name == "suits":
-                continue
-            if spec.kind == "bool":
-                opts[name] = rng.random() < 0.5
-            elif spec.kind == "choice":
-                opts[name] = rng.choice(spec.choices)
-            elif name == "players":
-                top = preset.max_players_whist52 or preset.max_players
-                opts[name] = rng.randint(preset.min_players, top)
-            else:
-                base = preset.defaults.get("tricks", 1) if name in ("stake", "max_bete") else 1
-                lo = spec.minimum or 1
-                hi = min(spec.maximum or 12, 12)
-                opts[name] = max(lo, min(hi, base * rng.randint(1, 4)))
-        try:
-            return ruleset(ruleset_id, opts)
-        except RuleError:
+    opts: dict[str, Any] = {}
+    # the tricks first: stake and max_bete are drawn as multiples of them
+    for name in sorted(specs, key=lambda n: n in MULTIPLES_OF_TRICKS):
+        spec = specs[name]
+        default = preset.defaults[name]
+        if rng.random() >= p:
+            if name == "stake" and "tricks" in opts:  # the preset's value of a trick, new tricks
+                opts[name] = opts["tricks"] * max(1, default // preset.defaults["tricks"])
             continue
-    return ruleset(ruleset_id)
+        if spec.kind == "bool":
+            opts[name] = rng.random() < 0.5
+        elif spec.kind == "choice":
+            opts[name] = rng.choice(spec.choices)
+        elif name == "players":
+            top = getattr(preset, "max_players_whist52", None) or preset.max_players
+            opts[name] = rng.randint(preset.min_players, top)
+        elif spec.kind == "optint" and rng.random() < 0.25:
+            opts[name] = None
+        else:
+            assert spec.kind in ("int", "optint") and spec.minimum is not None and spec.maximum is not None, name
+            step = opts.get("tricks", preset.defaults.get("tricks", 1)) if name in MULTIPLES_OF_TRICKS else 1
+            opts[name] = random_number(rng, spec.minimum, spec.maximum, default or step, step)
+    return opts
+
+
+def random_rules(ruleset_id: str, rng: random.Random, p: float = 0.5,
+                 refused: list[int] | None = None) -> Any:
+    """A valid rule set of ``ruleset_id`` with random values for some of its options
+    (``random_options``); a combination the rule set refuses is drawn again, and counted in
+    ``refused[0]`` when given."""
+    for _ in range(MAX_DRAWS):
+        try:
+            return ruleset(ruleset_id, random_options(ruleset_id, rng, p))
+        except RuleError:
+            if refused is not None:
+                refused[0] += 1
+    raise AssertionError(f"no valid rule set of {ruleset_id} in {MAX_DRAWS} draws")
 
 
 def observe(state: Any) -> tuple[Any, ...]:

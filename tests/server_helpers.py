@@ -5,16 +5,20 @@ from __future__ import annotations
 import json
 import os
 import random
+import select
 import subprocess
 import sys
 import threading
-import time
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from stammtisch.server.threaded import free_port  # noqa: F401  (the tests import it from here)
+
+#: How long a helper waits for what comes within seconds unless the server hangs (only a
+#: hang fails).
+HANG = 300.0
 
 
 @contextmanager
@@ -31,13 +35,20 @@ def uvicorn_thread(app: Any, limits: Any = None, ws: str = "websockets-sansio",
     port = free_port()
     server = uvicorn.Server(uvicorn.Config(app, **uvicorn_settings(
         "127.0.0.1", port, "warning", ws, deflate, limits or ServerLimits(), listener)))
+    started_up = threading.Event()
+    startup = server.startup
+
+    async def startup_and_tell(sockets: Any = None) -> None:
+        try:
+            await startup(sockets=sockets)
+        finally:  # (a failed start-up too: then ``started`` stays false)
+            started_up.set()
+
+    server.startup = startup_and_tell  # type: ignore[method-assign]
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     try:
-        deadline = time.monotonic() + 20
-        while not server.started:
-            assert time.monotonic() < deadline, "the server did not start"
-            time.sleep(0.05)
+        assert started_up.wait(HANG) and server.started, "the server did not start"
         yield port
     finally:
         server.should_exit = True
@@ -121,9 +132,10 @@ class WsClient:
         self.ws.send_json(msg)
 
 
-def sync(http, table_id: str, clients: list[WsClient], bot_seats=(), timeout=10.0) -> dict:
-    """Bring every client up to the server's latest event; wait while a bot is on turn."""
-    deadline = time.monotonic() + timeout
+def sync(http, table_id: str, clients: list[WsClient], bot_seats=()) -> dict:
+    """Bring every client up to the server's latest event; while a bot is on turn, wait for
+    its action to arrive (a blocking receive: a bot that never acts is a hang, which the
+    pytest timeout ends)."""
     while True:
         info = http.get(f"/api/tables/{table_id}").json()
         for c in clients:
@@ -131,8 +143,7 @@ def sync(http, table_id: str, clients: list[WsClient], bot_seats=(), timeout=10.
         view = clients[0].view
         if view is None or view["terminal"] or view["current_player"] not in bot_seats:
             return info
-        assert time.monotonic() < deadline, "a bot did not act"
-        time.sleep(0.005)
+        clients[0].until_event(info["events"] + 1)
 
 
 def play_until_terminal(http, table_id: str, by_seat: dict[int, WsClient], bot_seats=(),
@@ -162,13 +173,39 @@ def serve(db: str, port: int, bot_delay: float = 0, limits: dict | None = None) 
             "from stammtisch.server.limits import ServerLimits; "
             f"run(port={port}, database_url={db!r}, bot_delay={bot_delay}, deal_pause=1000, "
             f"log_level='warning', limits=ServerLimits(**{limits or {}!r}))")
-    proc = subprocess.Popen([sys.executable, "-c", code], cwd=os.getcwd())
-    deadline = time.monotonic() + 20
-    while time.monotonic() < deadline:
-        try:
-            urllib.request.urlopen(f"http://127.0.0.1:{port}/api/rulesets", timeout=1)
-            return proc
-        except OSError:
-            time.sleep(0.1)
-    proc.kill()
-    raise AssertionError("server did not start")
+    proc = serving(code)
+    urllib.request.urlopen(f"http://127.0.0.1:{port}/api/rulesets", timeout=HANG)
+    return proc
+
+
+#: What the code of ``serving`` runs first: uvicorn writes a byte to the file descriptor
+#: ``READY_FD`` once it has started up and listens.
+TELL_WHEN_SERVING = """
+import os, uvicorn
+_startup = uvicorn.Server.startup
+async def _startup_and_tell(self, sockets=None):
+    await _startup(self, sockets=sockets)
+    if self.started:
+        os.write(int(os.environ["READY_FD"]), b"1")
+uvicorn.Server.startup = _startup_and_tell
+"""
+
+
+def serving(code: str, **popen: Any) -> subprocess.Popen:
+    """``code`` (which runs a uvicorn server) in a process of its own, once it serves. Woken
+    by the server itself; only a hang (``HANG``) or a server that ends first fails."""
+    read_end, write_end = os.pipe()
+    env = {**os.environ, **popen.pop("env", {}), "READY_FD": str(write_end)}
+    proc = subprocess.Popen([sys.executable, "-c", TELL_WHEN_SERVING + code], cwd=os.getcwd(),
+                            env=env, pass_fds=(write_end,), **popen)
+    os.close(write_end)
+    try:
+        ready, _, _ = select.select([read_end], [], [], HANG)
+        said = os.read(read_end, 1) if ready else b""
+    finally:
+        os.close(read_end)
+    if said != b"1":  # ended (the pipe closed empty) or hung
+        proc.kill()
+        proc.wait()
+        raise AssertionError("the server did not start" + ("" if ready else f" in {HANG:.0f} s"))
+    return proc

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import ctypes
+import ctypes.util
 import json
 import multiprocessing
 import os
+import select
 import signal
 import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -175,10 +177,48 @@ def test_ctrl_c_stops_the_workers_and_keeps_finished_chunks(backend):
     assert multiprocessing.active_children() == []  # the workers are gone
 
 
+#: How long a test waits for something that comes within seconds unless the code hangs.
+HANG = 300.0
+
+
+def _wait_for_records(records: Path, count: int, proc: subprocess.Popen) -> None:
+    """Blocks until ``records`` holds ``count`` records: inotify wakes the test as each file is
+    written, the process's pidfd if it ends first."""
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
+    watch = libc.inotify_init1(os.O_CLOEXEC)
+    assert watch >= 0, os.strerror(ctypes.get_errno())
+    ended = os.pidfd_open(proc.pid)
+    try:
+        in_close_write, in_moved_to = 0x8, 0x80
+        assert libc.inotify_add_watch(watch, str(records).encode(), in_close_write | in_moved_to) >= 0
+        while len(list(records.glob("*.json"))) < count:
+            ready, _, _ = select.select([watch, ended], [], [], HANG)
+            assert ready, f"no chunk finished in {HANG:.0f} s"
+            assert ended not in ready, f"simulate ended with fewer than {count} records"
+            os.read(watch, 65536)
+    finally:
+        os.close(watch)
+        os.close(ended)
+
+
+def _wait_until_ended(pids: list[int]) -> None:
+    """Blocks until each of ``pids`` has ended (a pidfd turns readable then)."""
+    for pid in pids:
+        try:
+            ended = os.pidfd_open(pid)
+        except ProcessLookupError:
+            continue
+        try:
+            assert select.select([ended], [], [], HANG)[0], f"process {pid} did not end"
+        finally:
+            os.close(ended)
+
+
 def _simulate_until_three_chunks(records: Path) -> subprocess.Popen:
     """A long ``simulate`` on 2 workers in a session of its own, once three chunks are done
     (each finished chunk writes its record; waiting for them rather than for a fixed time keeps
     the tests right on a loaded machine)."""
+    records.mkdir()
     proc = subprocess.Popen(
         [sys.executable, "-m", "stammtisch", "simulate", "tapp/modern", "--deals", "100000", "--seed", "2",
          "--chunk-deals", "20", "--workers", "2", "--json", "--records", str(records)],
@@ -187,10 +227,12 @@ def _simulate_until_three_chunks(records: Path) -> subprocess.Popen:
         # as from a terminal: Ctrl-C is not ignored (a test run started in the background
         # inherits an ignored SIGINT, and Python then never raises KeyboardInterrupt)
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    deadline = time.monotonic() + 120
-    while len(list(records.glob("*.json"))) < 3 and time.monotonic() < deadline:
-        time.sleep(0.2)
-    assert len(list(records.glob("*.json"))) >= 3, "no chunk finished within two minutes"
+    try:
+        _wait_for_records(records, 3, proc)
+    except BaseException:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        raise
     return proc
 
 
@@ -229,9 +271,7 @@ def test_sigterm_stops_the_workers_and_prints_the_finished_sessions(tmp_path):
     try:
         # orphaned workers would hold the output pipes open: communicate would then time out
         out, err = proc.communicate(timeout=60)
-        deadline = time.monotonic() + 10
-        while _session_processes(proc.pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
+        _wait_until_ended(_session_processes(proc.pid))
         assert _session_processes(proc.pid) == []
     finally:
         for pid in _session_processes(proc.pid):
@@ -319,16 +359,33 @@ def test_simulate_refuses_bad_input_in_one_line(tmp_path):
     assert code == 2 and "no such file or folder" in out
 
 
-def test_every_text_has_a_german_twin_with_the_same_placeholders():
-    import string
+def test_every_text_the_batch_commands_print_is_in_both_catalogues():
+    """simulate, merge and report print English only (they have no --german): their texts come
+    from the catalogue, where German has each of them too, with the placeholders the code fills."""
+    import ast
 
     from stammtisch.cli import report_cmd, simulate_cmd
+    from stammtisch.i18n import LANGUAGES, catalogue, placeholders
     from stammtisch.sim import batch, report_render
 
-    def fields(text: str) -> set[str]:
-        return {name for _, name, _, _ in string.Formatter().parse(text) if name}
-
+    asked: dict[str, list[tuple[str, set[str]]]] = {}  # key -> (module, parameters given) per call
     for module in (batch, simulate_cmd, report_cmd, report_render):
-        assert module.TEXTS.keys() == module.TEXTS_DE.keys(), module.__name__
-        for key, text in module.TEXTS.items():
-            assert fields(text) == fields(module.TEXTS_DE[key]), (module.__name__, key)
+        tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
+        assert not hasattr(module, "TEXTS") and not hasattr(module, "TEXTS_DE"), module.__name__
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+                    and node.func.id in ("t", "refuse")):
+                continue
+            first = node.args[0] if node.args else None
+            if isinstance(first, ast.Constant):
+                asked.setdefault(first.value, []).append((module.__name__, {k.arg for k in node.keywords}))
+            else:  # only refuse() passes its caller's literal key on
+                assert module is simulate_cmd and isinstance(first, ast.Name) and first.id == "key"
+    assert len(asked) >= 40  # the scan finds the texts at all
+    keys = set(asked) | set(simulate_cmd.CODES)  # a refusal's code is looked up by its key
+    for lang in LANGUAGES:
+        texts = catalogue(lang)
+        assert sorted(keys - set(texts)) == [], lang
+        for key, calls in asked.items():
+            for module_name, given in calls:
+                assert placeholders(texts[key]) == given, (lang, key, module_name)

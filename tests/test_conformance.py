@@ -22,7 +22,7 @@ import pytest
 
 from stammtisch.games import IllegalAction, TableState, new_game
 from stammtisch.ledger import Ledger
-from stammtisch.rules import PRESETS
+from stammtisch.rules import PRESETS, option_specs
 
 DEALS_PER_PRESET = 12
 
@@ -141,3 +141,38 @@ def test_random_deals_conform(ruleset_id, conformance):
             assert ledger.is_balanced()
             dealer = result.next_dealer
             done += 1
+
+
+DRAWS = 300
+
+
+@pytest.mark.parametrize("ruleset_id", list(PRESETS))
+def test_the_random_rule_sets_vary_every_option_over_its_range(ruleset_id, conformance):
+    """The generator behind the property tests: over a few hundred draws every option takes at
+    least two values (all of them where there are few), numbers reach both ends of their
+    range, and most draws are rule sets the preset accepts."""
+    preset, specs = PRESETS[ruleset_id], option_specs(ruleset_id)
+    rng = random.Random(f"coverage:{ruleset_id}")
+    refused = [0]
+    seen: dict[str, set] = {name: set() for name in specs}
+    for _ in range(DRAWS):
+        rules = conformance.random_rules(ruleset_id, rng, refused=refused)
+        for name in specs:
+            seen[name].add(getattr(rules, name))
+    assert refused[0] < 3 * DRAWS, "the generator draws mostly rule sets that are refused"
+    top = getattr(preset, "max_players_whist52", None) or preset.max_players
+    for name, spec in specs.items():
+        values = seen[name]
+        if name == "players":
+            assert values == set(range(preset.min_players, top + 1))
+            continue
+        assert len(values) >= 2, (name, values)
+        if spec.kind == "bool":
+            assert values == {False, True}
+        elif spec.kind == "choice":  # pack=auto is built as the pack it stands for
+            assert values >= set(spec.choices) - {"auto"}, (name, values)
+        else:
+            numbers = {v for v in values if v is not None}
+            assert (spec.kind == "optint") == (None in values), (name, values)
+            assert min(numbers) == spec.minimum and max(numbers) >= spec.maximum // 2, (name, numbers)
+            assert len(numbers) >= min(5, spec.maximum - spec.minimum + 1), (name, numbers)

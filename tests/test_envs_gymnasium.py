@@ -1,60 +1,71 @@
-"""The single-agent Gymnasium environment: Gymnasium's env checker for every preset, bots as
-opponents, the action mask in ``info``, and refusals of bad input.
-
-``gymnasium.utils.env_checker.check_env`` runs every check it has, with one substitution: its
-``check_step_determinism`` draws an action from ``action_space.sample()`` *before* it resets the
-environment with a seed, and then steps that action in the new deal. In a card game with an
-action mask that action is usually illegal there, and this environment refuses illegal actions
-with a ValueError (the issue's rule). ``_step_determinism_after_reset`` checks the same property
-(two seeded resets and the same action give the same transition) with the action drawn after
-the reset. Everything else is Gymnasium's own code.
+"""The single-agent Gymnasium environment: Gymnasium's env checker, unmodified, for every
+preset, bots as opponents, the action mask in ``info``, illegal actions (ending the episode with
+a penalty by default, raising on request) and refusals of bad input.
 """
 
 from __future__ import annotations
-
-from copy import deepcopy
 
 import gymnasium
 import numpy as np
 import pytest
 from gymnasium.utils import env_checker
-from gymnasium.utils.env_checker import data_equivalence
+from gymnasium.utils.env_checker import check_env
 
 from stammtisch.envs.gymnasium import ENV_ID, StammtischEnv
 from stammtisch.rules import RuleError, ruleset_ids
 
 
-def _step_determinism_after_reset(env: gymnasium.Env, seed: int = 123) -> None:
-    env.action_space.seed(seed)
-    env.reset(seed=seed)
-    action = env.action_space.sample()
-    first = deepcopy(env.step(action))
-    env.reset(seed=seed)
-    second = env.step(action)
-    for a, b in zip(first, second, strict=True):
-        assert data_equivalence(a, b)
-
-
 @pytest.mark.parametrize("opponents", ["random", "heuristic"])
 @pytest.mark.parametrize("rid", ruleset_ids())
-def test_gymnasium_env_checker_passes(rid: str, opponents: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(env_checker, "check_step_determinism", _step_determinism_after_reset)
+def test_gymnasium_env_checker_passes(rid: str, opponents: str) -> None:
     env = gymnasium.make(ENV_ID, ruleset=rid, opponents=opponents, render_mode="ansi")
-    env_checker.check_env(env.unwrapped)
+    check_env(env.unwrapped)
 
 
-def test_gymnasiums_own_step_determinism_check_refuses_a_stale_action() -> None:
-    """Why the substitution above is needed (and that illegal actions really are refused)."""
-    env = StammtischEnv("tippen/grupp-1975")
+def _past_the_first_decision(env: StammtischEnv) -> None:
+    """Play on until the learner's legal actions differ from those of a fresh deal."""
     env.reset(seed=1)
-    while True:  # reach a state whose legal actions differ from those of a fresh deal
+    while True:
         obs, _, terminated, _, info = env.step(env.action_space.sample())
         if terminated:
             env.reset()
         elif info["action_mask"][64:66].sum() == 0:  # not tap/pass
-            break
+            return
+
+
+def test_the_checkers_stale_action_ends_the_episode_by_default_and_raises_on_request() -> None:
+    """``check_step_determinism`` draws its action *before* a seeded reset and steps it in the
+    new deal, where it is usually illegal: the default answer (the episode ends, the same way
+    both times) passes; raising, on request, fails that check for exactly that reason."""
+    env = StammtischEnv("tippen/grupp-1975")
+    _past_the_first_decision(env)
+    env_checker.check_step_determinism(env)
+    strict = StammtischEnv("tippen/grupp-1975", illegal_action="raise")
+    _past_the_first_decision(strict)
     with pytest.raises(ValueError, match="is not legal now"):
-        env_checker.check_step_determinism(env)
+        env_checker.check_step_determinism(strict)
+
+
+@pytest.mark.parametrize("action", ["masked", -1, 10**9])
+def test_an_illegal_action_ends_the_episode_with_the_penalty(action) -> None:
+    env = StammtischEnv("tippen/grupp-1975", illegal_reward=-2.5)
+    obs, info = env.reset(seed=2)
+    if action == "masked":
+        action = int(np.flatnonzero(info["action_mask"] == 0)[0])
+    log = env.table.state.view(None)["log"]
+    obs2, reward, terminated, truncated, info2 = env.step(action)
+    assert (reward, terminated, truncated) == (-2.5, True, False)
+    assert info2["illegal_action"].startswith(f"action {action} ")  # the refusal's own words
+    assert not info2["action_mask"].any() and info2["deal"] == info["deal"]
+    assert env.table.state.view(None)["log"] == log  # the deal as it was, nothing booked
+    assert env.table.ledger.player_balances() == [0] * env.table.num_players
+    assert obs2.shape == obs.shape and env.observation_space.contains(obs2)
+    with pytest.raises(ValueError, match="the episode is over; call reset"):
+        env.step(int(np.flatnonzero(info["action_mask"])[0]))
+    obs3, info3 = env.reset(seed=2)  # a new episode as from any other end
+    np.testing.assert_array_equal(obs3, obs)
+    np.testing.assert_array_equal(info3["action_mask"], info["action_mask"])
+    assert "illegal_action" not in env.step(int(np.flatnonzero(info3["action_mask"])[0]))[4]
 
 
 def test_episode_ends_with_the_deal_and_the_reward_is_the_seats_ledger_change() -> None:
@@ -75,8 +86,8 @@ def test_episode_ends_with_the_deal_and_the_reward_is_the_seats_ledger_change() 
     assert not info["action_mask"].any()
 
 
-def test_a_masked_action_is_refused_by_name_and_changes_nothing() -> None:
-    env = StammtischEnv("tippen/grupp-1975")
+def test_with_illegal_action_raise_a_masked_action_is_refused_by_name_and_changes_nothing() -> None:
+    env = StammtischEnv("tippen/grupp-1975", illegal_action="raise")
     obs, info = env.reset(seed=2)
     masked = int(np.flatnonzero(info["action_mask"] == 0)[0])
     log = env.table.state.view(None)["log"]
@@ -84,6 +95,8 @@ def test_a_masked_action_is_refused_by_name_and_changes_nothing() -> None:
         env.step(masked)
     assert env.table.state.view(None)["log"] == log
     np.testing.assert_array_equal(env.table.observation(0), obs)
+    legal = int(np.flatnonzero(info["action_mask"])[0])
+    assert "illegal_action" not in env.step(legal)[4]  # the episode goes on
 
 
 def test_bad_names_are_refused() -> None:
@@ -93,3 +106,5 @@ def test_bad_names_are_refused() -> None:
         StammtischEnv("tapp/modern", opponents="genius")
     with pytest.raises(ValueError, match="seat must be a seat from 0 to 2"):
         StammtischEnv("tapp/modern", seat=3)
+    with pytest.raises(ValueError, match="illegal_action must be 'end' or 'raise'"):
+        StammtischEnv("tapp/modern", illegal_action="ignore")

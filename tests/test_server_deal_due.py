@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,18 @@ from stammtisch.server.tables import Conn, LiveTable, TableManager
 from stammtisch.table import Table
 
 PAUSE = 0.01
+
+
+class Wake:
+    """What the tests wait for changes only when a socket is written to or a commit fails:
+    each of those sets ``event`` (a new one for each test's loop), which ``_until`` waits on
+    instead of watching a clock."""
+
+    event = asyncio.Event()
+
+    @classmethod
+    def up(cls) -> None:
+        cls.event.set()
 
 
 class Socket:
@@ -35,6 +46,7 @@ class Socket:
         m = json.loads(message)
         if m["type"] == "state":
             self.states.append((m, len(self.storage.load_table(self.table_id).deals)))
+            Wake.up()
         return True
 
 
@@ -43,6 +55,7 @@ async def _nothing(*_: Any) -> None:
 
 
 async def _table(tmp_path: Path, **limits: Any) -> tuple[TableManager, LiveTable, list[Socket]]:
+    Wake.event = asyncio.Event()
     storage = Storage(f"sqlite:///{tmp_path / 'd.sqlite'}")
     manager = TableManager(storage, bot_delay=0, deal_pause=PAUSE,
                            limits=ServerLimits(**limits))
@@ -68,11 +81,13 @@ async def _play_the_deal(live: LiveTable, rng: random.Random) -> int:
     return live.events
 
 
-async def _until(done: Any, seconds: float = 5.0) -> None:
-    end = time.monotonic() + seconds
-    while not done():
-        assert time.monotonic() < end, "timed out"
-        await asyncio.sleep(0.005)
+async def _until(done: Any, seconds: float = 300.0) -> None:
+    """Until ``done()``, looked at again whenever something happened (``Wake``); only a hang
+    runs into ``seconds``."""
+    async with asyncio.timeout(seconds):
+        while not done():
+            Wake.event.clear()
+            await Wake.event.wait()
 
 
 def _shown(sockets: list[Socket], event: int) -> list[tuple[dict[str, Any], int]]:
@@ -101,6 +116,7 @@ def _failing_deal_commits(monkeypatch: pytest.MonkeyPatch) -> dict[str, float]:
         if fail["left"] > 0 and any(row[0] == "deal" for row in rows):
             fail["left"] -= 1
             fail["failed"] += 1
+            Wake.up()
             raise RuntimeError("the database is locked (a test)")
         return await real(manager, rows)
 

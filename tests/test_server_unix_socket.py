@@ -11,6 +11,7 @@ import errno
 import http.client
 import json
 import os
+import select
 import signal
 import socket
 import stat
@@ -196,16 +197,16 @@ def test_stammtisch_serve_uds(tmp_path):
     command = [sys.executable, "-m", "stammtisch", "serve", "--uds", path,
                "--database-url", f"sqlite:///{tmp_path / 'serve.sqlite'}"]
     server = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    seen = b""
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            assert server.poll() is None, server.communicate()[0]
-            assert time.monotonic() < deadline, "the server did not start"
-            try:
-                status, rulesets = request(path, "GET", "/api/rulesets")
-                break
-            except OSError:
-                time.sleep(0.1)
+        # uvicorn says so once it serves: woken by each piece of output, only a hang fails
+        while b"Uvicorn running on" not in seen:
+            ready, _, _ = select.select([server.stdout], [], [], 300)
+            assert ready, f"the server did not start in 300 s: {seen!r}"
+            piece = os.read(server.stdout.fileno(), 65536)
+            assert piece, f"the server ended: {seen!r}"
+            seen += piece
+        status, rulesets = request(path, "GET", "/api/rulesets")
         assert status == 200 and "tippen/grupp-1975" in {r["id"] for r in rulesets}
         second = subprocess.run(command, capture_output=True, text=True, timeout=60)
         assert second.returncode == 2
@@ -214,7 +215,7 @@ def test_stammtisch_serve_uds(tmp_path):
         assert request(path, "GET", "/api/rulesets")[0] == 200  # the first still serves
     finally:
         server.send_signal(signal.SIGINT)
-        out = server.communicate(timeout=30)[0]
+        out = seen.decode() + server.communicate(timeout=30)[0]
     assert server.returncode == 0, out
     assert "Unix socket" in out and "Traceback" not in out
     assert not os.path.exists(path)

@@ -10,7 +10,8 @@ import asyncio
 import random
 import sqlite3
 import threading
-import time
+from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
 from pathlib import Path
 
 import pytest
@@ -21,10 +22,12 @@ from stammtisch.server.storage import Storage, StoredSeat
 from stammtisch.server.tables import TableManager
 
 BUSY_MS = 3000
+#: How long a test waits for what comes at once unless the code hangs (only a hang fails).
+HANG = 60.0
 
 
-def new_storage(tmp_path, tables=1):
-    storage = Storage(f"sqlite:///{tmp_path / 'st.sqlite'}", busy_ms=BUSY_MS)
+def new_storage(tmp_path, tables=1, busy_ms=BUSY_MS):
+    storage = Storage(f"sqlite:///{tmp_path / 'st.sqlite'}", busy_ms=busy_ms)
     ids = [f"t{i:04d}" for i in range(tables)]
     for tid in ids:
         storage.create_table(tid, "tippen/grupp-1975", {}, [StoredSeat(0, "A", None, None)],
@@ -76,24 +79,25 @@ def test_a_failing_group_of_the_writer_thread_leaves_the_loops_connection_open(t
 
 
 def test_it_never_waits_for_a_lock_while_the_writer_thread_does(tmp_path):
-    storage, (tid,) = new_storage(tmp_path)
+    # busy_timeout far beyond HANG: a write that waited for the lock would not end while it is held
+    storage, (tid,) = new_storage(tmp_path, busy_ms=int(10 * HANG * 1000))
     storage.write_batch([Storage.deal_row(tid, 0, ["10h"])], now=True)
     lock = sqlite3.connect(tmp_path / "st.sqlite", isolation_level=None, check_same_thread=False)
     lock.execute("BEGIN EXCLUSIVE")
+    pool = ThreadPoolExecutor(1)
     try:
-        began = time.monotonic()
+        refused = pool.submit(storage.write_batch, [Storage.action_row(tid, 0, 0, 0, "a")], now=True)
         with pytest.raises(sqlite3.OperationalError, match="locked"):
-            storage.write_batch([Storage.action_row(tid, 0, 0, 0, "a")], now=True)
-        assert time.monotonic() - began < 0.5 * BUSY_MS / 1000
+            refused.result(timeout=HANG)  # at once, the lock still held
         # the writer thread's connection waits (busy_timeout) and commits once the lock is gone
-        release = threading.Timer(0.3, lambda: lock.execute("ROLLBACK"))
-        release.start()
-        began = time.monotonic()
-        storage.write_batch([Storage.action_row(tid, 0, 0, 0, "a")])
-        assert 0.2 < time.monotonic() - began < BUSY_MS / 1000
-        release.join()
+        waiting = pool.submit(storage.write_batch, [Storage.action_row(tid, 0, 0, 0, "a")])
+        with pytest.raises(FutureTimeout):
+            waiting.result(timeout=0.3)  # not done while the lock is held
+        lock.execute("ROLLBACK")
+        waiting.result(timeout=HANG)
     finally:
-        lock.close()
+        lock.close()  # (a write still waiting gets the database then, and the pool can end)
+        pool.shutdown()
     storage.write_batch([Storage.action_row(tid, 0, 1, 0, "b")], now=True)
     assert stored_actions(storage, tid) == ["a", "b"]
 
@@ -124,7 +128,8 @@ def test_the_write_ahead_log_stays_bounded_and_every_row_is_committed(tmp_path, 
     """The loop's connection never checkpoints: every ``ROWS_BETWEEN_CHECKPOINTS`` rows (here
     1,000) the writer thread does, while the loop commits nothing. Rows of 300 tables in groups of 30
     (as at a busy server) touch new pages in every group: without those checkpoints the log
-    grows by about a page per row (12,000 rows: 34 MiB here, against 7 MiB)."""
+    grows by about a page per row, which for the 12,000 rows here is about twice the bound
+    asserted below."""
     monkeypatch.setattr(tables_module, "ROWS_BETWEEN_CHECKPOINTS", 1000)
     storage, ids = new_storage(tmp_path, tables=300)
     manager = TableManager(storage, limits=ServerLimits(commit_window=0.0))

@@ -4,26 +4,24 @@ action applies and every other one is refused with the state unchanged, clones a
 independent, deals terminate. (Secrets: tests/test_conformance.py, through known_mask.)"""
 
 import copy
+import random
 
+from conftest import random_rules
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from stammtisch.games import POT, IllegalAction, TableState, new_game
 from stammtisch.games.tapp import TappState
-from stammtisch.rules import ruleset
+from stammtisch.rules import PRESETS
 
-CONFIGS = [
-    ("tapp/wuerttemberg-tarock", {}),
-    ("tapp/wuerttemberg-tarock", {"pot": True, "tout_multiplier": 3}),
-    ("tapp/classic-1879", {}),
-    ("tapp/classic-1879", {"pot": True, "pot_ante": 3}),
-    ("tapp/modern", {}),
-    ("tapp/modern", {"players": 4}),
-    ("tapp/modern", {"pack": "skat32"}),
-    ("tapp/modern", {"pack": "skat32", "players": 4, "rufer_in_tapp": "swap"}),
-    ("tapp/modern", {"rufer_in_tapp": "swap", "frage_value": 3}),
-]
-GAMES = [new_game(ruleset(rid, ov)) for rid, ov in CONFIGS]
+TAPP_RULESETS = sorted(rid for rid in PRESETS if rid.startswith("tapp/"))
+
+
+@st.composite
+def tapp_games(draw, rulesets=tuple(TAPP_RULESETS)):
+    """A Tapp game of any of ``rulesets`` with random valid values for any of its options
+    (``random_rules`` in conftest.py: every option, numbers over their whole range)."""
+    return new_game(random_rules(draw(st.sampled_from(rulesets)), random.Random(draw(st.integers(0, 2**64)))))
 
 
 def snapshot(s: TappState):
@@ -51,12 +49,30 @@ def check_conservation(s):
 
 @st.composite
 def deals(draw):
-    gi = draw(st.integers(0, len(GAMES) - 1))
-    g = GAMES[gi]
+    g = draw(tapp_games())
     deck = draw(st.permutations(range(g.N)))
     dealer = draw(st.integers(0, g.num_players - 1))
     pot = draw(st.integers(0, 20)) if g.rules.pot else 0
     return g, deck, dealer, pot
+
+
+def check_ramsch(s):
+    """Everybody plays every trick, the last trick takes the tapp, and whoever has the most card
+    points pays each other seat 5, or 10 to a seat that took no trick (Jungfer)."""
+    g, summ, rets = s.game, s.result().summary, s.returns()
+    assert summ["contract"] == "ramsch" and summ["declarer"] is None
+    assert sum(summ["tricks"].values()) == g.hand_size
+    points = [summ["card_points"][str(seat)] for seat in range(g.num_players)]
+    assert sum(points) == 120
+    top = max(points)
+    expected = [0] * g.num_players
+    for payer in (p for p in range(g.num_players) if points[p] == top):
+        for payee in (p for p in range(g.num_players) if points[p] != top):
+            owed = 10 if summ["tricks"][str(payee)] == 0 else 5
+            expected[payer] -= owed
+            expected[payee] += owed
+    assert rets == expected
+    assert all(POT not in (t.source, t.target) for t in s.result().transfers)
 
 
 SETTINGS = settings(max_examples=120, deadline=None,
@@ -128,8 +144,7 @@ def test_random_deals_invariants(deal, data):
     if tricks == g.hand_size:
         assert sum(cp.values()) == 120 == played_pts + tapp_pts
     if summ["contract"] == "ramsch":
-        assert summ["contract"] == "ramsch" and tricks == g.hand_size
-        assert sorted(rets)[-1] >= 0 and min(rets) < 0 or len(set(cp.values())) == 1
+        check_ramsch(s)
     else:
         d = summ["declarer"]
         assert cp["declarer"] == s.points[d] + tapp_pts  # the tapp exactly once, for him
@@ -152,11 +167,24 @@ def test_random_deals_invariants(deal, data):
         raise AssertionError("terminal state accepted an action")
 
 
+@SETTINGS
+@given(tapp_games(rulesets=("tapp/modern",)), st.randoms(use_true_random=False))
+def test_a_ramsch_is_settled_by_card_points(g, rnd):
+    """Nobody plays (everybody says weg): a Ramsch, played out at random, then settled."""
+    deck = list(range(g.N))
+    rnd.shuffle(deck)
+    s = g.new_deal(TableState(dealer=rnd.randrange(g.num_players)), deck)
+    for _ in range(g.num_players):
+        s.apply(s.string_to_action("weg"))
+    while not s.is_terminal():
+        s.apply(rnd.choice(s.legal_actions()))
+    check_ramsch(s)
+
+
 @settings(max_examples=40, deadline=None)
-@given(st.integers(0, len(GAMES) - 1), st.randoms(use_true_random=False))
-def test_deterministic_replay(gi, rnd):
+@given(tapp_games(), st.randoms(use_true_random=False))
+def test_deterministic_replay(g, rnd):
     """A deal is a pure function of (rules, table, deck, actions)."""
-    g = GAMES[gi]
     deck = list(range(g.N))
     rnd.shuffle(deck)
     s = g.new_deal(TableState(dealer=1), deck)

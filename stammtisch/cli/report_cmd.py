@@ -9,19 +9,8 @@ import typer
 from rich.markup import escape
 
 from ..bots import BOT_NAMES
+from ..i18n import t
 from .common import EXIT_FAILED_CHUNKS, EXIT_INTERRUPTED, CliError, _build_rules, app, console, err_console
-
-TEXTS = {
-    "written": "Report written to {path} ({files})",
-    "unknown_bot": "unknown bot {bot!r}; bots are {bots}",
-    "out_is_file": "--out {path} is a file; give a folder",
-}
-
-TEXTS_DE = {
-    "written": "Bericht in {path} geschrieben ({files})",
-    "unknown_bot": "unbekannter Bot {bot!r}; Bots sind {bots}",
-    "out_is_file": "--out {path} ist eine Datei; bitte einen Ordner angeben",
-}
 
 
 @app.command("report")
@@ -60,9 +49,9 @@ def report_cmd(
     _check_players(players, option)
     for b in bots:
         if b not in BOT_NAMES:
-            raise CliError(TEXTS["unknown_bot"].format(bot=b, bots=", ".join(BOT_NAMES)))
+            raise CliError(t("cli.unknown_bot", bot=repr(b), bots=", ".join(BOT_NAMES)))
     if out.exists() and not out.is_dir():
-        raise CliError(TEXTS["out_is_file"].format(path=out))
+        raise CliError(t("report.out_is_file", path=out))
     jobs = []
     for ruleset_id in rulesets:
         rules = _build_rules(ruleset_id, players, option)
@@ -84,7 +73,7 @@ def report_cmd(
         paths = write_report(runs, out, command)
     except (BatchError, ReportError) as e:
         raise shown_error(e) from None
-    console.print(TEXTS["written"].format(path=out, files=", ".join(p.name for p in paths)))
+    console.print(t("report.written", path=out, files=", ".join(p.name for p in paths)))
     if any(run.outcome.interrupted for run in runs):
         raise typer.Exit(EXIT_INTERRUPTED)
     if any(run.outcome.failures for run in runs):

@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table as RichTable
 
 from ..bots import BOT_NAMES
+from ..i18n import t
 from ..record import RecordError, save
 from ..rules.base import RuleError, parse_override
 from .common import (
@@ -28,51 +29,10 @@ from .common import (
     err_console,
 )
 
-# User-facing texts, together until the i18n catalogue takes them; refusals carry a stable code.
-TEXTS = {
-    "players_conflict": "--players {flag} and -o players={option} disagree; give the number of players once",
-    "unknown_bot": "unknown bot {bot!r}; bots are {bots}",
-    "records_not_dir": "--records {path} is a file; give a folder (one record per chunk is written into it)",
-    "title": "{ruleset}: {deals} deals in {sessions} sessions of up to {chunk} (seed {seed}); unit: {unit}",
-    "ci_clustered": "95% intervals from the spread between the {n} sessions (deals within a session "
-                    "are not independent: the pot carries over).",
-    "ci_per_deal": "95% intervals from single deals, taken as independent (fewer than 10 sessions).",
-    "pot": "Left in the pots at the end of the sessions (with reserve): {pot}",
-    "outcomes": "Outcomes: {items}",
-    "contracts": "Contracts: {items}",
-    "no_contracts": "none",
-    "rates_tippen": "Taps: {taps} of {decisions} tap-or-pass decisions ({tap_rate})   "
-                    "Bêtes: {betes} of {hands} hands played ({bete_rate})",
-    "rates_tapp": "Declarer won: {wins} of {declared} deals with a declarer ({rate})",
-    "repeat": "Repeat with: --seed {seed} --chunk-deals {chunk}",
-    "records_written": "{count} records written to {path} (one per session; `stammtisch merge {path}` adds them up)",
-    "merged": "{count} records merged",
-}
-TEXTS_DE = {
-    "players_conflict": "--players {flag} und -o players={option} widersprechen sich; "
-                        "die Zahl der Spieler bitte nur einmal angeben",
-    "unknown_bot": "unbekannter Bot {bot!r}; Bots sind {bots}",
-    "records_not_dir": "--records {path} ist eine Datei; bitte einen Ordner angeben (je Stück ein Protokoll)",
-    "title": "{ruleset}: {deals} Spiele in {sessions} Runden zu höchstens {chunk} (Seed {seed}); Einheit: {unit}",
-    "ci_clustered": "95-%-Intervalle aus der Streuung zwischen den {n} Runden (Spiele einer Runde sind "
-                    "nicht unabhängig: der Stamm wird übertragen).",
-    "ci_per_deal": "95-%-Intervalle aus einzelnen Spielen, als unabhängig genommen (weniger als 10 Runden).",
-    "pot": "Am Ende der Runden im Stamm (mit Rücklage): {pot}",
-    "outcomes": "Ausgänge: {items}",
-    "contracts": "Spiele: {items}",
-    "no_contracts": "keine",
-    "rates_tippen": "Getippt: {taps} von {decisions} Entscheidungen ({tap_rate})   "
-                    "Bête: {betes} von {hands} gespielten Händen ({bete_rate})",
-    "rates_tapp": "Spieler gewann: {wins} von {declared} Spielen mit Spieler ({rate})",
-    "repeat": "Wiederholen mit: --seed {seed} --chunk-deals {chunk}",
-    "records_written": "{count} Protokolle in {path} geschrieben (je Runde eines; `stammtisch merge {path}` "
-                       "zählt sie zusammen)",
-    "merged": "{count} Protokolle zusammengezählt",
-}
-CODES = {  # refusal → stable machine code
-    "players_conflict": "players-conflict",
-    "unknown_bot": "unknown-bot",
-    "records_not_dir": "records-not-a-folder",
+CODES = {  # refusal (its text's catalogue key) → stable machine code
+    "simulate.players_conflict": "players-conflict",
+    "cli.unknown_bot": "unknown-bot",
+    "simulate.records_not_dir": "records-not-a-folder",
 }
 
 
@@ -84,7 +44,7 @@ def shown_error(error: Exception) -> CliError:
 
 
 def refuse(key: str, **values: Any) -> CliError:
-    error = CliError(TEXTS[key].format(**values))
+    error = CliError(t(key, **values))
     error.rule = CODES[key]  # type: ignore[attr-defined]
     return error
 
@@ -98,7 +58,7 @@ def _check_players(players: int | None, options: list[str]) -> None:
         except RuleError:
             continue  # _build_rules reports a malformed option
         if key == "players" and str(value).strip() != str(players):
-            raise refuse("players_conflict", flag=players, option=value)
+            raise refuse("simulate.players_conflict", flag=players, option=value)
 
 
 @app.command("simulate")
@@ -149,9 +109,9 @@ def simulate_cmd(
     _check_seat("--first-dealer", first_dealer, rules.players)
     for b in bots:
         if b not in BOT_NAMES:
-            raise refuse("unknown_bot", bot=b, bots=", ".join(BOT_NAMES))
+            raise refuse("cli.unknown_bot", bot=repr(b), bots=", ".join(BOT_NAMES))
     if records is not None and records.exists() and not records.is_dir():
-        raise refuse("records_not_dir", path=records)
+        raise refuse("simulate.records_not_dir", path=records)
     try:
         backend = choose_backend(workers, ray)
     except BatchError as e:
@@ -186,7 +146,7 @@ def simulate_cmd(
     else:
         print_summary(summary, rules, ruleset_id, bot_list, chunk_deals, job_seed)
         if records is not None:
-            console.print(TEXTS["records_written"].format(count=len(written), path=records))
+            console.print(t("simulate.records_written", count=len(written), path=records))
     if run.outcome.interrupted:
         raise typer.Exit(EXIT_INTERRUPTED)
     if run.outcome.failures:
@@ -217,22 +177,22 @@ def print_summary(summary: Any, rules: Any, ruleset_id: str, bot_list: list[str]
     from ..sim.simulate import MIN_SESSIONS_FOR_CLUSTERED_CI, has_pot, unit_of
 
     tippen = rules.family == "tippen"
-    title = TEXTS["title"].format(ruleset=ruleset_id, deals=summary.deals, sessions=len(summary.sessions),
-                                  chunk=chunk_deals or "?", seed=seed if seed is not None else "?",
-                                  unit=unit_of(rules))
-    t = RichTable(title=title, title_justify="left")
-    t.add_column("player")
+    title = t("simulate.title", ruleset=ruleset_id, deals=summary.deals, sessions=len(summary.sessions),
+              chunk=chunk_deals or "?", seed=seed if seed is not None else "?",
+              unit=unit_of(rules))
+    table = RichTable(title=title, title_justify="left")
+    table.add_column("player")
     if bot_list:
-        t.add_column("bot")
-    t.add_column("balance", justify="right")
-    t.add_column("mean per deal", justify="right")
-    t.add_column("95% interval", justify="right")
+        table.add_column("bot")
+    table.add_column("balance", justify="right")
+    table.add_column("mean per deal", justify="right")
+    table.add_column("95% interval", justify="right")
     if tippen:
-        t.add_column("taps / decisions", justify="right")
-        t.add_column("bêtes / hands played", justify="right")
+        table.add_column("taps / decisions", justify="right")
+        table.add_column("bêtes / hands played", justify="right")
     else:
-        t.add_column("declarer / deals", justify="right")
-        t.add_column("won / as declarer", justify="right")
+        table.add_column("declarer / deals", justify="right")
+        table.add_column("won / as declarer", justify="right")
     for seat, name in enumerate(summary.players):
         stats = summary.seats[seat]
         interval = summary.mean_interval(seat) if summary.deals else None
@@ -244,29 +204,30 @@ def print_summary(summary: Any, rules: Any, ruleset_id: str, bot_list: list[str]
             row += [_rate(stats.taps, stats.declarations), _rate(stats.betes, stats.active)]
         else:
             row += [_rate(stats.declarer, summary.deals), _rate(stats.declarer_wins, stats.declarer)]
-        t.add_row(*row)
-    console.print(t)
+        table.add_row(*row)
+    console.print(table)
     if summary.deals:
         clustered = len(summary.sessions) >= MIN_SESSIONS_FOR_CLUSTERED_CI
-        console.print(TEXTS["ci_clustered"].format(n=len(summary.sessions)) if clustered else TEXTS["ci_per_deal"])
+        console.print(t("simulate.ci_clustered", n=len(summary.sessions)) if clustered else t("simulate.ci_per_deal"))
     if has_pot(rules):
-        console.print(TEXTS["pot"].format(pot=summary.pot))
-    console.print(TEXTS["outcomes"].format(items=", ".join(f"{k} {v}" for k, v in sorted(summary.outcomes.items()))))
+        console.print(t("simulate.pot", pot=summary.pot))
+    console.print(t("simulate.outcomes", items=", ".join(f"{k} {v}" for k, v in sorted(summary.outcomes.items()))))
     seats = summary.seats
     if tippen:
-        console.print(TEXTS["rates_tippen"].format(
+        console.print(t(
+            "simulate.rates_tippen",
             taps=summary.taps, decisions=sum(s.declarations for s in seats),
             tap_rate=_rate(summary.taps, sum(s.declarations for s in seats)).split(" = ")[-1],
             betes=summary.betes, hands=sum(s.active for s in seats),
             bete_rate=_rate(summary.betes, sum(s.active for s in seats)).split(" = ")[-1]))
     else:
-        items = ", ".join(f"{k} {v}" for k, v in summary.contracts.most_common()) or TEXTS["no_contracts"]
-        console.print(TEXTS["contracts"].format(items=items))
+        items = ", ".join(f"{k} {v}" for k, v in summary.contracts.most_common()) or t("simulate.no_contracts")
+        console.print(t("simulate.contracts", items=items))
         declared = sum(s.declarer for s in seats)
-        console.print(TEXTS["rates_tapp"].format(wins=summary.declarer_wins, declared=declared,
-                                                 rate=_rate(summary.declarer_wins, declared).split(" = ")[-1]))
+        console.print(t("simulate.rates_tapp", wins=summary.declarer_wins, declared=declared,
+                        rate=_rate(summary.declarer_wins, declared).split(" = ")[-1]))
     if seed is not None and chunk_deals is not None:
-        console.print(TEXTS["repeat"].format(seed=seed, chunk=chunk_deals), style="dim")
+        console.print(t("simulate.repeat", seed=seed, chunk=chunk_deals), style="dim")
 
 
 @app.command("merge")
@@ -295,4 +256,4 @@ def merge_cmd(
         print(json.dumps(data, ensure_ascii=False))
         return
     print_summary(summary, rules, rules.id, None, None, None)
-    console.print(TEXTS["merged"].format(count=count))
+    console.print(t("simulate.merged", count=count))

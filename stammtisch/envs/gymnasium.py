@@ -10,15 +10,21 @@
 encoded view (``stammtisch.envs.observation``); ``info["action_mask"]`` marks the legal dense
 actions (``stammtisch.envs.actions``). The episode is ``terminated`` at the end of the deal (of
 the last deal with ``session_deals=N``); the reward is the seat's ledger change at each deal's
-end. ``action_space.sample()`` without a mask draws a legal action of the current state. An
-illegal or masked action raises ``ValueError`` naming it, the state unchanged.
+end. ``action_space.sample()`` without a mask draws a legal action of the current state.
+
+An action that is illegal now (masked, or outside the action range) is answered as
+``illegal_action`` says. ``"end"`` (the default, as PettingZoo's classic environments do): the
+episode ends there, ``terminated`` with the reward ``illegal_reward`` (default -1.0), the deal
+left as it was, no action legal and ``info["illegal_action"]`` naming the action and the legal
+ones; Gymnasium's ``check_env`` passes unmodified. ``"raise"``: ``ValueError`` with that text,
+the state unchanged and the episode going on.
 """
 
 from __future__ import annotations
 
 import random
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Literal
 
 import gymnasium
 import numpy as np
@@ -47,13 +53,26 @@ class LegalDiscrete(spaces.Discrete):
 
 
 class StammtischEnv(gymnasium.Env[np.ndarray, np.int64]):
+    """One seat of a table learns; bots play the others (see the module's text).
+
+    ``illegal_action``: ``"end"`` (default) ends the episode with the reward ``illegal_reward``
+    when the learner's action is illegal now; ``"raise"`` raises ``ValueError`` naming it and
+    leaves the state as it was. Further keyword arguments are rule options (and
+    ``session_deals``, ``normalize_rewards``) as ``DealTable`` takes them.
+    """
+
     metadata = {"render_modes": ["ansi"], "render_fps": 1}
 
     def __init__(self, ruleset: str = "tippen/grupp-1975", players: int | None = None, seat: int = 0,
                  opponents: str | Sequence[str] = "random", render_mode: str | None = None,
+                 illegal_action: Literal["end", "raise"] = "end", illegal_reward: float = -1.0,
                  **options: Any) -> None:
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be 'ansi' or None, not {render_mode!r}")
+        if illegal_action not in ("end", "raise"):
+            raise ValueError(f"illegal_action must be 'end' or 'raise', not {illegal_action!r}")
+        self.illegal_action = illegal_action
+        self.illegal_reward = float(illegal_reward)
         self.table = DealTable(ruleset, players, **options)
         n = self.table.num_players
         if not 0 <= seat < n:
@@ -74,9 +93,10 @@ class StammtischEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.action_space = LegalDiscrete(self.table.actions.num_actions, self._current_mask)
         self._bots: dict[int, Any] = {}
         self._started = False
+        self._ended_illegally = False
 
     def _current_mask(self) -> np.ndarray | None:
-        if not self._started:
+        if not self._started or self._ended_illegally:
             return None
         return self.table.action_mask(self.seat)
 
@@ -111,14 +131,26 @@ class StammtischEnv(gymnasium.Env[np.ndarray, np.int64]):
             if not over:
                 break
         self._started = True
+        self._ended_illegally = False
         return self._observe()
 
     def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
         if not self._started:
             raise RuntimeError("call reset() before step()")
-        if self.table.current_seat() != self.seat:
+        if self._ended_illegally or self.table.current_seat() != self.seat:
             raise ValueError(f"action {action}: the episode is over; call reset()")
-        rewards, over = self.table.step(int(action))
+        table, dense = self.table, int(action)
+        try:
+            engine = table.actions.to_engine(table.legal(), dense)
+        except ValueError as refusal:
+            if self.illegal_action == "raise":
+                raise
+            self._ended_illegally = True
+            observation = table.encoder.encode_state(table.state, self.seat, ())
+            info = {"action_mask": np.zeros(table.actions.num_actions, dtype=np.int8),
+                    "deal": table.deals_played, "illegal_action": str(refusal)}
+            return observation, self.illegal_reward, True, False, info
+        rewards, over = table.step_engine(engine)
         reward = rewards[self.seat] if rewards is not None else 0.0
         if not over:
             more, over = self._play_others()

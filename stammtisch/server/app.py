@@ -60,7 +60,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..bots import BOT_NAMES, make_bot
+from ..bots import BOT_NAMES
 from ..games.base import IllegalAction
 from ..record import table_to_record
 from ..rules import PRESETS, RuleError, option_specs
@@ -269,10 +269,10 @@ def direct_writer(ws: WebSocket) -> Callable[[Message], bool] | None:
     """A synchronous ``write_now`` for ``Conn`` when the server is uvicorn's websockets-sansio
     protocol: the text frame goes to the protocol's transport at once, as its ASGI ``send``
     would write it for a ``websocket.send``, without a coroutine and a task wake-up per
-    message (bench/server_load.py: about a sixth of the server's CPU per action went to that
-    path). It declines (False) whenever that ``send`` would wait or fail: writing paused (a
-    client that does not read), closing, closed; then the message takes the queued path.
-    None for any other server (the queued path only).
+    message (under load that path is a sizeable share of the server's CPU per action:
+    bench/server_load.py). It declines (False) whenever that ``send`` would wait or fail:
+    writing paused (a client that does not read), closing, closed; then the message takes the
+    queued path. None for any other server (the queued path only).
 
     Without extensions a server's text frame is two or four bytes of header and the payload
     as it is (RFC 6455 §5.2: FIN, opcode 1, no mask), and ``frame_header`` writes that itself;
@@ -308,9 +308,8 @@ def direct_writer(ws: WebSocket) -> Callable[[Message], bool] | None:
 def frame_header(n: int) -> bytes:
     """The header of a final, unmasked text frame (server to client, no extensions) of ``n``
     bytes of payload. The fast path writes it and the payload as two buffers of one system
-    call (``writelines``): joined first, every message was copied once more, and read cold,
-    as the messages of a busy turn wait for its end (bench/server_load.py, two servers side
-    by side: -6 µs per action over four pairs)."""
+    call (``writelines``): joined first, every message would be copied once more, and read
+    cold, as the messages of a busy turn wait for its end (bench/server_side_by_side.py)."""
     if n < 126:
         return b"\x81%c" % n
     if n < 65536:
@@ -351,17 +350,13 @@ NOT_AT_THE_WEB_TABLE = frozenset({"openspiel-ismcts"})
 
 
 def available_bots(family: str) -> list[str]:
-    """The bot names the web table seats for a game family (a bot module may be missing)."""
-    out = []
-    for name in BOT_NAMES:
-        if name in NOT_AT_THE_WEB_TABLE:
-            continue
-        try:
-            make_bot(name, family)
-        except Exception:
-            continue
-        out.append(name)
-    return out
+    """The bot names the web table seats for a game family: the bots that exist for it
+    (``BOT_NAMES``: each plays both families, an optional one is listed only where it can play)
+    but those ``NOT_AT_THE_WEB_TABLE``. Nothing is hidden here when a bot fails to be made: that
+    is a bug, and it surfaces where the bot is seated."""
+    if family not in ("tippen", "tapp"):
+        raise ValueError(f"unknown game family {family!r}")
+    return [name for name in BOT_NAMES if name not in NOT_AT_THE_WEB_TABLE]
 
 
 def rulesets_payload() -> list[dict[str, Any]]:
@@ -1095,9 +1090,9 @@ GC_THRESHOLD0 = 20_000
 def tune_gc() -> None:
     """Garbage-collector settings for a long-running server (called once the tables are loaded).
 
-    Measured with bench/server_load.py (200 tables, 600 clients): with CPython's defaults the
-    collector ran ~15 times a second, and its full passes over every live table's objects
-    stalled the event loop for up to ~200 ms, which was the whole p99 tail. Now everything
+    With CPython's defaults the collector runs many times a second under load, and its full
+    passes over every live table's objects stall the event loop long enough to make the whole
+    p99 tail (bench/server_load.py shows it in ``p99_ms``). So everything
     loaded at start (modules, rebuilt tables) is frozen out of the collector's view, and the
     youngest generation is collected every 20,000 allocations instead of 700 (the objects of
     one action mostly die by reference counting; cycles are rare: HTTP requests, closed
@@ -1116,7 +1111,7 @@ def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = No
     """Serve the web table with uvicorn (blocks).
 
     Per-message deflate is off by default: a state message is ~2 KB of JSON, and compressing
-    each one cost more CPU than everything else in sending it (bench/server_load.py).
+    each one costs more CPU than everything else in sending it (bench/server_load.py).
     Connections are guarded by ``transport.GuardedHttpToolsProtocol``: a header timeout
     (slowloris), caps per address and in all. ``uds``: listen on this Unix socket instead of
     ``host``:``port``, for a reverse proxy on the same machine (``transport.unix_listener``;

@@ -36,33 +36,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from ..i18n import t
+
 R = TypeVar("R")
 
 DEFAULT_RETRIES = 2
-
-# User-facing texts of this module, kept together until the i18n catalogue takes them.
-TEXTS = {
-    "no_ray": "the Ray backend needs Ray: pip install 'stammtisch[cluster]' (or pip install ray)",
-    "ray_connect": "cannot connect to the Ray cluster at {address}: {error}",
-    "bad_workers": "--workers must be at least 1, not {workers}",
-    "worker_died": "a worker process died while running this chunk ({attempts} attempts)",
-    "task_failed": "the chunk failed: {error}",
-    "interrupted": "interrupted: {done} of {chunks} chunks finished ({units} of {total} {unit}); "
-                   "the summary covers the finished chunks only",
-    "failed": "{failed} of {chunks} chunks failed ({units} {unit} missing): {reasons}",
-}
-
-
-TEXTS_DE = {
-    "no_ray": "das Ray-Backend braucht Ray: pip install 'stammtisch[cluster]' (oder pip install ray)",
-    "ray_connect": "keine Verbindung zum Ray-Cluster unter {address}: {error}",
-    "bad_workers": "--workers muss mindestens 1 sein, nicht {workers}",
-    "worker_died": "ein Arbeitsprozess ist bei diesem Stück gestorben ({attempts} Versuche)",
-    "task_failed": "das Stück ist fehlgeschlagen: {error}",
-    "interrupted": "unterbrochen: {done} von {chunks} Stücken fertig ({units} von {total} {unit}); "
-                   "die Zusammenfassung umfasst nur die fertigen Stücke",
-    "failed": "{failed} von {chunks} Stücken fehlgeschlagen ({units} {unit} fehlen): {reasons}",
-}
 
 
 class BatchError(Exception):
@@ -139,7 +117,7 @@ def choose_backend(workers: int | None = None, ray: str | None = None,
                    retries: int = DEFAULT_RETRIES) -> Backend:
     """``workers`` None means all cores; 1 runs in this process; ``ray`` selects Ray."""
     if workers is not None and workers < 1:
-        raise BatchError("workers", TEXTS["bad_workers"].format(workers=workers))
+        raise BatchError("workers", t("batch.bad_workers", workers=workers))
     if ray is not None:
         return Backend("ray", workers or available_cores(), ray_address=ray, retries=retries)
     count = workers or available_cores()
@@ -185,12 +163,14 @@ class BatchOutcome(Generic[R]):
         """One line per kind of problem (interrupted, failed chunks); empty when complete."""
         lines = []
         if self.interrupted:
-            lines.append(TEXTS["interrupted"].format(
+            lines.append(t(
+                "batch.interrupted",
                 done=len(self.results), chunks=len(self.planned), units=self.done_units,
                 total=self.total_units, unit=unit))
         if self.failures:
             reasons = sorted({f.reason for f in self.failures})
-            lines.append(TEXTS["failed"].format(
+            lines.append(t(
+                "batch.failed",
                 failed=len(self.failures), chunks=len(self.planned),
                 units=sum(f.chunk.size for f in self.failures), unit=unit, reasons="; ".join(reasons)))
         return lines
@@ -280,7 +260,7 @@ def _run_inline(task: Callable[[Chunk], Any], chunks: list[Chunk], backend: Back
         try:
             result = task(chunk)
         except Exception as e:  # a failing chunk is reported, the others still run
-            collector.fail(chunk, TEXTS["task_failed"].format(error=_error_text(e)))
+            collector.fail(chunk, t("batch.task_failed", error=_error_text(e)))
             continue
         collector.done(chunk, result)
 
@@ -312,6 +292,10 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
             process.terminate()
     for process in processes:
         process.join(timeout=5)
+    # the executor's manager thread sees its workers gone and ends: waiting for it here keeps
+    # it from closing its wake-up pipe while the interpreter's exit writes to that pipe (an
+    # "OSError: Bad file descriptor" traceback at exit otherwise, now and then)
+    pool.shutdown(wait=True)
 
 
 def _run_processes(task: Callable[[Chunk], Any], chunks: list[Chunk], backend: Backend,
@@ -323,7 +307,7 @@ def _run_processes(task: Callable[[Chunk], Any], chunks: list[Chunk], backend: B
     while queue:
         if fruitless_pools > backend.retries:
             for chunk in reversed(queue):
-                collector.fail(chunk, TEXTS["worker_died"].format(attempts=fruitless_pools))
+                collector.fail(chunk, t("batch.worker_died", attempts=fruitless_pools))
             return
         pool = ProcessPoolExecutor(max_workers=backend.workers, mp_context=context, initializer=_ignore_sigint)
         running: dict[Future[Any], Chunk] = {}
@@ -352,11 +336,11 @@ def _run_processes(task: Callable[[Chunk], Any], chunks: list[Chunk], backend: B
                         broken = True
                         attempts[chunk.index] = attempts.get(chunk.index, 0) + 1
                         if attempts[chunk.index] > backend.retries:
-                            collector.fail(chunk, TEXTS["worker_died"].format(attempts=attempts[chunk.index]))
+                            collector.fail(chunk, t("batch.worker_died", attempts=attempts[chunk.index]))
                         else:
                             queue.append(chunk)
                     else:
-                        collector.fail(chunk, TEXTS["task_failed"].format(error=_error_text(error)))
+                        collector.fail(chunk, t("batch.task_failed", error=_error_text(error)))
         except BaseException:
             _stop_pool(pool)
             raise
@@ -372,7 +356,7 @@ def _run_ray(task: Callable[[Chunk], Any], chunks: list[Chunk], backend: Backend
         import ray
         from ray import exceptions as ray_exceptions
     except ImportError:
-        raise BatchError("no-ray", TEXTS["no_ray"]) from None
+        raise BatchError("no-ray", t("batch.no_ray")) from None
     started_here = not ray.is_initialized()
     if started_here:
         _ray_init(ray, backend)
@@ -392,9 +376,9 @@ def _run_ray(task: Callable[[Chunk], Any], chunks: list[Chunk], backend: Backend
                     try:
                         result = ray.get(ref)
                     except ray_exceptions.RayTaskError as e:  # the task raised: a bug, not retried
-                        collector.fail(chunk, TEXTS["task_failed"].format(error=_error_text(e.cause or e)))
+                        collector.fail(chunk, t("batch.task_failed", error=_error_text(e.cause or e)))
                     except ray_exceptions.RayError as e:  # worker or node died, after Ray's retries
-                        collector.fail(chunk, f"{TEXTS['worker_died'].format(attempts=backend.retries + 1)}: "
+                        collector.fail(chunk, f"{t('batch.worker_died', attempts=backend.retries + 1)}: "
                                               f"{type(e).__name__}")
                     else:
                         collector.done(chunk, result)
@@ -415,7 +399,7 @@ def _check_reachable(address: str) -> None:
     try:
         socket.create_connection((host, int(port)), timeout=5).close()
     except OSError as e:
-        raise BatchError("ray-connect", TEXTS["ray_connect"].format(address=address, error=e)) from None
+        raise BatchError("ray-connect", t("batch.ray_connect", address=address, error=e)) from None
 
 
 def _ray_init(ray: Any, backend: Backend) -> None:
@@ -430,7 +414,7 @@ def _ray_init(ray: Any, backend: Backend) -> None:
         else:
             ray.init(address=address, log_to_driver=False, configure_logging=False)
     except (ConnectionError, RuntimeError, ValueError) as e:
-        raise BatchError("ray-connect", TEXTS["ray_connect"].format(address=address, error=e)) from None
+        raise BatchError("ray-connect", t("batch.ray_connect", address=address, error=e)) from None
 
 
 def _worker_env() -> dict[str, str]:

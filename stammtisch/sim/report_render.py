@@ -16,54 +16,9 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ..i18n import t
 from .report import ReportRun
 from .simulate import has_pot, unit_of
-
-# User-facing texts, together until the i18n catalogue takes them.
-TEXTS = {
-    "no_matplotlib": "report needs matplotlib for its plots: pip install 'stammtisch[report]'",
-    "title": "stammtisch report",
-    "made_by": "Made by: {command}",
-    "job": "{ruleset}: {deals} deals in {sessions} sessions of up to {chunk} (seed {seed}), bots {bots}; unit: {unit}",
-    "mean_net": "Mean net per deal by seat, with 95% confidence intervals",
-    "net_distribution": "Distribution of one deal's net (all seats)",
-    "dealer": "What dealing costs: the dealer's mean net per deal (ante included), 95% intervals",
-    "tap_by_class": "Tippen: tap rate by hand class (at the tap-or-pass decision), 95% Wilson intervals",
-    "trick_by_class": "Tippen: chance of at least one trick when tapping, by hand class",
-    "tap_net_by_class": "Tippen: mean net of tapping by hand class",
-    "pot": "Tippen: mean pot (with reserve) after each deal of a session",
-    "contracts": "Tapp: contract frequencies",
-    "contract_wins": "Tapp: declarer win rate per contract, 95% Wilson intervals",
-    "contract_value": "Tapp: the declarer's mean net per contract, 95% intervals",
-    "declarer_points": "Tapp: the declarer's card points",
-    "ramsch": "Tapp: Ramsch — the loser's card points",
-    "incomplete": "Incomplete: {problems}",
-    "explain": "Intervals: means use the spread between sessions (10 or more sessions) or single deals; "
-               "rates use Wilson's interval. See docs/cluster.md for what each figure means.",
-}
-
-TEXTS_DE = {
-    "no_matplotlib": "report braucht matplotlib für die Grafiken: pip install 'stammtisch[report]'",
-    "title": "stammtisch-Bericht",
-    "made_by": "Erzeugt mit: {command}",
-    "job": "{ruleset}: {deals} Spiele in {sessions} Runden zu höchstens {chunk} (Seed {seed}), Bots {bots}; "
-           "Einheit: {unit}",
-    "mean_net": "Mittlerer Gewinn je Spiel nach Platz, mit 95-%-Konfidenzintervallen",
-    "net_distribution": "Verteilung des Gewinns eines Spiels (alle Plätze)",
-    "dealer": "Was das Geben kostet: mittlerer Gewinn des Gebers je Spiel (mit Einsatz), 95-%-Intervalle",
-    "tap_by_class": "Tippen: Tipp-Quote nach Handklasse (bei der Entscheidung tippen/passen), 95 % nach Wilson",
-    "trick_by_class": "Tippen: Chance auf mindestens einen Stich beim Tippen, nach Handklasse",
-    "tap_net_by_class": "Tippen: mittlerer Gewinn beim Tippen nach Handklasse",
-    "pot": "Tippen: mittlerer Stamm (mit Rücklage) nach jedem Spiel einer Runde",
-    "contracts": "Tapp: Häufigkeit der Spiele",
-    "contract_wins": "Tapp: Gewinnquote des Spielers je Spiel, 95 % nach Wilson",
-    "contract_value": "Tapp: mittlerer Gewinn des Spielers je Spiel, 95-%-Intervalle",
-    "declarer_points": "Tapp: Augen des Spielers",
-    "ramsch": "Tapp: Ramsch — Augen des Verlierers",
-    "incomplete": "Unvollständig: {problems}",
-    "explain": "Intervalle: Mittelwerte aus der Streuung zwischen Runden (ab 10 Runden) oder einzelnen "
-               "Spielen; Quoten nach Wilson. Was jede Grafik bedeutet: docs/cluster.md.",
-}
 
 
 class ReportError(Exception):
@@ -76,7 +31,7 @@ def _pyplot() -> Any:
     try:
         import matplotlib
     except ImportError:
-        raise ReportError("no-matplotlib", TEXTS["no_matplotlib"]) from None
+        raise ReportError("no-matplotlib", t("report.no_matplotlib")) from None
     matplotlib.use("Agg")  # files only, no display
     import matplotlib.pyplot as plt
 
@@ -235,7 +190,7 @@ def make_plots(numbers: list[dict[str, Any]]) -> list[tuple[str, bytes]]:
             mean = (entry or {}).get("mean_per_deal") or {"estimate": None, "ci": [None, None]}
             values.append((mean["estimate"], mean["ci"][0], mean["ci"][1]))
         mean_series[d["ruleset"]] = values
-    plots.append((TEXTS["mean_net"], _grouped_bars(plt, TEXTS["mean_net"], players, mean_series,
+    plots.append((t("report.mean_net"), _grouped_bars(plt, t("report.mean_net"), players, mean_series,
                                                     f"net per deal ({units})")))
     merged: dict[str, dict[str, int]] = {}
     for d in numbers:
@@ -243,11 +198,11 @@ def make_plots(numbers: list[dict[str, Any]]) -> list[tuple[str, bytes]]:
         for per_seat in d["net_distribution"].values():
             counts.update({int(k): v for k, v in per_seat.items()})
         merged[d["ruleset"]] = {str(k): v for k, v in counts.items()}
-    plots.append((TEXTS["net_distribution"], _distribution(plt, TEXTS["net_distribution"], merged,
+    plots.append((t("report.net_distribution"), _distribution(plt, t("report.net_distribution"), merged,
                                                            f"net of one deal ({units})")))
     dealer = {d["ruleset"]: [(d["dealer_net"]["estimate"], *d["dealer_net"]["ci"]) if d["dealer_net"]
                              else (None, None, None)] for d in numbers}
-    plots.append((TEXTS["dealer"], _grouped_bars(plt, TEXTS["dealer"], ["dealer"], dealer,
+    plots.append((t("report.dealer"), _grouped_bars(plt, t("report.dealer"), ["dealer"], dealer,
                                                  f"dealer's net per deal ({units})")))
     tippen = [d for d in numbers if "hand_classes" in d]
     if tippen:
@@ -261,12 +216,12 @@ def make_plots(numbers: list[dict[str, Any]]) -> list[tuple[str, bytes]]:
                                      if c in rows else (None, None, None) for c in labels]
             return out
 
-        plots.append((TEXTS["tap_by_class"], _grouped_bars(plt, TEXTS["tap_by_class"], labels,
+        plots.append((t("report.tap_by_class"), _grouped_bars(plt, t("report.tap_by_class"), labels,
                                                            by_class("tap_rate", "tap_rate_ci"), "tap rate")))
-        plots.append((TEXTS["trick_by_class"], _grouped_bars(plt, TEXTS["trick_by_class"], labels,
+        plots.append((t("report.trick_by_class"), _grouped_bars(plt, t("report.trick_by_class"), labels,
                                                              by_class("trick_rate", "trick_rate_ci"),
                                                              "P(at least one trick)")))
-        plots.append((TEXTS["tap_net_by_class"], _grouped_bars(plt, TEXTS["tap_net_by_class"], labels,
+        plots.append((t("report.tap_net_by_class"), _grouped_bars(plt, t("report.tap_net_by_class"), labels,
                                                                by_class("mean_net_tapping", "mean_net_tapping_ci"),
                                                                "mean net when tapping")))
         fig, ax = plt.subplots(figsize=(7, 3.4))
@@ -274,9 +229,9 @@ def make_plots(numbers: list[dict[str, Any]]) -> list[tuple[str, bytes]]:
             ax.plot(range(1, len(d["pot_by_deal"]) + 1), d["pot_by_deal"], label=d["ruleset"])
         ax.set_xlabel("deal of the session")
         ax.set_ylabel("mean pot")
-        ax.set_title(TEXTS["pot"], fontsize=10)
+        ax.set_title(t("report.pot"), fontsize=10)
         ax.legend(fontsize=7)
-        plots.append((TEXTS["pot"], _png(plt, fig)))
+        plots.append((t("report.pot"), _png(plt, fig)))
     tapp = [d for d in numbers if "contract_table" in d]
     if tapp:
         labels = sorted({row["contract"] for d in tapp for row in d["contract_table"]})
@@ -291,17 +246,19 @@ def make_plots(numbers: list[dict[str, Any]]) -> list[tuple[str, bytes]]:
                                   for c in labels]
             value[d["ruleset"]] = [(rows[c]["mean_declarer_net"], *(rows[c]["mean_declarer_net_ci"] or [None, None]))
                                    if c in rows else (None, None, None) for c in labels]
-        plots.append((TEXTS["contracts"], _grouped_bars(plt, TEXTS["contracts"], labels, frequency, "share of deals")))
-        plots.append((TEXTS["contract_wins"], _grouped_bars(plt, TEXTS["contract_wins"], labels, wins,
+        plots.append((t("report.contracts"), _grouped_bars(plt, t("report.contracts"), labels, frequency,
+                                                           "share of deals")))
+        plots.append((t("report.contract_wins"), _grouped_bars(plt, t("report.contract_wins"), labels, wins,
                                                             "declarer win rate")))
-        plots.append((TEXTS["contract_value"], _grouped_bars(plt, TEXTS["contract_value"], labels, value,
+        plots.append((t("report.contract_value"), _grouped_bars(plt, t("report.contract_value"), labels, value,
                                                              f"declarer net per deal ({tapp[0]['unit']})")))
-        plots.append((TEXTS["declarer_points"], _distribution(plt, TEXTS["declarer_points"],
+        plots.append((t("report.declarer_points"), _distribution(plt, t("report.declarer_points"),
                                                               {d["ruleset"]: d["declarer_points"] for d in tapp},
                                                               "card points of the declarer")))
         ramsch = {d["ruleset"]: d["ramsch"]["loser_points"] for d in tapp if d["ramsch"]["deals"]}
         if ramsch:
-            plots.append((TEXTS["ramsch"], _distribution(plt, TEXTS["ramsch"], ramsch, "card points of the loser")))
+            plots.append((t("report.ramsch"), _distribution(plt, t("report.ramsch"), ramsch,
+                                                            "card points of the loser")))
     return plots
 
 
@@ -325,26 +282,26 @@ def _cell(value: Any) -> str:
 
 
 def render_html(numbers: list[dict[str, Any]], plots: list[tuple[str, bytes]], command: str) -> str:
-    parts = [f"<h1>{html.escape(TEXTS['title'])}</h1>",
-             f"<p class='cmd'>{html.escape(TEXTS['made_by'].format(command=command))}</p>"]
+    parts = [f"<h1>{html.escape(t('report.title'))}</h1>",
+             f"<p class='cmd'>{html.escape(t('report.made_by', command=command))}</p>"]
     for d in numbers:
-        parts.append("<p>" + html.escape(TEXTS["job"].format(
+        parts.append("<p>" + html.escape(t("report.job",
             ruleset=d["ruleset"], deals=d["deals"], sessions=d["sessions"], chunk=d["chunk_deals"], seed=d["seed"],
             bots=", ".join(d["bots"]), unit=d["unit"])) + "</p>")
         if d["problems"]:
-            parts.append("<p class='warn'>" + html.escape(TEXTS["incomplete"].format(
+            parts.append("<p class='warn'>" + html.escape(t("report.incomplete",
                 problems="; ".join(d["problems"]))) + "</p>")
-    parts.append(f"<p>{html.escape(TEXTS['explain'])}</p>")
+    parts.append(f"<p>{html.escape(t('report.explain'))}</p>")
     rows = []
     for d in numbers:
         for seat, (name, entry) in enumerate(d["per_player"].items()):
             mean = entry["mean_per_deal"] or {}
             rows.append([d["ruleset"], name, d["bots"][seat], d["balances"][name], mean.get("estimate"),
                          mean.get("ci"), mean.get("method")])
-    parts.append(f"<h2>{html.escape(TEXTS['mean_net'])}</h2>")
+    parts.append(f"<h2>{html.escape(t('report.mean_net'))}</h2>")
     parts.append(_table(["rule set", "player", "bot", "balance", "mean per deal", "95% interval", "interval from"],
                         rows))
-    parts.append(f"<h2>{html.escape(TEXTS['dealer'])}</h2>")
+    parts.append(f"<h2>{html.escape(t('report.dealer'))}</h2>")
     parts.append(_table(["rule set", "dealer's mean net per deal", "95% interval"],
                         [[d["ruleset"], (d["dealer_net"] or {}).get("estimate"), (d["dealer_net"] or {}).get("ci")]
                          for d in numbers]))
