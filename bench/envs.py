@@ -8,7 +8,7 @@ episode (deal) starts when one ends.
 Peer: ``open_spiel.python.rl_environment.Environment("skat")``; every step builds every
 player's information-state tensor and legal actions (what the RL environment does), and the
 acting player picks a uniformly random legal action.
-Bar (issue 11): ratio ours/peer ≥ 1.0 for tapp/modern. Rates are per second of this process's
+Bar: ratio ours/peer ≥ 1.0 for tapp/modern. Rates are per second of this process's
 CPU time, measured in interleaved slices, so that the load of other programs on a shared
 machine does not tilt the ratio.
 

@@ -4,8 +4,8 @@ This machine's speed moves by a third and more from minute to minute, so two run
 ``bench/server_load.py`` one after the other cannot tell a change of a few per cent from the
 noise. Here both run together: each checkout's own ``bench/server_load.py`` starts its own
 server (its own code) and its own clients, with ``--tables`` tables each, and both see the
-same moment of the machine. Two copies of the same code differed by 0–2 µs per action in
-four pairs (2026-12-01); runs one after the other, by up to 90 µs.
+same moment of the machine. To see the noise floor, point ``--other`` at a copy of this very
+checkout: the differences it prints are what "no change" looks like.
 
 Prints one JSON line per pair (``this`` and ``other``: the steady server CPU per action, its
 split, p99, actions per second, lost events, errors; ``diff_us``: this minus other), then a

@@ -1,4 +1,4 @@
-"""Soak of the web table under chaos (issue 10): honest tables play while the server is killed,
+"""Soak of the web table under chaos: honest tables play while the server is killed,
 its database locked, its table creation flooded and its sockets held half-open.
 
 Starts ``stammtisch.server.app.run`` in a subprocess on 127.0.0.1 (free port, temporary SQLite

@@ -8,7 +8,7 @@ the row writer's pragmas, a checkpoint every ``ROWS_BETWEEN_CHECKPOINTS`` rows) 
 layouts of the action rows, each in a database file of its own (DDL from ``storage.py``):
 
 - ``table_key``: ``st_actions``, keyed by (table_id, deal, idx): the actions of deals dealt
-  before deal keys (the layout of every action until 2026-12-02);
+  before deal keys (the layout the older deals keep);
 - ``deal_key``: ``st_moves``, keyed by (deal key, idx), the deal key global to the server:
   the live deals are the newest keys, so a group's rows share the rightmost few leaves;
 - ``no_index``: a plain append-only table, the floor (a table's rows could not be found).

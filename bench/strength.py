@@ -7,7 +7,7 @@ with 3 players and ``tippen/grupp-1975`` with 4) one JSON line:
   search bot's mean minus the heuristic's, with the 95 % interval of the paired per-session
   differences (``stammtisch.sim.tournament``: every deck is played with every arrangement of
   the two bots over the seats, so the luck of the cards cancels);
-* ``bar_met``: the difference's interval lies above zero (the bar of issue 9 for ``pimc``);
+* ``bar_met``: the difference's interval lies above zero (the bar ``pimc`` must meet);
 * ``decision_seconds``: the search bot's median and p95 seconds per decision (decisions with
   more than one legal action), measured in this run on ``--timing-deals`` deals with the search
   bot in one seat and the heuristic in the others, one process, beside the tournament (after an

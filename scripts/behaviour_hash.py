@@ -10,7 +10,7 @@ and after a refactor and compare the printed hashes:
     python scripts/behaviour_hash.py --deals 30000 > after.json
     diff before.json after.json
 
-Intended changes are folded away by ``normalise`` (each says which issue made it), so the
+Intended changes are folded away by ``normalise`` (each says what changed on purpose), so the
 hashes compare like with like. Uses only the public API.
 """
 
@@ -27,7 +27,7 @@ from typing import Any
 from stammtisch.games import IllegalAction, TableState, new_game
 from stammtisch.rules import PRESETS, RuleError, ruleset
 
-# Option values tried per preset (the old option names, which stay valid).
+# Option values drawn from per preset (the old option names, which stay valid).
 TIPPEN_TRIES: dict[str, list[Any]] = {
     "players": [3, 4, 5, 6],
     "max_bete": [None, None, 6, 9, 12],
@@ -69,24 +69,24 @@ def random_rules(rid: str, rng: random.Random):
     return ruleset(rid)
 
 
-# Options that moved (issue 7 item 1: a preset offers only the options that apply to it).
+# Options that moved (a preset offers only the options that apply to it).
 _DROPPED_OPTIONS = {"pot", "pot_ante", "tout_multiplier", "frage_value", "rufer_in_tapp"}
 
 
 def normalise_view(view: dict) -> dict:
     v = dict(view)
-    if v.get("phase") == "done":  # issue 7 item 3: one name for the terminal phase
+    if v.get("phase") == "done":  # one name for the terminal phase: "over"
         v["phase"] = "over"
     v["options"] = {k: x for k, x in v["options"].items() if k not in _DROPPED_OPTIONS}
     if v["ruleset"] in ("tapp/wuerttemberg-tarock", "tapp/classic-1879"):
-        v["options"].pop("pack", None)  # item 1 too: the historic games offer no pack option
-    if v.get("phase") == "give" and v.get("called"):  # item 8: the called card may go back
+        v["options"].pop("pack", None)  # the historic games offer no pack option
+    if v.get("phase") == "give" and v.get("called"):  # the called card may go back
         v["legal_actions"] = [a for a in v["legal_actions"] if a != f"give:{v['called']}"]
     return v
 
 
 def normalise_legal(state, legal: list[str]) -> list[str]:
-    """Issue 7 item 8: a Rufer declarer may now give back the called card too."""
+    """A Rufer declarer may now give back the called card too: left out of the legal actions."""
     view = state.view(None)
     called = view.get("called")
     if view.get("phase") == "give" and called:
@@ -150,7 +150,7 @@ def play(rid: str, deals: int, seed: int) -> dict:
                     if pid in legal_ids:
                         raise LookupError
                     if state.action_to_string(pid).startswith("give:"):
-                        raise LookupError  # legality of give changed on purpose (item 8)
+                        raise LookupError  # legality of give changed on purpose (normalise_legal)
                     state.apply(pid)
                     feed(["accepted?!", probe])
                 except IllegalAction as e:

@@ -1,4 +1,4 @@
-"""Screenshots of the web table for the closing note of issue 8 (not a test).
+"""Screenshots of the web table for the docs (not a test).
 
 Starts the server on a temporary SQLite database, creates bot-filled tables, plays one seat in
 Chromium (Playwright, Debian's /usr/bin/chromium) to the settlement and saves PNGs:

@@ -1,4 +1,4 @@
-"""Cards, packs and card sets (RULES.md section 0).
+"""Cards, packs and card sets (docs/rules-reference.md §0).
 
 A card is an ``int`` index into its pack; a set of cards is an ``int`` bit mask over those
 indices (as python-chess does with bitboards). Each pack lays its cards out suit by suit,
@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 SUITS = "HDCS"
 
-#: Tapp card points (RULES.md section 0): 120 in a full suit set of four suits.
+#: Tapp card points (rules reference §0): 120 in a full suit set of four suits.
 TAPP_POINTS = {"A": 11, "T": 10, "K": 4, "Q": 3, "J": 2}
 
 

@@ -8,7 +8,7 @@ before a heading and stay stable when the prose changes:
 - ``<!-- variant: robbing -->`` one variant inside the variants section;
 - ``<!-- term: bete -->`` one entry of the glossary;
 - ``<!-- variants: max-bete robbing … -->`` inside a rule set's section: the variants it
-  offers (RULES.md 2.2, last row), so that no code needs to know which rule set has which.
+  offers (docs/rules-reference.md §2.2, last row), so that no code needs to know which rule set has which.
 
 Everything before the first marker of a family page is the family's introduction (what the
 game is, the deal, declarations, play, scoring). A block runs from its marker to the next

@@ -1,7 +1,7 @@
 """The ledger: every movement of value is a transfer, and the books always balance.
 
 Accounts are player seats (ints) plus ``"pot"`` and ``"reserve"``. All start at 0, so
-``sum(player balances) + pot + reserve == 0`` after every transfer (RULES.md section 1).
+``sum(player balances) + pot + reserve == 0`` after every transfer (docs/rules-reference.md §1).
 """
 
 from __future__ import annotations

@@ -195,7 +195,7 @@ def summarise_deal(result: DealResult, num_players: int) -> dict[str, Any]:
 
 
 def first_dealer_by_ace(deck: list[str], num_players: int) -> int:
-    """RULES.md 2.1: cards dealt face up one at a time round the table; the first Ace deals.
+    """docs/rules-reference.md §2.1: cards dealt face up one at a time round the table; the first Ace deals.
 
     ``deck`` is in notation, top first; the first card goes to seat 0.
     """
@@ -217,8 +217,8 @@ def order_from_number(r: int, n: int) -> list[int]:
 
 def draw_first_dealer(rules: RuleSet, rng: random.Random) -> int:
     """The first dealer of a session, as the rule set finds him (``Preset.first_dealer``):
-    by the first Ace dealt face up round the table (Tippen, RULES.md 2.1), or by lot (Tapp,
-    RULES.md 3.4; the historic sources are silent, and the lot is the usual way)."""
+    by the first Ace dealt face up round the table (Tippen, rules reference §2.1), or by lot (Tapp,
+    rules reference §3.4; the historic sources are silent, and the lot is the usual way)."""
     if rules.preset.first_dealer == "ace":
         cards = list(pack_named(rules.pack).cards)
         rng.shuffle(cards)

@@ -1,4 +1,4 @@
-"""``stammtisch analyze`` on the RULES.md worked examples: the open-hand values of a deal
+"""``stammtisch analyze`` on the worked examples of docs/rules-reference.md: the open-hand values of a deal
 chain from card to card, end at the deal's real result, and name the mistakes."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def test_tippen_the_last_card_leaves_the_real_tricks(path):
         assert all(0 <= p.after <= p.before or p.loss == 0 for p in a.plays)
 
 
-def test_mistakes_are_listed_largest_first_and_json_has_the_shape_of_the_issue():
+def test_mistakes_are_listed_largest_first_and_the_json_has_every_card_played():
     path = RECORDS / "rules-3-classic-frage-65.json"
     result = CliRunner().invoke(app, ["analyze", str(path), "--json"], catch_exceptions=False)
     assert result.exit_code == 0, result.output

@@ -236,7 +236,7 @@ def test_tapp_deal_in_two_browsers_with_a_bot(server, browser):
 
 
 def test_server_killed_mid_deal_the_browsers_carry_on(browser, tmp_path):
-    """Issue 4's promise: kill the server in the middle of a deal, start it again, and the
+    """Kill the server in the middle of a deal, start it again, and the
     players' pages reconnect by themselves to the same hands and log, and the deal goes on."""
     import signal
 

@@ -1,6 +1,7 @@
-"""Every deal explained: the summary keys of DealResult on the RULES.md worked-example records
-(figures by hand, as in test_worked_examples.py and test_tippen_examples.py), the renderer
-stammtisch.explain in English and German, and ``stammtisch replay --tricks`` / ``--json``."""
+"""Every deal explained: the summary keys of DealResult on the worked-example records of
+docs/rules-reference.md (figures by hand, as in test_worked_examples.py and
+test_tippen_examples.py), the renderer stammtisch.explain in English and German, and
+``stammtisch replay --tricks`` / ``--json``."""
 
 import json
 import random
@@ -30,7 +31,7 @@ def codes(result):
     return [p["code"] for p in result.summary["payments"]]
 
 
-# ------------------------------------------------------------------ Tippen (RULES.md 2.4)
+# ------------------------------------------------------------------ Tippen (rules reference §2.4)
 def test_tippen_example_1_tricks_betes_and_pot():
     """1859, compulsory hand: 3 in the pot, a trick pays 1; B 2 tricks, D 1; A and C pay a
     bête of 3 each: the pot goes 0 -> 6. Example 2: 6 + B's ante = 9, a trick pays 3, pot 0."""
@@ -110,7 +111,7 @@ def test_tricks_log_agrees_with_the_tricks(name):
         assert len(cards) == len(set(cards))
 
 
-# ------------------------------------------------------------------ Tapp (RULES.md 3)
+# ------------------------------------------------------------------ Tapp (rules reference §3)
 @pytest.mark.parametrize("name,declarer_points,won", [
     ("rules-3-wt-frage-52", 52, False),
     ("rules-3-wt-frage-60", 60, None),  # a draw

@@ -17,8 +17,8 @@ from stammtisch.rules import PRESETS, RuleError, ruleset
 runner = CliRunner()
 LANGS = ("en", "de")
 
-#: The glossary terms issue 8 asks for: stable id -> a word its heading must contain (en, de).
-ISSUE_TERMS = {
+#: The glossary terms the guide must define: stable id -> a word its heading must contain (en, de).
+TABLE_TERMS = {
     "stamm": ("Stamm", "Stamm"),
     "bete": ("Bête", "Bête"),
     "tap": ("tap", "Tappen"),
@@ -84,9 +84,9 @@ def test_each_family_page_has_exactly_the_rule_sets_of_its_family():
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_every_glossary_term_of_the_issue_exists(lang):
+def test_every_word_players_use_at_the_table_is_in_the_glossary(lang):
     terms = guide.glossary_terms(lang)
-    for term, words in ISSUE_TERMS.items():
+    for term, words in TABLE_TERMS.items():
         assert term in terms, f"{term} missing from the {lang} glossary"
         word = words[LANGS.index(lang)]
         assert word.lower() in terms[term].title.lower(), (term, terms[term].title)
@@ -284,8 +284,9 @@ def test_web_guide_route_refuses_unknown_ids_and_languages_with_a_code():
 
 
 def test_the_vierblatt_example_of_the_guide_is_what_the_engine_does():
-    # The guide's own example (not in RULES.md): four players, Anna deals and antes 4; Ben takes
-    # two tricks, Carl one, Dora one; Anna none and pays the stake, 4; then 8 in play, 2 a trick.
+    # The guide's own example (not in docs/rules-reference.md): four players, Anna deals and antes 4;
+    # Ben takes two tricks, Carl one, Dora one; Anna none and pays the stake, 4; then 8 in play,
+    # 2 a trick.
     from test_tippen_support import balances, deal, game, make_deck, run
 
     from stammtisch.games.base import TableState

@@ -1,4 +1,4 @@
-"""World sampling (issue 9 item 1): ``state.resample(seat, rng)``.
+"""World sampling: ``state.resample(seat, rng)``.
 
 Properties over every preset with random valid options: the sampled state shows ``seat`` the
 same view and the same known cards, conserves the cards, is the state its own deck and log

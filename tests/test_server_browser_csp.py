@@ -1,4 +1,4 @@
-"""The web client works under the server's Content-Security-Policy (issue 10, defect 11).
+"""The web client works under the server's Content-Security-Policy.
 
 The other browser tests turn the policy off for their own string predicates (Playwright
 evaluates those with ``eval``); this one keeps it on, lets two friends join a table through

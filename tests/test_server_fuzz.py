@@ -1,4 +1,4 @@
-"""Property-based fuzzing of the web table (issue 10).
+"""Property-based fuzzing of the web table.
 
 HTTP: Schemathesis generates requests from the app's own OpenAPI schema (valid and invalid
 bodies, paths, query strings); the server never answers 500 and every error is JSON with a

@@ -1,4 +1,4 @@
-"""Player names at a web table (issue 10, defect 8): cleaning and the confusable skeleton."""
+"""Player names at a web table: cleaning and the confusable skeleton."""
 
 from __future__ import annotations
 

@@ -15,7 +15,7 @@ DEPTH = 32
 
 
 def parse_with_json_only(text: str, max_depth: int) -> tuple[Any, str, str]:
-    """The reader as it was before orjson: the reference."""
+    """A reader on the standard json module alone: the reference the orjson reader must match."""
     try:
         msg = json.loads(text)
     except RecursionError:

@@ -1,5 +1,6 @@
-"""Issue 10 against the real server process (uvicorn with the guarded protocol): bodies are
-limited while they stream, and slow or piled-up connections cannot starve honest clients."""
+"""The server's limits against the real server process (uvicorn with the guarded protocol):
+bodies are limited while they stream, and slow or piled-up connections cannot starve honest
+clients."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Issue 10: the soak runs in CI for 60 s (``bench/soak.py``): under kills, database locks,
+"""The soak runs in CI for 60 s (``bench/soak.py``): under kills, database locks,
 floods and half-open sockets, no event any client saw or the server held is missing from the
 database, and every kind of chaos was met as designed. Its latencies are measured on a quiet
 machine, not asserted here (timings do not belong in tests)."""

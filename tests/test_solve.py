@@ -1,6 +1,6 @@
-"""Open-hand solvers (issue 9 item 2): against a brute-force minimax driven through the engines
-themselves, on endings of up to 4 tricks, for every Tapp contract kind and for Tippen; both
-backends (numba kernel and the Python reference)."""
+"""Open-hand solvers against a brute-force minimax driven through the engines themselves, on
+endings of up to 4 tricks, for every Tapp contract kind and for Tippen; both backends (numba
+kernel and the Python reference)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """Full Tapp deals with chosen decks and action lists, and the edge cases of
-rules-research section 5 (Tapp). Expected money comes from RULES.md section 3."""
+docs/rules-reference.md §6 (Tapp). Expected money comes from §3 of that page."""
 
 import pytest
 
@@ -79,7 +79,7 @@ def pot_delta(result):
 
 
 # Decks and actions found once by a seeded search (random play after the named auction);
-# every expected amount below comes from RULES.md, not from the engine.
+# every expected amount below comes from the rules reference, not from the engine.
 FIXTURES = {
     "wt_frage_52": dict(rid="tapp/wuerttemberg-tarock", ov={'pot': True}, dealer=2, pot=4,
         deck=("H9 H6 CJ D6 CK C7 D8 HQ CT CQ D9 SK C9 S7 HJ H7 DK HK HA S6 SA H8 HT DJ C8 D7 DA S8 DT S9 SJ DQ SQ "
@@ -642,7 +642,7 @@ def test_rufer_called_card_held_by_defender():
     refused(s, "give:C7", "wrong phase")
     act(s, "call:C6")  # C6 is with seat 0 (the rest of the pack)
     assert "C6" in hand_of(s, 1) and "C6" not in hand_of(s, 0)
-    assert "give:C6" in legal_strings(s)  # RULES 3.4: any card, the called one included
+    assert "give:C6" in legal_strings(s)  # rules reference §3.4: any card, the called one included
     refused(s, "give:D6", "give a card you hold")
     act(s, "give:HA")
     assert "HA" in hand_of(s, 0) and "HA" not in hand_of(s, 1)
@@ -659,8 +659,9 @@ def test_rufer_called_card_held_by_defender():
 
 
 def test_rufer_declarer_may_give_back_the_called_card():
-    # RULES 3.4 (seed 003: "et kort etter eget valg"): the declarer gives back any card of his
-    # own choice, the called card included; then nobody but the two knows it went back.
+    # rules reference §3.4 (the Norwegian Tapp rules text: "et kort etter eget valg"): the
+    # declarer gives back any card of his own choice, the called card included; then nobody
+    # but the two knows it went back.
     game, s = rufer_deal()
     act(s, "call:C6 give:C6")
     assert "C6" in hand_of(s, 0) and "C6" not in hand_of(s, 1)
@@ -682,7 +683,7 @@ def test_rufer_any_defender_trick_loses_at_once():
 
 
 def test_rufer_hand_sizes_do_not_reveal_the_holder_before_the_give():
-    # RULES 3.4 / rules-research P5: the holder hands the card over face down; his identity is
+    # rules reference §3.4 / §6 P5: the holder hands the card over face down; his identity is
     # known to the declarer only. Between call and give the others must not see 10 vs 11 cards.
     game, s = rufer_deal()
     act(s, "call:C6")  # held by seat 0

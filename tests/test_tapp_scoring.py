@@ -1,5 +1,5 @@
-"""Tapp settlement as pure functions: every worked example of RULES.md 3 and of
-rules-research 2.5-2.7 (the full-deal versions are in test_tapp_deals.py)."""
+"""Tapp settlement as pure functions: every worked example of docs/rules-reference.md §3 and
+§5.5–§5.7 (the full-deal versions are in test_tapp_deals.py)."""
 
 import pytest
 
@@ -20,7 +20,7 @@ def declarer_net(per, to_pot, defenders=2):
     return per * defenders - to_pot
 
 
-# --- Württemberg Tarock (RULES 3.2, rules-research 2.5 table with pot = 6) -----------------
+# --- Württemberg Tarock (rules reference §3.2, §5.5 table with pot = 6) -----------------
 @pytest.mark.parametrize(
     "level, points, tout, took_all, per, to_pot, net",
     [
@@ -68,7 +68,7 @@ def test_wt_pot_frage_won_untouched_solo_lost_doubles():
     assert historic_settlement(WT, FRAGE, 119, True, False, pot=10, pot_enabled=True) == (-120, 120)
 
 
-# --- Classic Tapp (RULES 3.3, rules-research 2.6) ----------------------------------------
+# --- Classic Tapp (rules reference §3.3, §5.6) ----------------------------------------
 @pytest.mark.parametrize("points, per", [(61, 1), (64, 1), (65, 2), (75, 4), (50, -3), (60, 0)])
 def test_classic_frage(points, per):
     assert historic_settlement(CL, FRAGE, points) == (per, 0)
@@ -97,7 +97,7 @@ def test_classic_herzsolo_counts_as_solo_for_the_pot():
     assert historic_settlement(CL, FRAGE, 50, pot=8, pot_enabled=True) == (-3, 3)
 
 
-# --- Modern Tapp (RULES 3.4, rules-research 2.7) -----------------------------------------
+# --- Modern Tapp (rules reference §3.4, §5.7) -----------------------------------------
 def test_modern_value_table_and_frage_option():
     assert [modern_value(c) for c in ("frage", "solo:C", "solo:S", "solo:D", "herzsolo",
                                       "bettel", "rufer:C", "herzrufer", "bettel-ouvert",

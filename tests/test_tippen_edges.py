@@ -1,4 +1,4 @@
-"""The Tippen edge cases of rules-research section 5, plus refusals naming their rule."""
+"""The Tippen edge cases of docs/rules-reference.md §6, plus refusals naming their rule."""
 
 from __future__ import annotations
 
@@ -72,7 +72,7 @@ def test_loup_limits_and_stake():
     ("tippen/katira-1983", 6, "3–5"),
 ])
 def test_player_limit_message_names_the_rule_sets_own_pack(rid, players, limit):
-    """RULES 2.2 players / section 4: a rule set with no 52-card extension is refused for too
+    """rules reference §2.2 players / §4: a rule set with no 52-card extension is refused for too
     many players without pretending the user chose the whist52 pack."""
     with pytest.raises(RuleError) as e:
         ruleset(rid, {"players": players})
@@ -233,7 +233,7 @@ def test_robbing_swaps_the_seven_and_binds_the_ace_lead():
 
 def test_robbing_asks_every_active_player_so_the_seven_stays_hidden():
     """view(seat) must not reveal who holds the trump 7: the rob phase asks every active
-    player from forehand, whoever holds it (RULES 2.1 hidden cards; 2.3 robbing)."""
+    player from forehand, whoever holds it (rules reference §2.1 hidden cards; §2.3 robbing)."""
     g = game("tippen/dreiblatt-1859", robbing=True)
     flows = []
     for hands in ({B: "H7 SA C8", C: "H8 S9 C9"}, {B: "H8 SA C8", C: "H7 S9 C9"},
@@ -518,7 +518,7 @@ def test_refusals_name_the_rule_and_leave_the_state_unchanged():
 @pytest.mark.parametrize("rid,sniffing", [("tippen/grupp-1975", "modern"),
                                           ("tippen/dreiblatt-1859", "1859")])
 def test_knock_is_decided_blind_sniff_only_after_looking(rid, sniffing):
-    """rules-research T7/T8: a knocker decides before looking at his hand; a sniffer has seen
+    """rules reference §6 T7/T8: a knocker decides before looking at his hand; a sniffer has seen
     his. With both agreed the dealer first knocks or looks, then may sniff or turn."""
     g = game(rid, knocking=True, sniffing=sniffing)
     s = deal(g, dealer=A, pot=9, upcard="D7", hands={A: "H7 S7 C7"})

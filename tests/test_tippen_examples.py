@@ -1,4 +1,4 @@
-"""Worked examples of RULES.md 2.4 (1–6) and rules-research 2.1–2.4, with concrete decks."""
+"""Worked examples of docs/rules-reference.md §2.4 (1–6) and §5.1–§5.4, with concrete decks."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ def first_keys(summary: dict) -> dict:
 A, B, C, D, E = range(5)
 
 
-# -- RULES.md 2.4 ---------------------------------------------------------------------------------
+# -- rules reference §2.4 ---------------------------------------------------------------------------------
 
 def example1():
     """1859, A deals, pot 3 (compulsory). B 2 tricks, D 1; A and C pay 3 each."""
@@ -159,7 +159,7 @@ def test_rules_example_6_max_bete():
     run(s, "play:SK play:SA play:S7")                # C
     run(s, "play:D7 play:D8 play:DA")                # B
     assert s.tricks_won == [0, 2, 1]
-    # research 2.2 item 16 / E3: the bête is added to the reserve, "so the reserve becomes 27"
+    # rules reference §2.3 / §5.2 E3: the bête is added to the reserve, "which becomes 27"
     assert transfers(s) == [(A, POT, 3), (POT, RESERVE, 15), (POT, B, 4), (POT, C, 4),
                             (POT, B, 4), (A, RESERVE, 12)]
     players, pot, reserve = balances(s)
@@ -174,7 +174,7 @@ def test_rules_example_6_max_bete():
 
 def test_max_bete_penalties_wait_in_the_reserve():
     """Under max_bete every bête-like payment (drop fee, a sniffer's double bête) is set aside
-    in the reserve (research 2.2 item 16), not left in the pot of the deal."""
+    in the reserve (rules reference §2.3), not left in the pot of the deal."""
     g = game("tippen/dreiblatt-1859", sniffing="1859", max_bete=9)
     s = deal(g, dealer=A, pot=6, upcard="H7",
              hands={B: "HA SA DA", C: "HQ S7 D7", D: "HJ S8 D8", A: "C7 C8 C9"})
@@ -198,7 +198,7 @@ def test_max_bete_reserve_flows_back_when_the_pot_runs_low():
     assert (s.pot, s.reserve) == (12, 12)
 
 
-# -- rules-research 2.1: Drei Karten 1821 and Loup ---------------------------------------------------
+# -- rules reference §5.1: Drei Karten 1821 and Loup ---------------------------------------------------
 
 def test_research_1821_three_players_two_deals():
     g = game("tippen/drei-karten-1821", players=3)
@@ -245,7 +245,7 @@ def test_research_loup_five_players():
     assert s2.view(None)["pot"] == 18 and s2.view(None)["trick_value"] == 3
 
 
-# -- rules-research 2.2 E4: sniffing in a compulsory hand ----------------------------------------------
+# -- rules reference §5.2 E4: sniffing in a compulsory hand ----------------------------------------------
 
 def sniff_deal(**kw):
     g = game("tippen/dreiblatt-1859", sniffing="1859", **kw)
@@ -302,7 +302,7 @@ def test_sniffer_with_no_trick_pays_two_bets():
     assert transfers(s)[-3:] == [(A, POT, 6), (C, POT, 3), (D, POT, 3)]
 
 
-# -- rules-research 2.3: Meyers 1905 ------------------------------------------------------------------
+# -- rules reference §5.3: Meyers 1905 ------------------------------------------------------------------
 
 def test_research_1905_bete_is_the_pot_in_both_kinds_of_hand():
     g = game("tippen/meyers-1905")
@@ -318,7 +318,7 @@ def test_research_1905_bete_is_the_pot_in_both_kinds_of_hand():
     assert transfers(s2)[-1] == (D, POT, 9)
 
 
-# -- rules-research 2.4: knocking under Katira and Grupp units -----------------------------------------
+# -- rules reference §5.4: knocking under Katira and Grupp units -----------------------------------------
 
 @pytest.mark.parametrize("rid,discard,tricks,net", [
     ("tippen/katira-1983", "H7", 1, -8), ("tippen/katira-1983", "D7", 0, -24),

@@ -1,4 +1,5 @@
-"""Shared trick logic: winners and legal follows (RULES.md 2.2 head the trick, 3.1 Tapp)."""
+"""Shared trick logic: winners and legal follows (docs/rules-reference.md §2.2 head the trick,
+§3.1 Tapp)."""
 
 import random
 

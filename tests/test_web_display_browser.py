@@ -1,4 +1,4 @@
-"""How the web table shows a deal (issue 8, "Display"): Playwright + Debian's Chromium.
+"""How the web table shows a deal: Playwright + Debian's Chromium.
 
 - a finished trick stays in the middle for a moment, its winner marked, then moves to "last
   trick", where the winner stays marked;

@@ -53,7 +53,7 @@ def test_no_text_table_is_left_in_the_page_code():
     assert re.findall(r"[\w-]+\s*:\s*\"", block.group(1)) == []
     assert "Object.assign(T." not in APP_JS  # nor texts added to it later
     assert "const TEXT =" not in RULES_JS
-    # no German words written into the code (the old tables had them)
+    # no German words written into the code: German comes from its catalogue alone
     for word in ("Du bist dran", "Spiel vorbei", "Schnuppern", "Ich tippe", "Schließen", "Herz"):
         assert word not in APP_JS and word not in RULES_JS, word
 

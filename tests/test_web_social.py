@@ -1,4 +1,4 @@
-"""The web table's social features (issue 8, point 4), through the REST API and the WebSocket
+"""The web table's social features, through the REST API and the WebSocket
 protocol: seat counts per rule set, the turn timer and its stand-in bot, the lobby's list of
 open tables, rematch, and the table chat. Browser tests: test_web_social_browser.py."""
 

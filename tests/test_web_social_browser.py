@@ -1,4 +1,4 @@
-"""The web table's social features in the browser (issue 8, point 4): Playwright for Python
+"""The web table's social features in the browser: Playwright for Python
 driving Debian's Chromium against a real server. The lobby offers only what the rule set
 allows, a seat that disconnects is played by the bot after the turn timer, a listed table is
 joined by a stranger, a rematch takes the seat to the new table, and chat with HTML in it is

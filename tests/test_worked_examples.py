@@ -1,5 +1,6 @@
-"""RULES.md 2.4 worked examples as game-record fixtures (tests/records/), replayed through the
-same path as ``stammtisch replay``. Expected figures are computed by hand from RULES.md."""
+"""docs/rules-reference.md §2.4 worked examples as game-record fixtures (tests/records/), replayed
+through the same path as ``stammtisch replay``. Expected figures are computed by hand from
+that page."""
 
 import json
 from pathlib import Path
@@ -61,7 +62,7 @@ def test_example_6_max_bete_caps_the_pot_in_play():
     assert trick_payments and set(trick_payments) == {4}
 
 
-# RULES.md 3: the Tapp examples as records (tests/records/rules-3-*.json). Balances by hand:
+# rules reference §3: the Tapp examples as records (tests/records/rules-3-*.json). Balances by hand:
 # a historic pot example is preceded by thrown-in deals whose dealers ante 2 each.
 @pytest.mark.parametrize("name,balances,pot,contract,declarer_points", [
     # WT Frage, declarer 52: each defender receives 8, 8 more into the pot (pot 4 + ante 2 + 8)

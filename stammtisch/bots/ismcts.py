@@ -1,4 +1,4 @@
-"""The ``ismcts`` bot: single-observer information-set Monte Carlo tree search (issue 9, item 4).
+"""The ``ismcts`` bot: single-observer information-set Monte Carlo tree search.
 
 After Cowling, Powley and Whitehouse (2012), "Information Set Monte Carlo Tree Search": one tree
 for the deciding seat (the observer), whose nodes are sequences of actions. Every iteration
@@ -25,7 +25,8 @@ from typing import Any
 from . import View
 from .pimc import heuristic_for
 
-#: iterations per move by default (a median decision of ~0.1 s on the development machine)
+#: iterations per move by default: a median decision stays a fraction of a second (bench/strength.py
+#: reports the time per decision)
 DEFAULT_ITERATIONS = 64
 #: UCB1 exploration constant, on nets scaled to [-1, 1] by the largest net seen in the search
 UCT_C = 0.7

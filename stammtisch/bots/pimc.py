@@ -1,4 +1,4 @@
-"""The ``pimc`` bot: Perfect-Information Monte Carlo over sampled worlds (issue 9, item 4).
+"""The ``pimc`` bot: Perfect-Information Monte Carlo over sampled worlds.
 
 Every decision of the seat on turn is made the same way: draw worlds with
 ``state.resample(seat, rng)`` (complete deals consistent with what the seat knows; the bot never
@@ -19,10 +19,10 @@ that the comparison between actions is not drowned by the luck of the worlds.
   the deal is played on by the heuristic bot for every seat; under a fixed-value settlement
   the solver takes over with ``LEAF_TRICKS`` tricks left and its verdict (won or lost, as many
   cents either way) scores the world, otherwise the play-out's returns do. Solving from the
-  first trick costs ~0.3 s a world on this machine (median; seconds at the tail), too much for
-  many worlds per move; the ending is where the open-hand solver pays. Options are the
-  heuristic's choice and its neighbours (one card swapped, added or removed) where card sets
-  give too many (discards, exchanges).
+  first trick costs far more per world than solving an ending (bench/solver.py times whole
+  deals; seconds at the tail), too much for many worlds per move; the ending is where the
+  open-hand solver pays. Options are the heuristic's choice and its neighbours (one card
+  swapped, added or removed) where card sets give too many (discards, exchanges).
 
 Ties (the common case late in a deal, when every card wins or every card loses in every world)
 go to the heuristic's own choice, so the bot never plays worse than the heuristic where the
@@ -41,8 +41,9 @@ from typing import Any
 
 from . import Bot, View, ViewBot
 
-#: worlds per decision by default, per game family (a median decision of ~0.1 s on the
-#: development machine, measured with bench/strength.py: Tippen's short play solves fast)
+#: worlds per decision by default, per game family: as many as keep a median decision to a
+#: fraction of a second; Tippen's short play solves fast, so it affords more (bench/strength.py
+#: reports the time per decision)
 DEFAULT_SAMPLES = {"tapp": 16, "tippen": 48}
 #: the play is solved with all cards open from this many tricks left (Tapp; Tippen always)
 SOLVE_TRICKS = 7

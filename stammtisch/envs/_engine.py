@@ -70,7 +70,7 @@ def tippen_layout(game: Any) -> tuple[int, int, int]:
     """(pack size S, number of words, first exchange id) of a Tippen engine.
 
     Read through the notation: the exchange ids start at ``exchange:-`` and the words are the
-    named ids from ``2S`` (RULES.md §0 and docs/engine-conventions.md).
+    named ids from ``2S`` (docs/rules-reference.md §0 and docs/engine-conventions.md).
     """
     size = int(game.pack.size)
     first_exchange = int(_namer(game).string_to_action("exchange:-"))

@@ -31,8 +31,8 @@ def shared_game(rules: Rules) -> TippenGame | TappGame:
     """``new_game(rules)``, one for all equal rule sets (the last 64 asked for): an engine is
     immutable (its memo of log texts holds the same texts for every deal of its rules), so the
     tables of a server share it. Why: each engine holds ~22 KB of tables (card names, action
-    texts, who beats whom), and a table's own copy was cold in the processor's caches at its
-    every event; shared, one copy serves every table of those rules (bench/server_load.py).
+    texts, who beats whom), and a table's own copy would be cold in the processor's caches at
+    its every event; shared, one copy serves every table of those rules (bench/server_load.py).
     A table keeps its engine whether or not it stays in the cache."""
     return new_game(rules)
 

@@ -106,7 +106,8 @@ class State(Protocol):
     def action_to_string(self, action: int) -> str: ...
 
     def string_to_action(self, text: str) -> int:
-        """Parse an action in RULES.md notation; raise ``IllegalAction`` if malformed."""
+        """Parse an action in the notation of docs/rules-reference.md §0; raise ``IllegalAction``
+        if malformed."""
 
     def view(self, seat: int | None) -> dict[str, Any]:
         """What ``seat`` may know, as JSON-able data (``None``: a spectator)."""

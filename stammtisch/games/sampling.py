@@ -1,4 +1,4 @@
-"""World sampling (issue 9 item 1): ``state.resample(seat, rng)`` for both engines.
+"""World sampling: ``state.resample(seat, rng)`` for both engines.
 
 A *world* is where every card lies now that ``seat`` cannot place: the other hands, the
 talon or tapp (the Tippen talon in the order still to come), cards folded, discarded or
@@ -333,7 +333,7 @@ def resample_tapp(state: TappState, seat: int | None, rng: random.Random) -> Tap
     sizes = [(state.hands[s] & hidden).bit_count() for s in range(n)] + [(state.tapp & hidden).bit_count()]
     forbidden = [*voids, 0]
 
-    # Rufer: who held the called card, when ``seat`` cannot know (RULES.md 3.4)
+    # Rufer: who held the called card, when ``seat`` cannot know (docs/rules-reference.md §3.4)
     c = state.called
     give_index = next((i for i, (s, a) in enumerate(log) if s == d and 2 * N <= a < 3 * N), -1)
     real = state.holder if state.holder >= 0 else tapp_place

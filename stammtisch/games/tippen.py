@@ -1,4 +1,4 @@
-"""The Tippen engine (RULES.md section 2): every rule set and option of ``TippenRules``.
+"""The Tippen engine (docs/rules-reference.md §2): every rule set and option of ``TippenRules``.
 
 A deal runs through these phases (each skipped when the rule set does not use it):
 
@@ -17,7 +17,7 @@ Action ids (``S`` = pack size; see ``TippenGame``):
 * ``2S + 16 + mask``: ``exchange:…`` with the bit mask of the exchanged cards (``mask`` 0 is
   ``exchange:-``).
 
-Money (RULES.md section 1): every movement is a ``Transfer`` kept in ``state.transfers``; the
+Money (rules reference §1): every movement is a ``Transfer`` kept in ``state.transfers``; the
 pot and reserve the state shows are the table's balances plus those transfers.
 """
 
@@ -60,9 +60,10 @@ UP_NONE, UP_HIDDEN, UP_FACE, UP_TAKEN = range(4)
 # What the dealer did at his choice.
 TAKE_NONE, TAKE_SNIFF1859, TAKE_SNIFF_MODERN, TAKE_KNOCK = range(4)
 
-# "look" is not in RULES.md 0: with both knocking and sniffing agreed the dealer first decides
-# blind whether to knock, and only if he does not, looks at his hand and may sniff
-# (rules-research T7/T8: a knocker has not seen his hand, a sniffer has).
+# "look" is this project's addition (rules reference §0): with both knocking and sniffing
+# agreed the dealer first decides blind whether to knock, and only if he does not, looks at
+# his hand and may sniff (rules reference §6 T7/T8: a knocker has not seen his hand, a
+# sniffer has).
 WORDS = ("tap", "pass", "shove", "deal", "sniff", "knock", "turn", "drop", "stay", "rob", "no-rob",
          "look")
 (W_TAP, W_PASS, W_SHOVE, W_DEAL, W_SNIFF, W_KNOCK, W_TURN, W_DROP, W_STAY, W_ROB,
@@ -111,8 +112,8 @@ class TippenGame(EngineGame):
                              + tuple("discard:" + c for c in p.cards) + tuple(WORDS))
         #: the texts of exchange ids made so far (up to ``EXCHANGE_TEXTS_KEPT``): in the
         #: exchange the seat on turn has a legal action per subset of its hand, written into
-        #: its view at every event (the web table at 1,000 tables: -1.6 µs an event's views,
-        #: measured interleaved call by call in place)
+        #: its view at every event, so the texts are made once, not at every view (the web
+        #: table builds every seat's view at every event)
         self.exchange_texts: dict[int, str] = {}
         # Secrets of the log: the card a sniffer or knocker discards is seen by him alone;
         # of an exchange the others learn only how many cards were changed.
@@ -142,7 +143,7 @@ class TippenGame(EngineGame):
         return TippenState(self, table, list(deck))
 
     def deal_hands(self, deck: Sequence[int], dealer: int) -> tuple[list[int], int, int]:
-        """Deal one card at a time from forehand, clockwise (RULES.md 2.2 trump card).
+        """Deal one card at a time from forehand, clockwise (rules reference §2.2 trump card).
 
         Returns the hands as masks, the deck position of the trump card (the turned upcard,
         or under ``dealer-last`` the dealer's own last card) and where the talon starts."""
@@ -329,7 +330,7 @@ class TippenState(EngineState):
         self.robbed = False
         self.looked = False  # the dealer has looked at his hand in the choice phase
         self.folded = [0] * n  # the cards each passer laid face down
-        # Ante, then the maximum-bête rebalancing (RULES.md 2.3): pot in play =
+        # Ante, then the maximum-bête rebalancing (rules reference §2.3): pot in play =
         # min(carried, max_bete) + this deal's stakes; the rest waits in the reserve.
         self._ante(self.dealer, "ante")
         carried = table.pot + table.reserve
@@ -524,12 +525,12 @@ class TippenState(EngineState):
 
     def _bete_account(self) -> Account:
         """Where bêtes and penalties go: the pot; under a maximum bête the reserve, which
-        holds the accumulated bêtes (rules-research 2.2 item 16, E3: "the reserve becomes
-        27"). The next deal moves min(carried, max_bete) of it back into play."""
+        holds the accumulated bêtes (rules reference §2.3; §5.2 E3: the reserve becomes
+        27). The next deal moves min(carried, max_bete) of it back into play."""
         return POT if self.game.rules.max_bete is None else RESERVE
 
     def _settle(self) -> None:
-        """Bêtes and sniff/knock penalties after the last trick (RULES.md 2.1, 2.3)."""
+        """Bêtes and sniff/knock penalties after the last trick (rules reference §2.1, §2.3)."""
         d = self.dealer
         to = self._bete_account()
         bete = self.bete or 0  # fixed when the cards were dealt
@@ -961,7 +962,7 @@ class TippenState(EngineState):
                 "discards": self.discards, "dead": self.dead, "undealt": undealt}
 
     def _blind(self, seat: int | None) -> bool:
-        """A dealer who may knock decides before looking at his hand (rules-research T7)."""
+        """A dealer who may knock decides before looking at his hand (rules reference §6 T7)."""
         return (seat == self.dealer and self.phase == CHOICE and self.game.rules.knocking
                 and not self.looked)
 
@@ -971,7 +972,7 @@ class TippenState(EngineState):
         return self.taken in (TAKE_NONE, TAKE_SNIFF1859) and self.up_state != UP_HIDDEN
 
     def known_mask(self, seat: int | None) -> int:
-        """The cards whose place ``seat`` may know (RULES.md 2): everyone the cards played,
+        """The cards whose place ``seat`` may know (rules reference §2): everyone the cards played,
         the face-up upcard, a public trump card until the dealer who holds it may have laid
         it away face down (a 1859 sniffer's discard, a ``dealer-last`` dealer's exchange: its
         identity stays public, its place does not), the Hupf und Sprung cards; a seat also its
@@ -1030,7 +1031,7 @@ class TippenState(EngineState):
         n = g.num_players
         trump_known = self.trump_index >= 0 and (self.taken != TAKE_NONE or self.up_state != UP_HIDDEN)
         # key by key, not view.update({...}): no second dict of 25 keys made and merged at
-        # every view (the web table: -1.3 µs an event, measured in place at 1,000 tables)
+        # every view (the web table builds every seat's view at every event)
         view["hand"], view["folded"], trump_card = self._own_view(seat)
         view["hand_sizes"] = [h.bit_count() for h in self.hands]
         view["trump"] = SUITS[self.trump_index] if trump_known else None

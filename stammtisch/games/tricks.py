@@ -65,7 +65,7 @@ def legal_follows(
     ``must_trump``: ``always`` (void → trump if able), ``untrumped`` (only while nobody has
     trumped the trick; once trumped any card), ``never``. ``head``: the modern duty to beat
     the winning card when able (a higher card of the led suit while untrumped; an overtrump
-    when void); a void player with only lower trumps must still trump (RULES.md 2.2).
+    when void); a void player with only lower trumps must still trump (docs/rules-reference.md §2.2).
     """
     trumped = bool((1 << winning_card) & trump_mask) and not led_suit_mask & trump_mask
     follow = hand & led_suit_mask

@@ -1,6 +1,6 @@
 """Names composed from catalogue texts: cards, suits, contracts, actions in words.
 
-Action strings are the RULES.md section 0 notation (``play:HA``, ``contract:solo:C``,
+Action strings are the docs/rules-reference.md §0 notation (``play:HA``, ``contract:solo:C``,
 ``discard:?``); this module only puts them into words and never decides a rule.
 ``who=None`` means the reader himself ("You tap" / "Du tappst").
 """
@@ -11,7 +11,7 @@ from . import DEFAULT_LANGUAGE, Message, has, message, render, t
 
 SUIT_LETTERS = "HDCS"
 SUIT_SYMBOLS = {"H": "♥", "D": "♦", "C": "♣", "S": "♠"}
-#: Actions that are one word (RULES.md section 0); each has ``act.*``, ``act.*.you``, ``choice.*`` texts.
+#: Actions that are one word (rules reference §0); each has ``act.*``, ``act.*.you``, ``choice.*`` texts.
 ACTION_WORDS = frozenset({
     "tap", "pass", "shove", "deal", "sniff", "knock", "turn", "look", "drop", "stay", "rob",
     "no-rob", "hold", "tout", "no-tout", "play", "weg",

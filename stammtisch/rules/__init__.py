@@ -1,4 +1,4 @@
-"""Rule sets as data (RULES.md sections 2 and 3): options, named presets, parsing, validation.
+"""Rule sets as data (docs/rules-reference.md §2 and §3): options, named presets, parsing, validation.
 
 No game logic lives here. A rule set is a frozen dataclass; ``ruleset("tippen/grupp-1975",
 ["knocking=true"])`` builds one from an id and ``key=value`` overrides and validates it.

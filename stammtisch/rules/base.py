@@ -9,8 +9,8 @@ from typing import Any, Literal, Protocol
 
 OptionKind = Literal["bool", "int", "optint", "choice"]
 OptionValue = bool | int | str | None
-#: How the first dealer of a session is found (RULES.md 2.1: the first Ace dealt face up;
-#: 3.4: by lot).
+#: How the first dealer of a session is found (docs/rules-reference.md §2.1: the first Ace dealt face
+#: up; §3.4: by lot).
 FirstDealer = Literal["ace", "lot"]
 
 

@@ -1,4 +1,4 @@
-"""Tapp rule sets (RULES.md section 3): every difference between them is a field.
+"""Tapp rule sets (docs/rules-reference.md §3): every difference between them is a field.
 
 A ``TappRules`` holds two kinds of fields:
 
@@ -52,7 +52,7 @@ _HISTORIC: dict[str, Any] = dict(
     ends_early=False, unit="game points", min_to_win=61,
 )
 
-#: The Tapp rule sets, one record each (RULES.md 3.2–3.4).
+#: The Tapp rule sets, one record each (rules reference §3.2–§3.4).
 TAPP_PRESETS: dict[str, Preset] = {p.id: p for p in (
     Preset(
         id="tapp/wuerttemberg-tarock", family="tapp",
@@ -100,7 +100,7 @@ class TappRules:
     suits: Literal["french", "german"]
     # structure
     flow: Flow  # "auction": bid, hold or pass (historic); "rounds": play/weg, then contracts
-    deal: DealPattern  # "tapp-first": the tapp, then 4-3-4; "modern": RULES.md 3.4 packets
+    deal: DealPattern  # "tapp-first": the tapp, then 4-3-4; "modern": rules reference §3.4 packets
     direction: Direction  # of dealing and play; seats are numbered in this direction
     bids: tuple[HistoricBid, ...]  # the historic auction's levels, lowest first
     solo_names_trump: bool  # a Solo names its trump suit (Classic: C/S/D; Modern: the contract)

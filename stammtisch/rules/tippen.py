@@ -1,4 +1,4 @@
-"""Tippen rule sets (RULES.md section 2)."""
+"""Tippen rule sets (docs/rules-reference.md §2)."""
 
 from __future__ import annotations
 
@@ -79,7 +79,7 @@ def _preset(rid: str, title: str, players: tuple[int, int, int], **changes: Any)
                   options=tuple(SPECS), first_dealer="ace")
 
 
-#: The Tippen rule sets (RULES.md 2.2), one record each; players are (minimum, maximum with
+#: The Tippen rule sets (rules reference §2.2), one record each; players are (minimum, maximum with
 #: piquet32, maximum with whist52).
 TIPPEN_PRESETS: dict[str, Preset] = {p.id: p for p in (
     _preset("tippen/drei-karten-1821", "Drei Karten (Das neue Königliche l'Hombre, 1821)",

@@ -1,4 +1,4 @@
-"""The analysis of a finished deal at the web table (issue 9 point 3), off the event loop.
+"""The analysis of a finished deal at the web table, off the event loop.
 
 The open-hand solver takes from milliseconds (Tippen) to seconds (a whole Tapp deal), so it
 never runs on the event loop: one worker process (started on the first request, forkserver,

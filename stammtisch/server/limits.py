@@ -39,7 +39,7 @@ MAX_DEALS_LIMIT = 10_000
 class ServerLimits:
     """The limits of one server. Times are in seconds."""
 
-    # --- tables (issue 10, defect 1 and 2)
+    # --- tables: how many, how fast they are made, when idle ones are archived
     max_live_tables: int = 500  # tables loaded at once; creation beyond is refused (429)
     creations_per_minute: float = 10.0  # new tables per client address, refilled steadily
     creation_burst: int = 10  # … of which this many at once
@@ -48,11 +48,11 @@ class ServerLimits:
     sweep_interval: float = 60.0  # how often expiry is checked
     watcher_grace: float = 30.0  # bots play on this long after the last person left
     bot_table_max_deals: int = 100  # deal limit of a table without a human seat
-    # --- requests and messages (defects 3 and 7)
+    # --- requests and messages: sizes bounded before they are parsed
     max_body: int = 65_536  # bytes of an HTTP request body, enforced while it streams
     max_message: int = 4_096  # bytes of a WebSocket message
     max_json_depth: int = 32  # nesting of a WebSocket message
-    # --- connections (defects 5 and 10)
+    # --- connections: per table, per address and in all, so one client cannot starve the rest
     conns_per_table: int = 40  # WebSocket clients of one table
     ws_per_address: int = 60  # WebSocket clients from one address, all tables together
     seat_rate: float = 20.0  # messages per second per seat (all its sockets together)
@@ -63,7 +63,7 @@ class ServerLimits:
     keep_alive_timeout: float = 5.0  # an idle HTTP connection is closed after this
     conns_per_address: int = 200  # TCP connections from one address
     max_connections: int = 2_000  # TCP connections in all (stay below the open-file limit)
-    # --- social (issue 8): turn timer, lobby, chat
+    # --- social: turn timer, lobby, chat
     turn_seconds_min: int = 10  # a table's turn timer is 0 (off) or in this range
     turn_seconds_max: int = 600
     chat_max_chars: int = 200  # characters of one chat line
@@ -72,24 +72,21 @@ class ServerLimits:
     chat_keep: int = 50  # chat lines a client is shown when it connects
     listed_max: int = 100  # tables the lobby lists at once
     seat_takes_per_minute: float = 10.0  # lobby seats taken per client address
-    # --- the database (defect 4)
+    # --- the database: how long a commit may take, and how commits are grouped
     commit_deadline: float = 5.0  # a commit is retried with backoff for at most this long
     # a group commit waits up to this long for more events to join it: each commit has a
     # fixed cost (a transaction, its WAL pages, a wake-up of every waiting table), so under
     # load a few milliseconds more latency per action buy fewer, larger commits, whose
-    # events then run back to back. bench/server_load.py, two servers side by side with 500
-    # tables each, the server's CPU per action: 10 ms against 2: -25 and -21 µs (5 ms: -10
-    # and -6); 20 ms against 10 (2026-12-01): -31, -22, -7, -3, -11 µs of ~320-390. 40 ms
-    # against 20 (2026-12-02): -8, -7, -6 µs side by side, but alone at 1,000 tables no gain
-    # showed through the noise (264, 258, 240, 249, 264, 269, 235, 230 µs against 251, 243,
-    # 255, 258, 250 just before), the p99 rose from 100-124 to 135-226 ms (bar 250) and the
-    # clients played 9 % fewer actions a second: left at 20. The whole window only when
-    # busy (``commit_busy_rows``): see TableManager.commit_wait
+    # events then run back to back. 20 ms is where the CPU saved per action levels off; a
+    # longer window mainly adds latency (p99) and lowers the actions played a second. To
+    # weigh a change, run bench/server_side_by_side.py (the CPU per action) and
+    # bench/server_load.py (p99, actions a second). The whole window only when busy
+    # (``commit_busy_rows``): see TableManager.commit_wait
     commit_window: float = 0.020
     # events stored a second from which a group commit waits the whole commit_window (fewer:
     # that share of it): only a busy server needs the CPU that batching saves, and a quieter
-    # one answers sooner (bench/server_load.py at 1,000 tables stores ~3,300 a second, the
-    # soak's 200 tables ~480)
+    # one answers sooner. The threshold sits between a full load (bench/server_load.py at
+    # 1,000 tables: ``events_committed`` / ``seconds``) and the soak's quieter 200 tables.
     commit_busy_rows: float = 1500.0
     sqlite_busy_ms: int = 500  # one SQLite attempt waits this long for a lock
     # a group of events the database has not committed after this long goes to the spill

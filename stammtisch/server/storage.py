@@ -10,7 +10,7 @@ gets a key global to the server (``new_deal_key``), and its actions are rows of 
 keyed by (deal key, idx): the live deals are the newest keys, so the rows of a group commit
 share the newest leaves of that table's index. (Keyed by (table, deal, idx) as in
 ``st_actions``, where the deals dealt before deal keys keep their actions, every row of a
-group landed in a leaf of its own, a page written per row: ``bench/storage_writes.py``.) Seat
+group lands in a leaf of its own, a page written per row: ``bench/storage_writes.py``.) Seat
 tokens are stored only as SHA-256 digests: a copy of the database does not let anyone act for
 a seat.
 
@@ -173,7 +173,7 @@ class TableStateRow(Base):
 
 
 class SocialRow(Base):
-    """A table's social settings (issue 8): its turn timer, whether it is listed in the lobby
+    """A table's social settings: its turn timer, whether it is listed in the lobby
     and which seats a stranger from the lobby may still take, and the table its rematch made.
     A separate table, so databases made before it existed gain it by ``create_all``."""
 
@@ -266,9 +266,10 @@ ROWS_PER_INSERT = 140
 #: The settings of the SQLite connections that write the event rows (``RowWriter``). A
 #: multi-row INSERT inside a transaction keeps a statement journal (the pages it changes, to
 #: undo the statement alone if it fails half-way), and past 64 KiB SQLite moves that journal
-#: to a temporary file: a group commit of 30-odd rows of different tables (1,000 tables)
-#: wrote each changed page there too, a system call more per row and twice the system time
-#: of the commit (9.8 -> 4.3 µs per row, 34 rows per commit). Kept in memory, it costs none.
+#: to a temporary file. A group commit's rows belong to many different tables and change many
+#: pages, so that file would cost a system call more per row and about double the commit's
+#: system time; kept in memory, the journal costs none (bench/storage_writes.py measures the
+#: commit pattern with these pragmas).
 ROW_WRITER_PRAGMAS = ("PRAGMA temp_store=MEMORY",)
 
 #: The clause that makes the writer's INSERTs skip a row whose key is in already.
@@ -305,8 +306,8 @@ class RowWriter:
         try:
             # one executemany per run of rows of one kind, not one execute per row: the driver
             # leaves and retakes the GIL around every statement, and each time the writer
-            # thread waited for the busy event loop to hand it back (bench/server_load.py: the
-            # writer thread's CPU per action 97 -> 80 µs)
+            # thread waits for the busy event loop to hand it back (bench/server_load.py's
+            # ``server_us_per_action_steady_split`` shows the CPU of the threads beside the loop)
             for kind, run in groupby(writes, key=itemgetter(0)):
                 sql, positional, order = self.sql[kind]
                 if not positional:
@@ -316,9 +317,9 @@ class RowWriter:
                 # positional drivers (SQLite): many rows per INSERT … VALUES (…), (…). sqlite3
                 # leaves the interpreter lock around every statement it steps, and a thread
                 # that leaves it while the event loop is busy waits a switch interval (5 ms)
-                # to get it back: with executemany that was once per row, and a group of a
-                # hundred rows took half a second under load (bench/server_load.py --tables
-                # 1000: every seventh event went to the spill file)
+                # to get it back: with executemany that would be once per row, and under load
+                # a group of a hundred rows could take long enough to push events to the spill
+                # file (bench/server_load.py --tables 1000 shows the load where it matters)
                 rows = [params for _, params in run]
                 for i in range(0, len(rows), ROWS_PER_INSERT):
                     chunk = rows[i:i + ROWS_PER_INSERT]
@@ -467,7 +468,7 @@ class Storage:
                                                          SeatRow.seat == seat)
                          .values(token_digest=digest))
 
-    # --- social (issue 8): lobby seats, rematch, chat ------------------------------------
+    # --- social: lobby seats, rematch, chat --------------------------------------------
 
     def _set_social(self, conn: Any, table_id: str, **values: Any) -> None:
         done = conn.execute(update(_table(SocialRow)).where(SocialRow.table_id == table_id)
@@ -549,9 +550,8 @@ class Storage:
             assert self.writes_now, "write_batch(now=True) needs an SQLite file"
             # a page cache of 32 MiB: the pages a commit changes are those of the latest rows
             # of each table (at 1,000 tables ~1,000 leaves of the actions' index); with
-            # SQLite's 2 MiB it read most of them back from the file, a system call each
-            # (bench/server_load.py --tables 1000: 1.8 reads per action, 0.9 of them the
-            # sockets')
+            # SQLite's default 2 MiB most of them would be read back from the file, a system
+            # call each (bench/server_load.py --tables 1000 is the load this is sized for)
             self._insert_on("_writer_now", ("PRAGMA busy_timeout=0",
                                             "PRAGMA wal_autocheckpoint=0",
                                             "PRAGMA cache_size=-32768",
@@ -621,7 +621,7 @@ class Storage:
         try:
             # not write_batch itself: its check for a lost answer queries row by row (up to a
             # whole chunk of them), which is what the conflict-skipping insert below does in
-            # one statement; those queries held the interpreter for long after each lock
+            # one statement; those queries would hold the interpreter for long after each lock
             self._insert_batch(writes)
             return
         except Exception:
@@ -629,8 +629,9 @@ class Storage:
         # the same INSERTs with the conflict clause: a row with the key of one already in is
         # the same row (the event was committed once, by the attempt that was given up on), so
         # skipping it is right. (Not SQLAlchemy's executemany: on SQLite it steps row by row,
-        # and under load the writer thread waited for the interpreter lock at every row, for
-        # seconds after each lock (bench/soak.py), while new group commits queued behind.)
+        # and under load the writer thread would wait for the interpreter lock at every row,
+        # for seconds after each lock (bench/soak.py locks the database), while new group
+        # commits queue behind.)
         self._insert_batch(writes, skip_existing=True)
 
     def _already_written(self, kind: str, params: dict[str, Any]) -> bool:

@@ -70,8 +70,9 @@ from .thinker import DealSoFar, Thinker
 
 #: Rows the event loop commits itself between two checkpoints of the write-ahead log, which
 #: the writer thread runs (``TableManager._checkpoint``). A checkpoint copies each page once,
-#: however often the log holds it: at 1,000 tables, 4,000 rows a checkpoint took the writer
-#: thread's CPU from ~6 to ~2 µs per action against 1,000 rows; the log then reaches ~16 MiB.
+#: however often the log holds it, so rarer checkpoints cost the writer thread less CPU per
+#: action, at the price of a larger log (some MiB at this setting; bench/server_load.py shows
+#: the writer thread's CPU per action).
 ROWS_BETWEEN_CHECKPOINTS = 4000
 
 #: How long the event loop's next group commit waits for a checkpoint (seconds); a slower
@@ -93,8 +94,8 @@ VIEW_HEADS_KEPT = 256
 def view_head_json(game: Any) -> bytes:
     """The opening of every view's JSON for ``game``'s tables: ``{`` and the keys of its
     ``view_head``, each with its comma. Serialised once per engine, not in every view: the
-    options were a third of a view's bytes, copied and serialised anew for every seat at every
-    event."""
+    options are about a third of a view's bytes, and would be copied and serialised anew for
+    every seat at every event."""
     head = _VIEW_HEADS.get(game)
     if head is None:
         if len(_VIEW_HEADS) >= VIEW_HEADS_KEPT:
@@ -127,7 +128,7 @@ T = TypeVar("T")
 TRY_AGAIN = "the server could not store this just now; nothing changed, please try again"
 SERVER_FAULT = "the server could not apply this; the table is unchanged"
 
-# Refusals of the social features (issue 8): rule code → English message.
+# Refusals of the social features: rule code → English message.
 SOCIAL_MESSAGES = {
     "chat empty": "a chat line needs some text",
     "chat length": "a chat line is at most {n} characters",
@@ -320,9 +321,9 @@ class Conn:
 class Outbox:
     """The fast-path messages of one event-loop turn, written together at its end.
 
-    Each event's broadcast used to write its messages as it went: between two writes the
-    server computed the next seat's view, and on a loaded server the turn's many events
-    alternated Python work and system calls. Held until the turn ends (``call_soon``: before
+    Why: writing each event's messages as the broadcast goes would put the next seat's view
+    between two writes, and on a loaded server the turn's many events would alternate Python
+    work and system calls. Held until the turn ends (``call_soon``: before
     the loop next waits for I/O, so no message waits on the network), the writes follow one
     another, and several messages for one socket in one turn still go in order."""
 
@@ -373,7 +374,7 @@ class DealStart:
 
 class LiveTable:
     # attributes in slots, not a dict per table: one lookup less at each of the many reads
-    # an event makes (two servers side by side: -2 to -5 µs per action)
+    # an event makes (bench/server_side_by_side.py weighs such small savings)
     __slots__ = ("_deal_parts", "_dealer_cache", "_fixed_part", "_info_cache", "_info_parts",
                  "_seats_part",
                  "_presence_handle", "_presence_sent", "_presence_version", "_seats_cache",
@@ -438,7 +439,7 @@ class LiveTable:
         self._dealer_cache: tuple[int, int] | None = None  # (event, dealer of its views)
         self._presence_version = 0
         self._seats_cache: list[int | None] | None = None  # see _conn_seats
-        # --- social (issue 8)
+        # --- social
         self.turn_seconds = 0  # the turn timer (0: off)
         self.turn_deadline: float | None = None  # when the timer of the seat on turn runs out
         self.away: set[int] = set()  # human seats a stand-in bot plays for until they return
@@ -697,8 +698,8 @@ class LiveTable:
     def info_bytes(self) -> bytes:
         """``info_json`` encoded. Built from ``info``'s parts: most events change nothing in it
         but the event number, so the rest is serialised only when ``_info_key`` changes, and
-        of that only the parts that moved (a deal's start and end rebuilt the whole info, at
-        ~38 µs the largest cost of a deal's boundary at 1,000 tables)."""
+        of that only the parts that moved (rebuilding the whole info at a deal's start and end
+        would be the largest cost of a deal's boundary under load)."""
         key = (self.events, self._presence_version)
         if self._info_cache is not None and self._info_cache[:2] == key:
             return self._info_cache[2]
@@ -737,7 +738,7 @@ class LiveTable:
     def view_json(self, seat: int | None) -> bytes:
         """A seat's view as JSON (UTF-8), computed once per event. Only the text is kept: the
         view's many small dicts and lists would otherwise live until the next event, and the
-        garbage collector's passes over them were the server's longest stalls."""
+        garbage collector's passes over them would be the server's longest stalls."""
         texts = self._view_texts()
         text = texts.get(seat)
         if text is None:
@@ -761,11 +762,11 @@ class LiveTable:
         """The current state to each of ``conns``, with the table's info only when it changed
         since the connection last got it, but for the event number that every state message
         carries (the client keeps the last info it got). Within a deal nothing else changes,
-        so most messages are without it: the info was half of each message's bytes, and
-        leaving it out saved 3-10 µs of server CPU per action (two servers side by side,
-        bench/server_side_by_side.py). Each message is made once per call (connections of one
+        so most messages are without it: the info is about half of a message's bytes, and
+        serialising and sending it with every action would cost server CPU
+        (bench/server_side_by_side.py). Each message is made once per call (connections of one
         seat, or spectators, share it), not kept across calls: a cache of messages per event
-        cost more than it saved."""
+        would cost more than it saves."""
         key = self._info_key()
         made: dict[tuple[int | None, bool], bytes] = {}
         for c in conns:
@@ -973,9 +974,9 @@ class LiveTable:
         ``TableManager.write``, then refused; that refusal, or any fault after the commit,
         goes to ``report``.
 
-        bench/server_side_by_side.py, 500 tables each: -9, -14, -7 µs of server CPU per action
-        against every action through the receive loop's task (its wake-up for the message,
-        then the chain of five coroutines suspended over the group commit and resumed)."""
+        Why: an action through the receive loop's task costs a wake-up for the message, then a
+        chain of coroutines suspended over the group commit and resumed; taken at once, it
+        saves that server CPU per action (bench/server_side_by_side.py)."""
         if not self.lock.try_acquire():
             raise RuntimeError("act_now needs the table's lock free")
         try:
@@ -1269,7 +1270,7 @@ class LiveTable:
                          tuple(log_entry.deck),
                          tuple(a["action"] if isinstance(a, dict) else a for a in log_entry.actions))
 
-    # --- social (issue 8): stand-in bots, chat, lobby seats, rematch ------------------
+    # --- social: stand-in bots, chat, lobby seats, rematch ----------------------------
 
     def _bot_for(self, seat: int) -> Bot:
         bot = self.bots.get(seat)
@@ -1640,21 +1641,20 @@ class TableManager:
         """Whether the next group is committed on the event loop itself (``write_batch(now=
         True)``): on an SQLite file that is not stalled.
 
-        Measured reason (this deviates from "database work only on the writer thread"): at
-        1,000 tables the hand-off to the writer thread, and its fight with the busy loop for
-        the interpreter lock, cost ~20 µs of CPU per action more than the INSERTs themselves
-        (two servers side by side, bench/server_side_by_side.py: -9, -12 and -25 µs per
-        action of ~330). The loop's connection never waits (it fails at once when locked;
-        the group then goes to the writer thread as before) and never checkpoints (a
-        checkpoint syncs the file to disk): ``_checkpoint`` does, on the writer thread."""
+        Why this deviates from "database work only on the writer thread": under load the
+        hand-off to the writer thread, and its fight with the busy loop for the interpreter
+        lock, cost more CPU per action than the INSERTs themselves (bench/server_side_by_side.py).
+        The loop's connection never waits (it fails at once when locked; the group then goes
+        to the writer thread instead) and never checkpoints (a checkpoint syncs the file to
+        disk): ``_checkpoint`` does, on the writer thread."""
         return self.storage.writes_now and (spill is None or not spill.stalled)
 
     async def _checkpoint(self) -> None:
         """Copy the write-ahead log into the database file, on the writer thread, while the
         loop commits nothing (for up to ``CHECKPOINT_WAIT``): a checkpoint that copies every
         frame lets the log start over at the next commit; one that overlaps commits leaves
-        the newest frames behind, and with commits every few milliseconds the log never
-        started over (tests/test_server_write_now.py: 34 MiB against 4 MiB). Only a
+        the newest frames behind, and with commits every few milliseconds the log would never
+        start over and grow without end (tests/test_server_write_now.py bounds it). Only a
         checkpoint, not a commit of the writer thread's: another connection's commit would
         empty the loop connection's page cache, which it then read back page by page."""
         self.rows_written_now = 0

@@ -85,11 +85,10 @@ def unix_listener(path: str, backlog: int = 2048) -> socket.socket:
     """A listening Unix socket at ``path`` with ``UNIX_SOCKET_MODE`` (uvicorn's own ``uds``
     makes it 666: any local user could connect and claim any client address).
 
-    Measured reason for serving a reverse proxy on the same machine this way: a message over
-    loopback TCP costs the sender ~8-12 µs of CPU here, over a Unix socket ~3 µs (the kernel
-    skips TCP and IP); at 1,000 tables (bench/server_load.py, ten pairs interleaved with TCP)
-    the server's system time per action fell from 42-57 to 20-29 µs, its CPU per action by
-    24.5 µs (median)."""
+    Why a reverse proxy on the same machine should reach the server this way: a message over a
+    Unix socket costs the sender a fraction of what it costs over loopback TCP (the kernel
+    skips TCP and IP), and under load that is a visible share of the server's system time per
+    action (compare ``bench/server_load.py --uds`` with the same run over TCP)."""
     check_unix_socket(path)
     if os.path.exists(path):
         os.unlink(path)  # a leftover (check_unix_socket): nobody answers on it
@@ -340,9 +339,9 @@ def _build_framed_protocol() -> type:
         have more than what one read brings queued on top of that. The messages wait in an
         ``Inbox``, not an ``asyncio.Queue``.
 
-        bench/ws_frames.py: a message from the socket's read to the app's ``receive`` takes
-        ~1.9 µs of CPU here and ~4.8 µs in uvicorn's protocol (without its two system calls
-        for the pause), of the server's ~300 µs per action at 1,000 tables."""
+        The point is the CPU per message from the socket's read to the app's ``receive``, a
+        part of every action's cost under load: bench/ws_frames.py measures it here and in
+        uvicorn's own protocol."""
 
         _framed: bool | None = None  # None: the handshake is not over yet
         #: the app's hook for a message it may take at once (``app.ws_endpoint``'s

@@ -243,7 +243,7 @@ def simulate(rules: Any, deals: int, seed: int | None = None, bots: list[str] | 
              progress: Callable[[int], None] | None = None) -> tuple[SimulationSummary, Table]:
     """Play ``deals`` deals at one table (one session); returns the summary and the table.
 
-    The first dealer is drawn by the first Ace dealt (RULES.md 2.1) unless a seat is given.
+    The first dealer is drawn by the first Ace dealt (docs/rules-reference.md §2.1) unless a seat is given.
     """
     return play_session(rules, deals, random.Random(seed), bots, players, first_dealer, progress)
 

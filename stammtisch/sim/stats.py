@@ -91,7 +91,7 @@ def _betacf(a: float, b: float, x: float) -> float:
 
 def _regularized_beta(a: float, b: float, x: float, y: float) -> float:
     """I_x(a, b), given both ``x`` and ``y`` = 1 - x: near x = 1, ``1.0 - x`` would keep only
-    the few digits of y that survive the subtraction (t_cdf of a t near 0 was wrong by ~1e-9)."""
+    the few digits of y that survive the subtraction (t_cdf of a t near 0 would be off by ~1e-9)."""
     if x <= 0.0:
         return 0.0
     if y <= 0.0:

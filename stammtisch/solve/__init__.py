@@ -1,4 +1,4 @@
-"""Open-hand ("double dummy") solvers for Tapp and Tippen (issue 9).
+"""Open-hand ("double dummy") solvers for Tapp and Tippen.
 
 ``position_from_state(state)`` turns an engine state in the play phase into a
 :class:`Position`; a :class:`Solver` answers the questions of each game on it:

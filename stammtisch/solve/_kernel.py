@@ -11,7 +11,8 @@ Same search as :mod:`stammtisch.solve.reference`, on flat int64 data:
   strength in the suit), the hands as card masks (changed in place and restored on the way
   back), counters and the move lists per depth. One array instead of nine because numba passes
   every array argument of the recursive call as a struct with a reference count: with nine
-  arrays the call alone cost ~60 ns a node, with two ~10 ns;
+  arrays the call alone costs several times what it costs with two, at every node
+  (bench/solver.py);
 * the transposition table ``tt`` is one int64 array of (key, low-card holders, packed entry,
   spare) quadruples, two-way buckets in one cache line;
 * a zero-window (or any-window) fail-soft alpha-beta over the *future* takings, recursing card

@@ -1,9 +1,9 @@
-"""Builds the RULES.md section 3 example records (run from the repo root:
+"""Builds the docs/rules-reference.md §3 example records (run from the repo root:
 ``python tests/records/build_tapp_examples.py``) from the full deals of test_tapp_deals.py.
 
 A record starts with an empty pot, so a deal that the example plays with a pot already in it
 is preceded by thrown-in deals (everyone passes) whose dealers' antes build that pot. The
-expected balances live in tests/test_worked_examples.py, computed by hand from RULES.md.
+expected balances live in tests/test_worked_examples.py, computed by hand from that page.
 """
 
 from __future__ import annotations

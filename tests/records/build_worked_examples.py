@@ -1,7 +1,7 @@
-"""Builds the worked-example record fixtures of RULES.md 2.4 (run from the repo root:
+"""Builds the worked-example record fixtures of docs/rules-reference.md §2.4 (run from the repo root:
 ``python tests/records/build_worked_examples.py``). The decks come from ``make_deck``, which
 deals the hands the example names; the expected balances live in tests/test_worked_examples.py,
-computed by hand from RULES.md, not by the engine.
+computed by hand from that page, not by the engine.
 """
 
 from __future__ import annotations

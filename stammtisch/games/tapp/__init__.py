@@ -1,6 +1,7 @@
-"""The Tapp engine (RULES.md section 3): Württemberg Tarock, Classic Tapp (1879), Modern Tapp.
+"""The Tapp engine (docs/rules-reference.md §3): Württemberg Tarock, Classic Tapp (1879),
+Modern Tapp.
 
-Seats are numbered in the direction of play (RULES.md section 0), so Modern Tapp's
+Seats are numbered in the direction of play (rules reference §0), so Modern Tapp's
 counter-clockwise play needs no special arithmetic: forehand is ``dealer + 1``.
 
 One module per concern:

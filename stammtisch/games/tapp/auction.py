@@ -1,5 +1,6 @@
-"""The historic Tapp flow (Württemberg Tarock, Classic Tapp; RULES.md 3.2, 3.3): an auction
-with hold, then the trump of a suit Solo, the Frage discard and the Tout announcement.
+"""The historic Tapp flow (Württemberg Tarock, Classic Tapp; docs/rules-reference.md §3.2,
+§3.3): an auction with hold, then the trump of a suit Solo, the Frage discard and the Tout
+announcement.
 
 Auction: from forehand each player passes or bids higher than the standing bid; an earlier
 player still in the auction, overcalled, may ``hold`` (take the same level: the earlier

@@ -1,9 +1,9 @@
-"""The Tapp contracts as a small typed table (RULES.md 3.2–3.4).
+"""The Tapp contracts as a small typed table (docs/rules-reference.md §3.2–§3.4).
 
 A contract says what the declarer must do (``Kind``), which suit is trumps, whether he takes
 the tapp, whether he calls a card (Rufer), whether his hand lies open (Bettel ouvert) and
 what it is worth. The historic games have levels (Frage < Solo < Herzsolo) whose trump and
-value come from the rule set; Modern Tapp has the fifteen contracts of RULES.md 3.4.
+value come from the rule set; Modern Tapp has the fifteen contracts of rules reference §3.4.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ class Contract:
     open_hand: bool = False  # Bettel ouvert: the declarer's hand lies face up
 
 
-#: Modern contracts in rank order (RULES.md 3.4); the index is the contract's number.
+#: Modern contracts in rank order (rules reference §3.4); the index is the contract's number.
 MODERN_CONTRACTS: tuple[Contract, ...] = (
     Contract("frage", 1, Kind.POINTS, "H", 5, takes_tapp=True),
     Contract("solo:C", 2, Kind.POINTS, "C", 5),
@@ -56,7 +56,7 @@ N_MODERN = len(MODERN_CONTRACTS)
 
 
 class Level(IntEnum):
-    """The historic auction's levels (RULES.md 3.2, 3.3); 0: no bid yet."""
+    """The historic auction's levels (rules reference §3.2, §3.3); 0: no bid yet."""
 
     NONE = 0
     FRAGE = 1
@@ -72,7 +72,7 @@ BECK_FACTOR = {Level.FRAGE: 1, Level.SOLO: 2}
 
 
 def modern_value(contract: str, frage_value: int = 5) -> int:
-    """Cents per defender of a Modern contract (RULES.md 3.4)."""
+    """Cents per defender of a Modern contract (rules reference §3.4)."""
     if contract == "frage":
         return frage_value
     return MODERN_CONTRACTS[MODERN_INDEX[contract]].value

@@ -39,9 +39,10 @@ if TYPE_CHECKING:
 #: Dealing patterns as data: ("tapp", k) puts k cards on the tapp; ("each", k) gives a packet
 #: of k cards to every player in turn, starting with forehand. Cards come off the top.
 DEAL_PATTERNS: dict[tuple[str, int, str], tuple[tuple[str, int], ...]] = {
-    # Württemberg Tarock and Classic Tapp: the tapp first, then 4-3-4 (RULES.md 3.2).
+    # Württemberg Tarock and Classic Tapp: the tapp first, then 4-3-4
+    # (docs/rules-reference.md §3.2).
     ("tapp-first", 3, "tapp36"): (("tapp", 3), ("each", 4), ("each", 3), ("each", 4)),
-    # Modern Tapp (RULES.md 3.4).
+    # Modern Tapp (rules reference §3.4).
     ("modern", 3, "tapp36"): (("each", 4), ("each", 3), ("tapp", 3), ("each", 4)),
     ("modern", 4, "tapp36"): (("each", 3), ("tapp", 2), ("each", 2), ("tapp", 2), ("each", 3)),
     ("modern", 3, "skat32"): (("each", 3), ("tapp", 2), ("each", 4), ("each", 3)),
@@ -59,7 +60,7 @@ def _suit_tables(R: int, points: tuple[int, ...]) -> tuple[Any, Any]:
     """Per suit, per in-suit bit pattern: the list of card indices and the card points.
 
     Built once per pack geometry and shared by every game (never mutated): 4 × 2**R lists
-    per game were ~2,000 objects the garbage collector scanned for each live table."""
+    per game would be ~2,000 objects the garbage collector scans for each live table."""
     key = (R, points)
     tables = _SUIT_TABLES.get(key)
     if tables is None:

@@ -1,12 +1,14 @@
-"""The Modern Tapp flow (RULES.md 3.4): two rounds of declarations, then the Rufer call.
+"""The Modern Tapp flow (docs/rules-reference.md §3.4): two rounds of declarations, then the
+Rufer call.
 
 Round 1 from forehand: each says ``play`` or ``weg``. Round 2: those who said play, in seat
 order, each names a contract higher than the standing one or passes; the highest wins, ties
 to the earlier seat; the last who said play must name one when nobody before him has.
 Nobody plays: Ramsch. A Rufer declarer calls a card he does not hold; its holder hands it
-over and gets back any card of the declarer's choice (the called card included: RULES.md
-3.4, seed 003 "et kort etter eget valg"). A called card in the tapp: nothing is exchanged,
-or (``rufer_in_tapp=swap``) the declarer swaps it with the tapp.
+over and gets back any card of the declarer's choice (the called card included: rules
+reference §3.4; the Norwegian Tapp rules text: "et kort etter eget valg"). A called card in
+the tapp: nothing is exchanged, or (``rufer_in_tapp=swap``) the declarer swaps it with the
+tapp.
 """
 
 from __future__ import annotations

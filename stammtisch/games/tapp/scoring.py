@@ -1,4 +1,4 @@
-"""Tapp settlement as pure functions (RULES.md 3.2–3.4), apart from the play (as OpenSpiel
+"""Tapp settlement as pure functions (docs/rules-reference.md §3.2–§3.4), apart from the play (as OpenSpiel
 keeps bridge_scoring beside bridge)."""
 
 from __future__ import annotations
@@ -59,7 +59,7 @@ def historic_settlement(
 
 
 def ramsch_settlement(points: Sequence[int], tricks: Sequence[int]) -> list[tuple[int, int, int]]:
-    """Ramsch payments ``(payer, payee, amount)`` (RULES.md 3.4, rules-research P6).
+    """Ramsch payments ``(payer, payee, amount)`` (rules reference §3.4, §6 P6).
 
     The player(s) with the most points pay every other player 5, or 10 to a player who took
     no trick (Jungfer); tied losers don't pay each other.

@@ -189,7 +189,7 @@ class TappState(EngineState):
         if not trick:
             return hand
         lead = trick[0]
-        # Farbzwang + Trumpfzwang, no Stichzwang (RULES.md 3.1). With must_trump="always"
+        # Farbzwang + Trumpfzwang, no Stichzwang (docs/rules-reference.md §3.1). With must_trump="always"
         # and head=False the winning card does not matter; the lead is passed in its place.
         return legal_follows(hand, self.game.suitmask_of[lead], self.trump_mask, lead, 0, "always", False)
 
@@ -306,7 +306,7 @@ class TappState(EngineState):
         self.trick = []
         self.played += 1
         self.leader = self.cur = w
-        # a decided hand ends at once where the rule set says so (Modern Tapp; RULES.md 3.4)
+        # a decided hand ends at once where the rule set says so (Modern Tapp; rules reference §3.4)
         kind = self.kind
         if kind == K_BETTEL:
             if w == self.declarer:
@@ -552,13 +552,13 @@ class TappState(EngineState):
                 and self.phase in (Phase.PLAY, Phase.OVER))
 
     def known_mask(self, seat: int | None) -> int:
-        """The cards whose place ``seat`` may know (RULES.md 3; rules-research P5).
+        """The cards whose place ``seat`` may know (rules reference §3; §6 P5).
 
         Everyone: the cards played to tricks; a Bettel ouvert declarer's hand once it lies
         open; a called Rufer card from the call until the give (it is in the declarer's
         hand), and always when it lay in the tapp under ``rufer_in_tapp=none`` (nothing is
         exchanged). After a give only the declarer and the holder know where the called card
-        is: the declarer may give back any card, the called one included (RULES.md 3.4).
+        is: the declarer may give back any card, the called one included (rules reference §3.4).
         The declarer also: the tapp he picked up and what he discarded; the Rufer holder: the
         card given back to him, and so where the called card is. A seat always knows its own
         hand. A Solo's tapp is never seen, not even after the deal."""
@@ -590,7 +590,7 @@ class TappState(EngineState):
     def _hand_sizes(self, me: int | None) -> list[int]:
         """Cards per hand as ``me`` may know them. Between a Rufer call and the give the
         declarer holds one card more and the holder one fewer: only they may see that (the
-        card goes over face down; the holder is known to the declarer only, rules-research P5),
+        card goes over face down; the holder is known to the declarer only, rules reference §6 P5),
         so anyone else sees the sizes the exchange will leave."""
         sizes = [h.bit_count() for h in self.hands]
         if self.phase == Phase.GIVE and me != self.declarer and me != self.holder:

@@ -1,4 +1,4 @@
-// Stammtisch web client, the social part (issue 8): turn timer, lobby list of open tables,
+// Stammtisch web client, the social part: turn timer, lobby list of open tables,
 // rematch, table chat. Loaded before app.js; its functions run only after app.js has set up
 // $, el, t, game, send, api, rulesets and rememberTable, and are called from there.
 // Every text a player typed is shown with textContent (el's "text"), never as HTML.
