@@ -7,16 +7,26 @@ copied into it): the deal is sent as the worker needs to rebuild it (rule set, o
 table state at the deal's start, the deck and the actions so far, all as text), the bot decides
 there on its own view, and the action comes back as its string. The table applies it only if
 nothing happened meanwhile (the event number is unchanged), as with any action.
+
+The worker is shared fairly (server/worker_pool.py): decisions wait here and the worker gets one
+at a time, the tables' owners in turn and an owner's tables in turn, so one client's many bot
+tables slow down its own decisions rather than everybody's. A worker that dies is replaced
+(within a bound; beyond it ``decide`` raises ``WorkersFailing`` for a while), and the worker ends
+with the server.
 """
 
 from __future__ import annotations
 
-import asyncio
-import multiprocessing
 import random
+import time
+from collections.abc import Callable, Hashable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from typing import Any
+
+from .worker_pool import DEFAULT_MAX_RESTARTS, DEFAULT_RESTART_WINDOW, WorkerPool, WorkersFailing
+
+__all__ = ["DealSoFar", "Thinker", "WorkersFailing", "decide"]
 
 
 @dataclass(frozen=True)
@@ -48,18 +58,35 @@ def decide(deal: DealSoFar, bot_name: str, seat: int, seed: int) -> str:
 
 
 class Thinker:
-    """One worker process for the search bots of the whole server, started on first use."""
+    """The worker process(es) of the search bots of the whole server, started on first use.
 
-    def __init__(self) -> None:
-        self._pool: ProcessPoolExecutor | None = None
+    ``workers``: processes (one: the search itself is single-threaded and the server needs the
+    other core); ``max_restarts`` new workers within ``restart_window`` seconds, beyond that no
+    decisions for ``restart_window`` seconds (``WorkersFailing``); ``clock`` is for tests.
+    """
 
-    async def decide(self, deal: DealSoFar, bot_name: str, seat: int, seed: int) -> str:
-        if self._pool is None:
-            self._pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("forkserver"))
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, decide, deal, bot_name, seat, seed)
+    def __init__(self, workers: int = 1, max_restarts: int = DEFAULT_MAX_RESTARTS,
+                 restart_window: float = DEFAULT_RESTART_WINDOW,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.worker_pool = WorkerPool("the search bots' worker process", workers, max_restarts, restart_window, clock)
+
+    async def decide(self, deal: DealSoFar, bot_name: str, seat: int, seed: int, owner: str = "",
+                     table: str | None = None) -> str:
+        """The bot's action for ``seat``, as its string. ``owner`` (the address that created the
+        table) and ``table`` (its id) place the decision in the fair queue; a table has at most
+        one decision waiting (``ValueError`` otherwise; no ``table``: a queue slot of its own).
+        ``WorkersFailing`` while the worker keeps dying."""
+        key: Hashable = table if table is not None else object()
+        text: str = await self.worker_pool.submit(owner, key, decide, deal, bot_name, seat, seed)
+        return text
+
+    @property
+    def _pool(self) -> ProcessPoolExecutor | None:
+        """The current process pool (None before the first decision)."""
+        return self.worker_pool.executor
+
+    def worker_pids(self) -> list[int]:
+        return self.worker_pool.worker_pids()
 
     def shutdown(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=False, cancel_futures=True)
-            self._pool = None
+        self.worker_pool.shutdown()

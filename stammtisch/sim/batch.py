@@ -37,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from ..i18n import t
+from ..workers import process_pool
 
 R = TypeVar("R")
 
@@ -283,19 +284,21 @@ def _stop_pool(pool: ProcessPoolExecutor) -> None:
     """Cancel what has not started and end the running workers now (Ctrl-C).
 
     ``shutdown`` alone would wait for the running chunks; the executor has no public way to
-    end its processes, hence its ``_processes`` table.
+    end its processes, hence its ``_processes`` table. Its manager thread, which sees its
+    workers gone and ends, is waited for (``shutdown`` forgets it too): left running, it could
+    close its wake-up pipe while the interpreter's exit writes to that pipe (an "OSError: Bad
+    file descriptor" traceback at exit, now and then).
     """
-    processes = list((getattr(pool, "_processes", None) or {}).values())  # shutdown forgets them
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
     for process in processes:
         if process.is_alive():
             process.terminate()
     for process in processes:
         process.join(timeout=5)
-    # the executor's manager thread sees its workers gone and ends: waiting for it here keeps
-    # it from closing its wake-up pipe while the interpreter's exit writes to that pipe (an
-    # "OSError: Bad file descriptor" traceback at exit otherwise, now and then)
-    pool.shutdown(wait=True)
+    if manager is not None:
+        manager.join(timeout=10)
 
 
 def _run_processes(task: Callable[[Chunk], Any], chunks: list[Chunk], backend: Backend,
@@ -309,7 +312,7 @@ def _run_processes(task: Callable[[Chunk], Any], chunks: list[Chunk], backend: B
             for chunk in reversed(queue):
                 collector.fail(chunk, t("batch.worker_died", attempts=fruitless_pools))
             return
-        pool = ProcessPoolExecutor(max_workers=backend.workers, mp_context=context, initializer=_ignore_sigint)
+        pool = process_pool(backend.workers, context, _ignore_sigint)  # workers end with this process
         running: dict[Future[Any], Chunk] = {}
         broken = False
         settled_before = len(collector.by_index) + sum(attempts.values())
