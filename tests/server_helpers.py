@@ -209,3 +209,13 @@ def serving(code: str, **popen: Any) -> subprocess.Popen:
         proc.wait()
         raise AssertionError("the server did not start" + ("" if ready else f" in {HANG:.0f} s"))
     return proc
+
+
+def stored_record(http: Any, table_id: str) -> dict[str, Any]:
+    """The full record of a table's finished deals as its database holds it (while the table
+    plays, no token downloads it: the tests read it here)."""
+    from stammtisch.server.app import public_record, replayed
+
+    st = http.app.state.storage.load_table(table_id)
+    assert st is not None, table_id
+    return public_record(replayed(st))

@@ -91,6 +91,7 @@ def test_a_database_from_before_deal_keys_gains_them_and_keeps_its_deals(tmp_pat
     with storage.engine.begin() as conn:  # as the schema was
         conn.exec_driver_sql("DROP TABLE st_moves")
         conn.exec_driver_sql("ALTER TABLE st_deals DROP COLUMN deal_key")
+        conn.exec_driver_sql("DROP TABLE st_schema")  # the servers before kept no version
     storage.close()
 
     storage = Storage(url)

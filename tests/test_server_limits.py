@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import pytest
 from fastapi.testclient import TestClient
-from server_helpers import WsClient, create_table, play_until_terminal, sync
+from server_helpers import WsClient, create_table, play_until_terminal, stored_record, sync
 
 from stammtisch.games.base import IllegalAction
 from stammtisch.record import replay
@@ -100,11 +100,77 @@ def test_live_tables_are_capped_and_expired_tables_make_room(tmp_path):
             WsClient(ws).until(lambda m: m["type"] == "state")
         manager = app.state.manager
         later = time.time() + app.state.limits.unjoined_expiry + 1
+        manager.tables[joined["id"]].last_activity = later  # as if somebody had just been there
         assert http.portal.call(manager.sweep, later) == 1  # nobody ever joined "unjoined"
         gone = http.get(f"/api/tables/{unjoined['id']}")
         assert gone.status_code == 410 and gone.json()["rule"] == "archived"
         assert info(http, joined)["id"] == joined["id"]
         create_table(http)  # room again
+
+
+def test_one_address_holds_a_quota_of_live_tables(tmp_path):
+    """A patient client cannot fill the server: one address holds at most tables_per_address
+    live tables (the others are still served), and what it made counts until archived."""
+    app = make_app(tmp_path, tables_per_address=2, creations_per_minute=1000, creation_burst=1000)
+    with TestClient(app) as http:
+        mine = [create_table(http), create_table(http)]
+        r = http.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": HUMANS3})
+        assert r.status_code == 429 and r.json()["rule"] == "quota" and r.headers["retry-after"]
+        other = TestClient(app, client=("203.0.113.9", 50000))  # another address
+        assert other.post("/api/tables", json={"ruleset": "tippen/grupp-1975",
+                                               "seats": HUMANS3}).status_code == 201
+        manager = app.state.manager
+        manager.tables[mine[0]["id"]].closed = True
+        assert http.portal.call(manager.sweep) == 1  # closed and empty: archived, room again
+        create_table(http)
+
+
+def test_search_bots_per_address_and_the_deals_of_a_bot_table_are_capped(tmp_path):
+    """One client cannot take the search bots' worker for itself: the pimc and ismcts seats of
+    the live tables an address made are capped, and a table of bots plays at most
+    bot_table_max_deals deals (a maximum it may ask below, never above)."""
+    app = make_app(tmp_path, search_bots_per_address=3, bot_table_max_deals=50)
+    pimc3 = [{"name": f"P{i}", "bot": "pimc"} for i in range(3)]
+    with TestClient(app) as http:
+        r = http.post("/api/tables", json={"ruleset": "tapp/modern", "seats": pimc3, "max_deals": 51})
+        assert r.status_code == 400 and r.json()["rule"] == "max_deals"
+        r = http.post("/api/tables", json={"ruleset": "tapp/modern", "seats": pimc3, "max_deals": 20})
+        assert r.status_code == 201 and r.json()["max_deals"] == 20
+        r = http.post("/api/tables", json={"ruleset": "tapp/modern", "seats": pimc3[:1] + HUMANS3[:2]})
+        assert r.status_code == 429 and r.json()["rule"] == "search bots"
+        r = http.post("/api/tables", json={"ruleset": "tapp/modern", "seats": [
+            {"name": "H", "bot": "heuristic"}, *HUMANS3[:2]]})
+        assert r.status_code == 201  # other bots are not capped
+        r = http.post("/api/tables", json={"ruleset": "tapp/modern", "seats": [
+            {"name": f"H{i}", "bot": "heuristic"} for i in range(3)]})
+        assert r.status_code == 201 and r.json()["max_deals"] == 50  # the default is the cap
+
+
+def test_tables_that_never_started_or_never_had_two_people_live_short(tmp_path):
+    """A table that never started is archived after unstarted_after without events or
+    clients; one that never had two people at it after lonely_after; a table two people
+    played at lives until abandoned_after."""
+    app = make_app(tmp_path)
+    limits = app.state.limits
+    with TestClient(app) as http:
+        idle, lonely, two = create_table(http), create_table(http), create_table(http)
+        for t in (lonely, two):
+            start(http, t)
+        for t, seats in ((lonely, (0,)), (two, (0, 1))):
+            for seat in seats:
+                with connect(http, t, t["seats"][seat]["token"]) as ws:
+                    WsClient(ws).until(lambda m: m["type"] == "state")
+        manager = app.state.manager
+        now = time.time()
+        for t in (idle, lonely, two):
+            manager.tables[t["id"]].last_activity = now
+        assert http.portal.call(manager.sweep, now + limits.unstarted_after + 1) == 1
+        assert manager.get(idle["id"]) is None
+        assert http.portal.call(manager.sweep, now + limits.lonely_after + 1) == 1
+        assert manager.get(lonely["id"]) is None and manager.get(two["id"]) is not None
+        assert http.portal.call(manager.sweep, now + limits.abandoned_after - 1) == 0
+    with TestClient(make_app(tmp_path)) as http:  # the humans seen are kept over a restart
+        assert http.app.state.manager.get(two["id"]).humans == {0, 1}
 
 
 def test_archived_tables_are_not_loaded_at_start_up(tmp_path):
@@ -198,7 +264,7 @@ def test_the_score_sheet_in_each_message_stays_short_however_long_the_table_play
         assert len(live.table.deals) == 1 and live.table.deal_count == 23
         assert [e["deal"] for e in live.score] == list(range(4, 24))
         # ... and the record (from the database) still has every deal, summing to the balances
-        record = http.get(f"/api/tables/{t['id']}/record", params={"token": t["admin_token"]}).json()
+        record = stored_record(http, t["id"])
         assert len(record["deals"]) == 23
         assert list(replay(record).table.balances().values()) == last["balances"]
 
@@ -298,7 +364,7 @@ def test_the_record_is_refused_with_try_again_while_the_database_lacks_finished_
                 assert r.status_code == 503 and r.json()["rule"] == "storage", r.text
                 assert "try again" in r.json()["error"] and r.headers["retry-after"]
             monkeypatch.undo()
-        full = http.get(f"/api/tables/{t['id']}/record", params={"token": t["admin_token"]}).json()
+        full = stored_record(http, t["id"])
         seen = http.get(f"/api/tables/{t['id']}/record", params={"token": t["seats"][0]["token"]})
         assert len(full["deals"]) == len(seen.json()["deals"]) == 3
         assert list(replay(full).table.balances().values()) == live.table.ledger.player_balances()
@@ -351,12 +417,15 @@ def test_a_stored_record_is_replayed_off_the_event_loop(tmp_path, monkeypatch):
             yield from real(table, st)
 
         monkeypatch.setattr(app_module, "replay_deals", spy)
-        for token in (t["admin_token"], t["seats"][0]["token"], t["spectator"]["token"]):
+        for token in (t["seats"][1]["token"], t["seats"][0]["token"], t["spectator"]["token"]):
             r = http.get(f"/api/tables/{t['id']}/record", params={"token": token})
             assert r.status_code == 200, r.text
         r = http.get(f"/api/tables/{t['id']}/analysis/1", params={"token": t["seats"][0]["token"]})
         assert r.status_code == 200, r.text
         assert len(threads) == 4 and loop_thread not in threads
+        # the same download again is the one built: nothing is replayed
+        r = http.get(f"/api/tables/{t['id']}/record", params={"token": t["admin_token"]})
+        assert r.status_code == 200 and r.json()["seat"] is None and len(threads) == 4
 
 
 def test_the_table_json_of_every_broadcast_is_the_table_info_itself(tmp_path, monkeypatch):
@@ -670,12 +739,16 @@ def test_record_is_redacted_during_the_session_and_full_after_close(http):
         assert spect["deals"][0]["view"] == cs.view  # as the spectator saw the deal end
         seat0 = http.get(url, params={"token": t["seats"][0]["token"]}).json()
         assert seat0["format"] == "stammtisch-redacted/1" and seat0["deals"][0]["view"] == c0.view
-        full = http.get(url, params={"token": t["admin_token"]}).json()
-        assert full["format"] == "stammtisch-record/1" and len(full["deals"][0]["deck"]) == 32
+        # the admin too gets only what the table showed while it plays: a spectator's view (at
+        # a listed table it would tell the creator what strangers folded)
+        admin = http.get(url, params={"token": t["admin_token"]}).json()
+        assert admin == spect
         assert http.post(f"/api/tables/{tid}/close", json={"token": t["seats"][0]["token"]}).status_code == 403
         r = http.post(f"/api/tables/{tid}/close", json={"token": t["admin_token"]})
         assert r.status_code == 200 and r.json()["closed"]
         c0.until(lambda m: m["type"] == "state" and m["table"]["closed"])
+        full = http.get(url, params={"token": t["admin_token"]}).json()
+        assert full["format"] == "stammtisch-record/1" and len(full["deals"][0]["deck"]) == 32
         after = http.get(url, params={"token": t["seats"][1]["token"]}).json()
         assert after == full  # every seat gets the full record once the table is closed
         assert http.get(url, params={"token": t["spectator"]["token"]}).json()["format"] == \

@@ -7,7 +7,7 @@ import random
 
 import pytest
 from fastapi.testclient import TestClient
-from server_helpers import WsClient, create_table, play_until_terminal, sync
+from server_helpers import WsClient, create_table, play_until_terminal, stored_record, sync
 from starlette.websockets import WebSocketDisconnect
 
 from stammtisch.cards import PACKS
@@ -232,17 +232,20 @@ def test_record_holds_only_finished_deals(http):
             connect(http, t, t["seats"][1]["token"]) as w1:
         c0, c1 = WsClient(w0), WsClient(w1)
         sync(http, tid, [c0, c1], bot_seats=(2,))
+        # while the table plays, the admin's download is what the table showed (redacted)
         rec = http.get(f"/api/tables/{tid}/record", params={"token": t["admin_token"]}).json()
-        assert rec["format"] == "stammtisch-record/1" and rec["deals"] == []
+        assert rec["format"] == "stammtisch-redacted/1" and rec["deals"] == []
         view = play_until_terminal(http, tid, {0: c0, 1: c1}, bot_seats=(2,))
         assert view["terminal"]
         rec = http.get(f"/api/tables/{tid}/record", params={"token": t["admin_token"]}).json()
-        assert len(rec["deals"]) == 1
+        assert rec["format"] == "stammtisch-redacted/1" and len(rec["deals"]) == 1
         w0.send_json({"type": "next"})
         sync(http, tid, [c0, c1], bot_seats=(2,))
         assert c0.state["table"]["deal_number"] == 2
+        assert http.post(f"/api/tables/{tid}/close", json={"token": t["admin_token"]}).status_code == 200
+        # ended: the full record, of the finished deals only (deal 2 and its deck are not there)
         rec2 = http.get(f"/api/tables/{tid}/record", params={"token": t["admin_token"]}).json()
-        assert rec2["deals"] == rec["deals"]  # deal 2 (and its deck) is not there
+        assert rec2["format"] == "stammtisch-record/1" and len(rec2["deals"]) == 1
         r = replay(rec2)
         info = http.get(f"/api/tables/{tid}").json()
         assert info["score"][0]["net"] == [r.table.balances()[n] for n in info["players"]]
@@ -258,7 +261,7 @@ def test_record_holds_only_finished_deals(http):
         assert shown == {lang: explain(summary, info["players"], lang) for lang in ("en", "de")}
         assert shown["en"] and shown["de"] != shown["en"]
         w0.send_json({"type": "next"})
-        assert c0.next_error()["rule"] == "deal in progress"
+        assert c0.next_error()["rule"] == "closed"
 
 
 @pytest.mark.parametrize("family", ["tippen", "tapp"])
@@ -316,8 +319,7 @@ def test_search_bots_are_seated_and_think_in_the_worker_process(tmp_path):
         info = http.get(f"/api/tables/{t['id']}").json()
         assert sum(info["balances"]) + info["pot"] + info["reserve"] == 0 and not info.get("broken")
         assert app.state.manager.thinker._pool is not None  # they decided in the worker
-        rec = http.get(f"/api/tables/{t['id']}/record", params={"token": t["admin_token"]}).json()
-        replay(rec)  # every bot action was legal where it was applied
+        replay(stored_record(http, t["id"]))  # every bot action was legal where it was applied
 
 
 def test_the_thinker_rebuilds_the_deal_the_table_is_in():
@@ -388,7 +390,7 @@ def test_analysis_of_a_deal_only_once_it_is_over_and_only_with_a_token(http):
         r = http.get(f"/api/tables/{tid}/analysis/1", params={"token": seat_token})
         assert r.status_code == 200, r.text
         data = r.json()
-        rec = http.get(f"/api/tables/{tid}/record", params={"token": t["admin_token"]}).json()
+        rec = stored_record(http, tid)
         from stammtisch.solve.analysis import analyze_record
 
         expected = analyze_record(rec, 1)

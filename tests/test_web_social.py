@@ -243,9 +243,39 @@ def test_a_listed_table_is_shown_in_the_lobby_and_a_stranger_takes_its_free_seat
     for seat in (None, 1):
         r = http.post(f"/api/tables/{t['id']}/take", json={"seat": seat})
         assert r.status_code == 409 and r.json()["rule"] == "no free seat"
-    # the creator's first link of that seat stopped working
-    with connect(http, t, t["seats"][1]["token"]) as ws:
-        assert ws.receive_json()["rule"] == "token"
+    # the creator never held a link of that seat, and cannot have one made
+    assert "token" not in t["seats"][1] and "link" not in t["seats"][1]
+    r = http.post(f"/api/tables/{t['id']}/reissue", json={"token": t["admin_token"], "seat": 1})
+    assert r.status_code == 400 and r.json()["rule"] == "lobby seat"
+
+
+def test_no_link_the_creator_holds_shows_an_open_seat_s_hand(http):
+    """An open seat is played by a stand-in bot until a stranger takes it: the creation's
+    answer holds no link of it, none of the creator's links shows its cards, the admin cannot
+    have one made (before or after a stranger sat down), and the stranger's hand was never
+    shown to anybody else."""
+    from conftest import cards_shown
+
+    t = create(http, seats=LOBBY_SEATS, listed=True, turn_seconds=10)
+    assert "token" not in t["seats"][1] and "link" not in t["seats"][1]
+    start(http, t)
+    creator_links = [t["admin_token"], t["spectator"]["token"], token_of(t, 0)]
+    seen: set[str] = set()
+    for token in creator_links:
+        with connect(http, t, token) as ws:
+            c = WsClient(ws)
+            state = c.until(is_state)
+            assert c.hello["seat"] != 1
+            seen |= cards_shown(state["view"])
+    r = http.post(f"/api/tables/{t['id']}/reissue", json={"token": t["admin_token"], "seat": 1})
+    assert r.status_code == 400 and r.json()["rule"] == "lobby seat"
+    took = http.post(f"/api/tables/{t['id']}/take", json={}).json()
+    with connect(http, t, took["token"]) as ws:
+        view = WsClient(ws).until(is_state)["view"]
+    hand = {*view["hand"], *(view["folded"] or [])}  # a stand-in may have passed for him
+    assert len(hand) == 3 and not hand & seen  # what the creator saw held none of the stranger's cards
+    r = http.post(f"/api/tables/{t['id']}/reissue", json={"token": t["admin_token"], "seat": 1})
+    assert r.status_code == 400 and r.json()["rule"] == "lobby seat"
 
 
 def test_a_free_seat_is_played_by_the_bot_until_a_stranger_takes_it(http):
@@ -337,7 +367,14 @@ def test_rematch_takes_every_seat_to_the_same_seat_of_a_new_table(http):
         assert http.get(f"/api/tables/{t['id']}").json()["closed"] is False
 
         play_deal_with_two(http, t, anna, bernd, rng)
+        # Bernd asks: the rematch waits for Anna, the other seated player (the spectator and
+        # the bot have no say), and so does the next deal
         ws1.send_json({"type": "rematch"})
+        asked = anna.until(lambda m: m["type"] == "state" and m["table"]["rematch_votes"] == [1])
+        assert asked["table"]["rematch"] is None and asked["table"]["next_deal_at"] is None
+        ws0.send_json({"type": "next"})
+        assert anna.next_error()["rule"] == "rematch asked"
+        ws0.send_json({"type": "rematch", "agree": True})
         links = {}
         for seat, c in ((0, anna), (1, bernd), (None, watcher)):
             m = c.until(lambda m: m["type"] == "rematch")
@@ -345,7 +382,7 @@ def test_rematch_takes_every_seat_to_the_same_seat_of_a_new_table(http):
             new_id = m["table"]
         assert len(set(links.values())) == 3 and all(x.startswith(f"/t/{new_id}#") for x in links.values())
         old = http.get(f"/api/tables/{t['id']}").json()
-        assert old["closed"] is True and old["rematch"] == new_id
+        assert old["closed"] is True and old["rematch"] == new_id and old["rematch_votes"] == []
         new = http.get(f"/api/tables/{new_id}").json()
         assert new["players"] == old["players"] and new["ruleset"] == old["ruleset"]
         assert new["options"] == old["options"] and new["turn_seconds"] == 30
@@ -361,21 +398,60 @@ def test_rematch_takes_every_seat_to_the_same_seat_of_a_new_table(http):
             c = WsClient(ws)
             c.until(is_state)
             assert c.hello["seat"] == seat
-    # the old link of a seat still leads to its new seat
-    with connect(http, t, token_of(t, 1)) as ws:
-        assert WsClient(ws).until(lambda m: m["type"] == "rematch")["link"] == links[1]
-    # … also once the old table is archived (closed, nobody there): a fresh link to the seat
+    # once the old table is archived (closed, nobody there), the old link of a seat whose link
+    # went on already leads nowhere: it never takes the seat from the player who sits there
     manager = http.app.state.manager
     assert http.portal.call(manager.sweep) >= 1 and manager.get(t["id"]) is None
-    with connect(http, t, token_of(t, 1)) as ws:
-        m = WsClient(ws).until(lambda m: m["type"] == "rematch")
-    assert m["table"] == new_id and m["link"] != links[1]
-    with http.websocket_connect(f"/ws/{new_id}?token={m['link'].split('#')[1]}") as ws:
-        c = WsClient(ws)
-        c.until(is_state)
-        assert c.hello["seat"] == 1
+    with http.websocket_connect(f"/ws/{new_id}?token={links[1].split('#')[1]}") as ws_new:
+        sitting = WsClient(ws_new)
+        sitting.until(is_state)
+        for _ in range(3):
+            with connect(http, t, token_of(t, 1)) as ws:
+                assert ws.receive_json()["rule"] == "rematch taken"
+        ws_new.send_json({"type": "ping", "seq": 1})
+        assert sitting.until(lambda m: m["type"] in ("pong", "error"))["type"] == "pong"
     with connect(http, t, "not-a-token") as ws:  # a stranger learns nothing
         assert ws.receive_json()["rule"] == "unknown table"
+
+
+def test_a_decline_ends_the_rematch_question_and_the_table_plays_on(http):
+    rng = random.Random(7)
+    t = create(http)
+    start(http, t)
+    with connect(http, t, token_of(t, 0)) as ws0, connect(http, t, token_of(t, 1)) as ws1:
+        anna, bernd = WsClient(ws0), WsClient(ws1)
+        bernd.until(is_state)
+        play_deal_with_two(http, t, anna, bernd, rng)
+        ws0.send_json({"type": "rematch"})
+        bernd.until(lambda m: m["type"] == "state" and m["table"]["rematch_votes"] == [0])
+        ws1.send_json({"type": "rematch", "agree": False})
+        after = anna.until(lambda m: m["type"] == "state" and m["table"]["rematch_votes"] == [])
+        assert after["table"]["rematch"] is None and not after["table"]["closed"]
+        ws1.send_json({"type": "rematch", "agree": "yes"})
+        assert bernd.next_error()["rule"] == "protocol"
+        ws0.send_json({"type": "next"})  # the table plays on
+        anna.until(lambda m: m["type"] == "state" and m["table"]["deal_number"] == 2)
+    assert len(http.app.state.manager.tables) == 1
+
+
+def test_a_rematch_counts_as_a_table_made_by_the_seat_that_asked(tmp_path):
+    """A rematch chain may not make tables faster than the creation limit of its asker's
+    address: the rematch is refused like a creation, and the table plays on."""
+    seats = [{"name": "Anna"}, {"name": "Bot 1", "bot": "random"}, {"name": "Bot 2", "bot": "random"}]
+    with make_client(tmp_path / "st.sqlite", creations_per_minute=0.001, creation_burst=1) as http:
+        t = create(http, seats=seats)  # the one creation the address may make
+        start(http, t)
+        with connect(http, t, token_of(t, 0)) as ws0:
+            anna = WsClient(ws0)
+            anna.until(is_state)
+            play_until(http, t, anna, lambda v: v["terminal"], random.Random(3), bot_seats=(1, 2))
+            ws0.send_json({"type": "rematch"})
+            assert anna.next_error()["rule"] == "rate"
+            info = http.get(f"/api/tables/{t['id']}").json()
+            assert info["rematch"] is None and info["rematch_votes"] == [] and not info["closed"]
+            ws0.send_json({"type": "next"})  # the table plays on
+            anna.until(lambda m: m["type"] == "state" and m["table"]["deal_number"] == 2)
+        assert len(http.app.state.manager.tables) == 1
 
 
 def play_deal_with_two(http, t, anna, bernd, rng):
@@ -391,15 +467,19 @@ def play_deal_with_two(http, t, anna, bernd, rng):
     raise AssertionError("the deal did not end")
 
 
-def test_after_a_restart_the_old_link_leads_to_a_fresh_link_of_the_rematch(tmp_path):
+def test_after_a_restart_an_old_link_leads_to_the_rematch_once(tmp_path):
+    """Bernd was away when Anna, the only seated player, made the rematch: his link was
+    made but never handed over. After a restart (the link is lost with the server's memory)
+    his old link leads to a fresh link of his new seat, once; used again, it leads nowhere,
+    and the player who sits there keeps his seat."""
     path = tmp_path / "st.sqlite"
     with make_client(path) as http:
-        t = create(http)
+        t = create(http, turn_seconds=1)  # a stand-in plays for Bernd, who is away
         start(http, t)
-        with connect(http, t, token_of(t, 0)) as ws0, connect(http, t, token_of(t, 1)) as ws1:
-            anna, bernd = WsClient(ws0), WsClient(ws1)
-            bernd.until(is_state)
-            play_deal_with_two(http, t, anna, bernd, random.Random(5))
+        with connect(http, t, token_of(t, 0)) as ws0:
+            anna = WsClient(ws0)
+            anna.until(is_state)
+            play_until(http, t, anna, lambda v: v["terminal"], random.Random(5), bot_seats=(1, 2))
             ws0.send_json({"type": "rematch"})
             new_id = anna.until(lambda m: m["type"] == "rematch")["table"]
     with make_client(path) as http:
@@ -407,10 +487,15 @@ def test_after_a_restart_the_old_link_leads_to_a_fresh_link_of_the_rematch(tmp_p
         with connect(http, t, token_of(t, 1)) as ws:
             link = WsClient(ws).until(lambda m: m["type"] == "rematch")["link"]
         assert link.startswith(f"/t/{new_id}#")
-        with http.websocket_connect(f"/ws/{new_id}?token={link.split('#')[1]}") as ws:
-            c = WsClient(ws)
+        with http.websocket_connect(f"/ws/{new_id}?token={link.split('#')[1]}") as ws_new:
+            c = WsClient(ws_new)
             c.until(is_state)
             assert c.hello["seat"] == 1
+            with connect(http, t, token_of(t, 1)) as ws:  # the same old link again
+                gone = WsClient(ws).until(lambda m: m["type"] in ("error", "rematch"))
+                assert gone["type"] == "error" and gone["rule"] == "rematch taken"
+            ws_new.send_json({"type": "ping", "seq": 2})
+            assert c.until(lambda m: m["type"] in ("pong", "error"))["type"] == "pong"
 
 
 # --- 5. chat ----------------------------------------------------------------------------

@@ -234,6 +234,41 @@ def test_rematch_takes_the_player_to_his_seat_at_a_new_table(server, browser):
         context.close()
 
 
+def test_a_rematch_asks_the_other_seated_player_first(server, browser):
+    rng = random.Random(9)
+    t = api_table(server, [{"name": "Anna"}, {"name": "Bernd"}, {"name": "Robo", "bot": "random"}])
+    c1, c2 = browser.new_context(bypass_csp=True), browser.new_context(bypass_csp=True)
+    try:
+        anna, bernd = c1.new_page(), c2.new_page()
+        anna.goto(server + t["seats"][0]["link"])
+        bernd.goto(server + t["seats"][1]["link"])
+        for p in (anna, bernd):
+            p.get_by_test_id("players").locator(".player").first.wait_for()
+        result = anna.get_by_test_id("deal-result")
+        for _ in range(400):  # both play their turns until the deal is over
+            if result.is_visible():
+                break
+            for p in (anna, bernd):
+                legal = json.loads(p.get_by_test_id("legal-actions").text_content())
+                if p.get_by_test_id("turn").get_attribute("data-mine") == "true" and legal:
+                    before = event_of(p)
+                    perform(p, choose(legal, rng, ["tap", "exchange:", "play:"]))
+                    p.wait_for_function(f"Number(document.body.dataset.event) > {before}", timeout=10000)
+            time.sleep(0.05)
+        anna.get_by_test_id("rematch").click()
+        asked = bernd.get_by_test_id("rematch-asked")
+        asked.get_by_role("status").filter(has_text="Anna").wait_for()
+        assert anna.get_by_test_id("rematch-yes").is_hidden()  # she said yes already
+        assert t["id"] in anna.url  # nobody moves before Bernd answers
+        bernd.get_by_test_id("rematch-yes").click()
+        for p in (anna, bernd):
+            p.wait_for_url(lambda url: t["id"] not in url)
+            p.get_by_test_id("hand").locator(".card").first.wait_for()
+    finally:
+        c1.close()
+        c2.close()
+
+
 def test_chat_with_html_in_it_is_shown_as_text(server, browser):
     t = api_table(server, [{"name": "Anna"}, {"name": "Bernd"}, {"name": "Robo", "bot": "random"}])
     c1, c2 = browser.new_context(), browser.new_context()

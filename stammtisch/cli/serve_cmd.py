@@ -96,12 +96,15 @@ def serve_cmd(
         help="Listen on this Unix socket instead of --host/--port, for a reverse proxy on the "
              "same machine (nginx: server unix:PATH; in an upstream). Only the socket's owner and "
              "group may connect (mode 660), and the X-Forwarded-For header that comes through "
-             "it names the client. It costs the server less CPU per message than TCP."),
+             "it names the client (its right-most entry, the one the proxy added: see "
+             "docs/deployment.md). It costs the server less CPU per message than TCP. The socket "
+             "is removed when the server stops (Ctrl-C, SIGTERM)."),
     database_url: str | None = typer.Option(
         None, "--database-url",
         help="sqlite:///path.sqlite or postgresql://user@host/db (default: SQLite in ./data)."),
     api_docs: bool = typer.Option(False, "--api-docs",
-                                  help="Serve the HTTP API's documentation at /api/docs and /api/openapi.json."),
+                                  help="Serve the HTTP API's documentation at /api/docs (Swagger UI, "
+                                       "from this server's own files) and /api/openapi.json."),
     limit: list[str] = typer.Option(
         [], "--limit", "-l", metavar="NAME=VALUE",
         help="Change one of the server's limits (repeatable), e.g. --limit max_live_tables=2000. "

@@ -43,9 +43,11 @@ import gc
 import itertools
 import json
 import logging
+import math
 import os
 import re
 import socket
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -54,19 +56,20 @@ from typing import Any, TypeVar
 import orjson
 from fastapi import FastAPI, Request, WebSocket
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import FileResponse, JSONResponse
+from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..bots import BOT_NAMES
+from ..bots import BOT_NAMES, SEARCH_BOTS
 from ..games.base import IllegalAction
 from ..record import table_to_record
 from ..rules import PRESETS, RuleError, option_specs
 from ..rules import ruleset as build_ruleset
 from ..table import Table
-from .analysis import Analyst
+from .analysis import AnalysisBusy, AnalysisQueueFull, Analyst
+from .api_docs import api_docs_router
 from .guard import Guard
 from .guide_routes import router as guide_router
 from .limits import (
@@ -79,7 +82,8 @@ from .limits import (
 from .names import NameError_, clean_name, look_alike_pair
 from .spill import Spill
 from .storage import Storage, StoredSocial, StoredTable, default_database_url, spill_path_for, token_digest
-from .tables import TRY_AGAIN, Bucket, Conn, LiveTable, Message, TableManager, dumps
+from .tables import SOCIAL_MESSAGES, TRY_AGAIN, AddressBuckets, Conn, LiveTable, Message, TableManager, dumps
+from .worker_pool import WorkersFailing
 
 PROTOCOL = """
 Client → server (JSON text frames, at most ServerLimits.max_message bytes and max_json_depth
@@ -93,8 +97,11 @@ levels deep, at most seat_rate per second per seat, all its sockets together):
   {"type": "chat", "text": "…"}  a chat line (a seat; at most chat_max_chars characters, at most
                       chat_rate lines per second per seat; stored with the table)
   {"type": "back"}    the player of a seat a stand-in bot plays for is back
-  {"type": "rematch"} a new table with the same seats, rule set and options (a seat, when no
-                      deal is being played); this table is closed
+  {"type": "rematch", "agree": true|false}  ask for (or agree to) a new table with the same
+                      seats, rule set and options (a seat, when no deal is being played), or
+                      decline it (agree: false); it is made, and this table closed, once every
+                      seated player (a human seat whose player is connected) has agreed; the
+                      table's "rematch_votes" lists the seats that have
 Server → client:
   {"type": "hello", "role": "seat"|"spectator", "seat": int|null, "table": id}
   {"type": "state", "event": n, "view": <view(seat)> | null, "table": {…}}  after every event;
@@ -124,8 +131,6 @@ MAX_MESSAGE = ServerLimits().max_message
 
 # Refusal messages (rule code → English text) kept together for the coming translation catalogue.
 MESSAGES = {
-    "rate": "too many new tables from your address; try again in a minute",
-    "capacity": "the server holds as many tables as it may ({n}); try again later",
     "full": "this table has as many connections as it may ({n})",
     "address": "too many connections from your address ({n})",
     "depth": "a message may be nested at most {n} levels deep",
@@ -142,6 +147,15 @@ MESSAGES = {
     "open bot": "an open seat is for a person from the lobby, not a bot",
     "open unlisted": "open seats are for a table listed in the lobby (listed: true)",
     "seat rate": "too many seats taken from your address; try again in a minute",
+    "record rate": "this link has asked for the record too often; try again in a few seconds",
+    "analysis rate": "too many analyses asked for lately; try again in a few seconds",
+    "analysis busy": "an analysis of another deal of this table is under way; try again when it is done",
+    "analysis queue full": "the server is analysing as many deals as it may; try again in a moment",
+    "workers failing": "the server's analysis worker keeps failing; try again later",
+    "bot deals": "a table of bots plays at most {n} deals",
+    "search bots": "the tables made from your address seat as many search bots (pimc, ismcts) "
+                   "as they may ({n}); close a table or choose the heuristic bot",
+    "lobby seat": "seat {seat} is for a player from the lobby: only he holds its link",
 }
 
 
@@ -441,6 +455,42 @@ def redacted_record(st: StoredTable, seat: int | None) -> dict[str, Any]:
             "deals": deals}
 
 
+def record_key(table_id: str, finished: int, who: tuple[str, int | None],
+               closed: bool) -> tuple[Any, ...]:
+    """What a record download depends on: the table, its finished deals, and whose it is (the
+    full record once the table has ended, else the seat's view; the admin's is a
+    spectator's)."""
+    full = closed and who[0] in ("seat", "admin")
+    return (table_id, finished, full, None if full or who[0] != "seat" else who[1])
+
+
+class BytesCache:
+    """Built answers kept by key, the least recently used dropped beyond ``limit`` bytes."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.size = 0
+        self._kept: OrderedDict[Any, bytes] = OrderedDict()
+
+    def get(self, key: Any) -> bytes | None:
+        found = self._kept.get(key)
+        if found is not None:
+            self._kept.move_to_end(key)
+        return found
+
+    def put(self, key: Any, body: bytes) -> None:
+        if len(body) > self.limit:
+            return
+        old = self._kept.pop(key, None)
+        if old is not None:
+            self.size -= len(old)
+        self._kept[key] = body
+        self.size += len(body)
+        while self.size > self.limit:
+            _, dropped = self._kept.popitem(last=False)
+            self.size -= len(dropped)
+
+
 def auth_stored(st: StoredTable, token: str) -> tuple[str, int | None] | None:
     """``LiveTable.auth`` for a table read from the database (an archived one)."""
     import hmac
@@ -532,24 +582,6 @@ def json_depth_exceeds(value: Any, limit: int) -> bool:
     return False
 
 
-class AddressBuckets:
-    """A token bucket per client address (table creation), pruned so it cannot grow."""
-
-    def __init__(self, per_minute: float, burst: int, max_addresses: int = 10_000):
-        self.rate = per_minute / 60.0
-        self.burst = float(burst)
-        self.max_addresses = max_addresses
-        self.buckets: dict[str, Bucket] = {}
-
-    def allow(self, address: str) -> bool:
-        bucket = self.buckets.get(address)
-        if bucket is None:
-            if len(self.buckets) >= self.max_addresses:
-                self.buckets.clear()  # forgetting is safe: a forgotten address starts full
-            bucket = self.buckets[address] = Bucket(self.rate, self.burst)
-        return bucket.allow()
-
-
 def create_app(database_url: str | None = None, data_dir: Path | None = None,
                bot_delay: float = 0.6, deal_pause: float = 8.0,
                limits: ServerLimits | None = None, api_docs: bool = False) -> FastAPI:
@@ -563,9 +595,14 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     manager = TableManager(storage, bot_delay=bot_delay, deal_pause=deal_pause, limits=limits,
                            spill=Spill(spill_path) if spill_path is not None else None)
     manager.load_all()
-    creations = AddressBuckets(limits.creations_per_minute, limits.creation_burst)
-    analyst = Analyst()
+    analyst = Analyst(max_queued=limits.analysis_queue)
+    analysis_takes = AddressBuckets(limits.analyses_per_minute, limits.analysis_burst)  # by token
+    analysis_takes_by_address = AddressBuckets(limits.analyses_per_minute_per_address,
+                                               limits.analysis_burst_per_address)
     seat_takes = AddressBuckets(limits.seat_takes_per_minute, 5)
+    archived_claims = asyncio.Lock()
+    record_takes = AddressBuckets(limits.records_per_minute, limits.record_burst)  # by token
+    records = BytesCache(limits.record_cache_bytes)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -579,10 +616,10 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             manager.shutdown()
             storage.close()
 
-    app = FastAPI(title="stammtisch", lifespan=lifespan,
-                  docs_url="/api/docs" if api_docs else None, redoc_url=None,
+    app = FastAPI(title="stammtisch", lifespan=lifespan, docs_url=None, redoc_url=None,  # docs: api_docs.py
                   openapi_url="/api/openapi.json" if api_docs else None)
     app.state.manager = manager
+    app.state.analyst = analyst
     app.state.storage = storage
     app.state.limits = limits
     app.add_middleware(Guard, max_body=limits.max_body)
@@ -600,11 +637,6 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     async def _internal(request: Request, exc: Exception) -> JSONResponse:
         log.exception("internal error on %s", request.url.path)
         return _error(500, "internal server error", "server")
-
-    def _refuse(rule: str, status: int = 429, **fmt: Any) -> JSONResponse:
-        manager.count_refusal(rule)
-        headers = {"Retry-After": "60"} if status == 429 else None
-        return _error(status, MESSAGES[rule].format(**fmt), rule, headers)
 
     def _table(table_id: str) -> LiveTable:
         live = manager.get(table_id)
@@ -659,14 +691,19 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         if alike:
             return _error(400, f"seat names must be different: {alike[0]!r} and {alike[1]!r} look "
                                "alike", "names")
-        if not creations.allow(address):
-            return _refuse("rate")
-        if len(manager.tables) >= limits.max_live_tables:
-            await manager.sweep()
-            if len(manager.tables) >= limits.max_live_tables:
-                return _refuse("capacity", n=limits.max_live_tables)
+        if body.max_deals is not None and all(s.bot for s in body.seats) \
+                and body.max_deals > limits.bot_table_max_deals:
+            return _error(400, MESSAGES["bot deals"].format(n=limits.bot_table_max_deals), "max_deals")
+        searchers = sum(1 for s in body.seats if s.bot in SEARCH_BOTS)
+        if searchers and manager.search_bots_of(address) + searchers > limits.search_bots_per_address:
+            manager.count_refusal("search bots")
+            return _error(429, MESSAGES["search bots"].format(n=limits.search_bots_per_address),
+                          "search bots", {"Retry-After": "60"})
+        refusal = await manager.creation_refusal(address)
+        if refusal is not None:
+            return _error(429, refusal.message, refusal.rule, {"Retry-After": "60"})
         social = StoredSocial(turn_seconds=body.turn_seconds, listed=body.listed,
-                              open_seats=open_seats)
+                              open_seats=open_seats, creator=address, lobby_seats=open_seats)
         created = await manager.create(body.ruleset, options,
                                        [(s.name, s.bot) for s in body.seats], body.max_deals,
                                        social=social)
@@ -746,6 +783,8 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             return refusal
         if body.seat is not None and (body.seat >= len(live.seats) or live.seats[body.seat].bot):
             return _error(400, f"seat {body.seat} is not a human seat of this table", "seat")
+        if body.seat in live.lobby_seats:
+            return _error(400, MESSAGES["lobby seat"].format(seat=body.seat), "lobby seat")
         try:
             token = await manager.reissue(live, body.seat)
         except Exception:
@@ -773,12 +812,18 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         return JSONResponse(json.loads(text))
 
     @app.get("/api/tables/{table_id}/record")
-    async def get_record(table_id: str, request: Request, token: str = "") -> JSONResponse:
+    async def get_record(table_id: str, request: Request, token: str = "") -> Response:
+        """The finished deals. While the table plays, every token (the admin's too) gets them
+        as its seat saw them (a spectator's view for the admin); once the table has ended
+        (closed, or archived), a seat or the admin gets the full, replayable record. Built off
+        the event loop, kept per number of finished deals, limited per token."""
         token = token or request.headers.get("authorization", "").removeprefix("Bearer ").strip()
         if not TABLE_ID.fullmatch(table_id):
             return _error(404, f"no table {table_id!r}", "unknown table")
         live = manager.get(table_id)
-        finished = 0  # the deals the record must hold
+        finished = -1  # the deals the record must hold (-1: an archived table, all it has)
+        who: tuple[str, int | None] | None = None
+        closed = True
         if live is not None:  # the database has its record (the live table keeps no old deals)
             async with live.lock:
                 who = live.auth(token)
@@ -786,35 +831,43 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
                 finished = live.scored
             if who is None:
                 return _error(403, MESSAGES["record token"], "token")
+        if not record_takes.allow(token_digest(token)):
+            manager.count_refusal("record rate")
+            return _error(429, MESSAGES["record rate"], "record rate", {"Retry-After": "20"})
+        headers = {"Content-Disposition": f'attachment; filename="stammtisch-{table_id}.json"'}
+        if who is not None:
+            key = record_key(table_id, finished, who, closed)
+            kept = records.get(key)
+            if kept is not None:
+                return Response(kept, media_type="application/json", headers=headers)
         loaded = await stored_record(table_id)
         if isinstance(loaded, JSONResponse):
             return loaded
         st = loaded
         if live is None:
             who = auth_stored(st, token)
-            closed = True  # archived: the session is over
         if who is None:
             return _error(403, MESSAGES["record token"], "token")
-        headers = {"Content-Disposition": f'attachment; filename="stammtisch-{table_id}.json"'}
+        full = closed and who[0] in ("seat", "admin")
         seat = who[1]
-        full = who[0] == "admin" or (closed and who[0] == "seat")
 
-        def build() -> tuple[dict[str, Any], int]:
-            """The record and the finished deals it holds."""
+        def build() -> tuple[bytes, int]:
+            """The record as JSON and the finished deals it holds."""
             if full:
                 table = replayed(st)
-                return public_record(table), finished_deals(table)
+                return orjson.dumps(public_record(table)), finished_deals(table)
             record = redacted_record(st, seat)
-            return record, len(record["deals"])
+            return orjson.dumps(record), len(record["deals"])
 
         try:
-            record, held = await off_loop(build)
+            body, held = await off_loop(build)
         except Exception:  # the stored events do not replay: some still wait in the spill file
             log.warning("table %s: its stored record does not replay", table_id, exc_info=True)
             return record_behind()
         if held < finished:
             return record_behind()
-        return JSONResponse(record, headers=headers)
+        records.put(record_key(table_id, finished, who, closed), body)
+        return Response(body, media_type="application/json", headers=headers)
 
     async def off_loop(fn: Callable[..., T], *args: Any) -> T:
         """Replaying a stored table takes ~0.1 ms a deal, too long for the event loop that
@@ -854,6 +907,10 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
                           "deal in progress")
         result = analyst.cached(table_id, deal)
         if result is None:  # the first request: the deal's record from the database
+            address = request.client.host if request.client else ""
+            if not analysis_takes.allow(token_digest(token)) or not analysis_takes_by_address.allow(address):
+                manager.count_refusal("analysis rate")
+                return _error(429, MESSAGES["analysis rate"], "analysis rate", {"Retry-After": "20"})
             loaded = await stored_record(table_id)  # the live table keeps no old deals
             if isinstance(loaded, JSONResponse):
                 return loaded
@@ -865,7 +922,13 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             if finished_deals(table) < deal:
                 return record_behind()
             try:
-                result = await analyst.analyse(table_id, deal, public_record(table))
+                result = await analyst.analyse(table_id, deal, public_record(table), owner=address)
+            except (AnalysisBusy, AnalysisQueueFull) as e:
+                manager.count_refusal(e.rule)
+                return _error(429, MESSAGES[e.rule], e.rule, {"Retry-After": "5"})
+            except WorkersFailing as e:
+                return _error(503, MESSAGES["workers failing"], e.rule,
+                              {"Retry-After": str(max(1, math.ceil(e.retry_after)))})
             except Exception:
                 log.exception("table %s: the analysis of deal %d failed", table_id, deal)
                 return _error(503, MESSAGES["analysis failed"], "server")
@@ -887,6 +950,9 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         live = manager.get(table_id)
         if live is None:
             link = await rematch_link_of_archived(table_id, token)
+            if link == "taken":
+                await refuse("rematch taken", SOCIAL_MESSAGES["rematch taken"], 4410)
+                return
             if link is not None:  # an archived table's seat link leads to its rematch seat
                 await ws.send_text(dumps({"type": "rematch", "table": link[0], "link": link[1]}))
                 await ws.close(1000)
@@ -999,26 +1065,35 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             conn.stop()
             await sender
 
-    async def rematch_link_of_archived(table_id: str, token: str) -> tuple[str, str] | None:
+    async def rematch_link_of_archived(table_id: str, token: str) -> tuple[str, str] | str | None:
         """A seat of an archived table that had a rematch: a new link to the same seat of the
-        rematch table, if that table is still live (its earlier link for the seat stops)."""
+        rematch table, if that table is still live and no link of this seat has led on to it
+        yet (an old link leads to the new table once, and never takes the seat from the
+        player who sits there)."""
         if not TABLE_ID.fullmatch(table_id) or not token:
             return None
-        st = await manager.read(storage.load_table, table_id)
-        if st is None or st.social.rematch_id is None:
-            return None
-        who = auth_stored(st, token)
-        new = manager.get(st.social.rematch_id)
-        if who is None or who[0] != "seat" or who[1] is None or new is None:
-            return None
-        seat = who[1]
-        if seat >= len(new.seats) or new.seats[seat].bot or seat in new.open_seats:
-            return None
-        try:
-            fresh = await manager.reissue(new, seat)
-        except Exception:
-            return None
-        return new.id, f"/t/{new.id}#{fresh}"
+        async with archived_claims:  # two uses of one old link at once: one goes on
+            st = await manager.read(storage.load_table, table_id)
+            if st is None or st.social.rematch_id is None:
+                return None
+            who = auth_stored(st, token)
+            new = manager.get(st.social.rematch_id)
+            if who is None or who[0] != "seat" or who[1] is None or new is None:
+                return None
+            seat = who[1]
+            if seat in st.social.rematch_claimed:
+                return "taken"
+            if seat >= len(new.seats) or new.seats[seat].bot or seat in new.open_seats:
+                return None
+            try:
+                await manager.commit(storage.set_rematch_claimed, table_id,
+                                     sorted({*st.social.rematch_claimed, seat}))
+                fresh = await manager.reissue(new, seat)
+            except Exception:
+                log.warning("table %s: no link to its rematch for seat %d", table_id, seat,
+                            exc_info=True)
+                return None
+            return new.id, f"/t/{new.id}#{fresh}"
 
     def refused(live: LiveTable, conn: Conn, e: BaseException, seq: int | str | None) -> None:
         """Tell the client why its message was refused (IllegalAction: the rule it breaks; any
@@ -1060,7 +1135,10 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             elif kind == "back":
                 await live.back(conn.seat)
             elif kind == "rematch":
-                await live.rematch(conn.seat)
+                agree = msg.get("agree", True)
+                if not isinstance(agree, bool):
+                    raise IllegalAction("protocol", "a rematch message's \"agree\" is true or false")
+                await live.rematch(conn.seat, agree, conn.address)
             else:
                 await live.start()
         except Exception as e:
@@ -1080,6 +1158,8 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
 
     app.include_router(guide_router)  # the Rules panel: how to play the table's rule set
+    if api_docs:  # Swagger UI from this server, under its Content-Security-Policy
+        app.include_router(api_docs_router("/api/openapi.json"))
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     return app
 
@@ -1113,42 +1193,63 @@ def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = No
     Per-message deflate is off by default: a state message is ~2 KB of JSON, and compressing
     each one costs more CPU than everything else in sending it (bench/server_load.py).
     Connections are guarded by ``transport.GuardedHttpToolsProtocol``: a header timeout
-    (slowloris), caps per address and in all. ``uds``: listen on this Unix socket instead of
+    (slowloris), caps per address and in all, ``max_connections`` fitted to the open-file
+    limit first (``transport.fit_open_files``). ``uds``: listen on this Unix socket instead of
     ``host``:``port``, for a reverse proxy on the same machine (``transport.unix_listener``;
-    removed again when the server stops)."""
+    removed again when the server stops).
+
+    SIGTERM stops the server as Ctrl-C (SIGINT) does, and the process then exits with 0: uvicorn
+    catches both, shuts down, and raises the signal again into the handler it found, which
+    for SIGTERM would end the process at once (before the socket file is removed); the
+    handler set here turns it into ``SystemExit`` instead, so every ``finally`` runs."""
+    import signal
+    import threading
+
     import uvicorn
 
-    limits = limits or ServerLimits()
+    from .transport import fit_open_files, unix_listener
+
+    limits = fit_open_files(limits or ServerLimits())
     app = create_app(database_url=database_url, data_dir=data_dir, bot_delay=bot_delay,
                      deal_pause=deal_pause, limits=limits, api_docs=api_docs)
     tune_gc()
     for name in ("uvicorn.access", "uvicorn.error"):  # "WebSocket /ws/…?token=…" [accepted]
         logging.getLogger(name).addFilter(_RedactTokens())
-    from .transport import unix_listener
 
-    listener = unix_listener(uds) if uds is not None else None
+    def stop(signum: int, frame: Any) -> None:
+        raise SystemExit(0)
+
+    main_thread = threading.current_thread() is threading.main_thread()  # signals: there only
+    previous = signal.signal(signal.SIGTERM, stop) if main_thread else None
     try:
-        uvicorn.run(app, **uvicorn_settings(host, port, log_level, ws, ws_per_message_deflate,
-                                            limits, listener))
+        listener = unix_listener(uds) if uds is not None else None
+        try:
+            uvicorn.run(app, **uvicorn_settings(host, port, log_level, ws, ws_per_message_deflate,
+                                                limits, listener))
+        finally:
+            if listener is not None:
+                listener.close()
+            if uds is not None:
+                with contextlib.suppress(OSError):
+                    os.unlink(uds)
     finally:
-        if listener is not None:
-            listener.close()
-        if uds is not None:
-            with contextlib.suppress(OSError):
-                os.unlink(uds)
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 def uvicorn_settings(host: str, port: int, log_level: str, ws: str, ws_per_message_deflate: bool,
                      limits: ServerLimits, listener: socket.socket | None = None) -> dict[str, Any]:
     """The keyword arguments ``run`` gives ``uvicorn.run`` (or ``uvicorn.Config``).
     ``listener``: a Unix socket (``transport.unix_listener``) to serve on instead of
-    ``host``:``port``, for a reverse proxy on the same machine: its X-Forwarded-For is
-    trusted, as only the socket's owner and group can connect."""
+    ``host``:``port``, for a reverse proxy on the same machine: its X-Forwarded-For names the
+    client, as only the socket's owner and group can connect (its right-most entry, taken by
+    the guarded protocol: proxy.py; uvicorn's own handling, which takes the left-most one,
+    is off there)."""
     from .transport import framed_websocket_protocol, guarded_protocol
 
     protocol: Any = framed_websocket_protocol() if ws == "websockets-sansio" else ws
     where: dict[str, Any] = dict(host=host, port=port) if listener is None else dict(
-        fd=listener.fileno(), forwarded_allow_ips="*")
+        fd=listener.fileno(), proxy_headers=False)
     return dict(**where, log_level=log_level, ws=protocol, ws_max_size=65536,
                 ws_ping_interval=20.0, ws_ping_timeout=20.0,
                 ws_per_message_deflate=ws_per_message_deflate,

@@ -43,11 +43,15 @@ class ServerLimits:
     max_live_tables: int = 500  # tables loaded at once; creation beyond is refused (429)
     creations_per_minute: float = 10.0  # new tables per client address, refilled steadily
     creation_burst: int = 10  # … of which this many at once
+    tables_per_address: int = 20  # live tables made by one client address (rematches too)
     unjoined_expiry: float = 24 * 3600.0  # a table nobody joined is archived after this
-    abandoned_after: float = 14 * 24 * 3600.0  # a table without events or clients is archived
+    unstarted_after: float = 3600.0  # … one that never started, after this without events or clients
+    lonely_after: float = 6 * 3600.0  # … one that never had two people at it, likewise
+    abandoned_after: float = 14 * 24 * 3600.0  # … any other table, likewise
     sweep_interval: float = 60.0  # how often expiry is checked
     watcher_grace: float = 30.0  # bots play on this long after the last person left
-    bot_table_max_deals: int = 100  # deal limit of a table without a human seat
+    bot_table_max_deals: int = 100  # the most deals a table without a human seat may play
+    search_bots_per_address: int = 8  # search-bot seats (pimc, ismcts) at the live tables of one address
     # --- requests and messages: sizes bounded before they are parsed
     max_body: int = 65_536  # bytes of an HTTP request body, enforced while it streams
     max_message: int = 4_096  # bytes of a WebSocket message
@@ -71,6 +75,15 @@ class ServerLimits:
     chat_burst: float = 4.0
     chat_keep: int = 50  # chat lines a client is shown when it connects
     listed_max: int = 100  # tables the lobby lists at once
+    # --- downloads and analyses: each a burst, then refilled; built off the event loop
+    records_per_minute: float = 10.0  # record downloads per token
+    record_burst: int = 5
+    record_cache_bytes: int = 32 * 1024 * 1024  # built records kept (per finished-deal count)
+    analyses_per_minute: float = 10.0  # analyses not answered from the cache, per token
+    analysis_burst: int = 5
+    analyses_per_minute_per_address: float = 30.0  # … per client address
+    analysis_burst_per_address: int = 10
+    analysis_queue: int = 16  # analyses waiting or running in all (one per table at a time)
     seat_takes_per_minute: float = 10.0  # lobby seats taken per client address
     # --- the database: how long a commit may take, and how commits are grouped
     commit_deadline: float = 5.0  # a commit is retried with backoff for at most this long

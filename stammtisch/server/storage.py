@@ -43,7 +43,6 @@ from sqlalchemy import (
     event,
     func,
     insert,
-    inspect,
     select,
     update,
 )
@@ -51,6 +50,8 @@ from sqlalchemy import Table as SqlTable
 from sqlalchemy.engine import Engine
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.pool import StaticPool
+
+from .migrations import migrate
 
 
 def default_data_dir() -> Path:
@@ -124,7 +125,7 @@ class DealRow(Base):
     deck: Mapped[str] = mapped_column(Text)  # JSON list of card strings, top first
     created: Mapped[float] = mapped_column(Float)
     # the deal's key (its actions are ``MoveRow``s); None: a deal dealt before deal keys, whose
-    # actions are ``ActionRow``s. Added to older databases by ``Storage`` (``_add_deal_keys``)
+    # actions are ``ActionRow``s. Added to older databases by ``migrations``
     deal_key: Mapped[int | None] = mapped_column(Integer, nullable=True)
 
 
@@ -184,6 +185,13 @@ class SocialRow(Base):
     listed: Mapped[bool] = mapped_column(Boolean, default=False)
     open_seats: Mapped[str] = mapped_column(Text, default="[]")  # JSON list of seat numbers
     rematch_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    # the address that made the table (or asked for its rematch): its live tables are counted
+    creator: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # JSON lists of seat numbers: the seats that were the lobby's, the human seats that ever
+    # connected, and the seats whose old link has led on to the rematch
+    lobby_seats: Mapped[str | None] = mapped_column(Text, nullable=True)
+    humans: Mapped[str | None] = mapped_column(Text, nullable=True)
+    rematch_claimed: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class ChatRow(Base):
@@ -224,6 +232,10 @@ class StoredSocial:
     rematch_id: str | None = None
     chat: list[tuple[int, str, float]] = field(default_factory=list)  # (seat, text, time), oldest first
     chat_count: int = 0  # lines stored in all (the next line's number)
+    creator: str = ""  # the address that made the table
+    lobby_seats: list[int] = field(default_factory=list)  # open for strangers when it was made
+    humans: list[int] = field(default_factory=list)  # human seats that ever connected
+    rematch_claimed: list[int] = field(default_factory=list)  # old links that led to the rematch
 
 
 @dataclass
@@ -371,21 +383,12 @@ class Storage:
         self.engine: Engine = create_engine(url, **kwargs)
         if self.is_sqlite:
             event.listen(self.engine, "connect", _sqlite_pragmas(busy_ms))
-        Base.metadata.create_all(self.engine)
-        self._add_deal_keys()
+        migrate(self.engine, Base.metadata.create_all)
         # statements built once: SQLAlchemy then reuses their compiled form (the hot path)
         self._insert_move = insert(_table(MoveRow))
         self._insert_action = insert(_table(ActionRow))
         self._insert_deal = insert(_table(DealRow))
         self._next_deal_key: int | None = None  # read_deal_keys
-
-    def _add_deal_keys(self) -> None:
-        """A database made before deal keys gains ``st_deals.deal_key`` (its deals keep none:
-        their actions stay in ``st_actions``). ``create_all`` makes new tables, not columns."""
-        if "deal_key" in {c["name"] for c in inspect(self.engine).get_columns("st_deals")}:
-            return
-        with self.engine.begin() as conn:
-            conn.exec_driver_sql("ALTER TABLE st_deals ADD COLUMN deal_key INTEGER")
 
     def read_deal_keys(self) -> None:
         """Start the deal keys above every key the database holds. Once, after the start-up
@@ -429,7 +432,10 @@ class Storage:
             if social is not None:
                 conn.execute(insert(_table(SocialRow)).values(
                     table_id=table_id, turn_seconds=social.turn_seconds, listed=social.listed,
-                    open_seats=json.dumps(social.open_seats), rematch_id=social.rematch_id))
+                    open_seats=json.dumps(social.open_seats), rematch_id=social.rematch_id,
+                    creator=social.creator, lobby_seats=json.dumps(social.lobby_seats),
+                    humans=json.dumps(social.humans),
+                    rematch_claimed=json.dumps(social.rematch_claimed)))
 
     def start_deal(self, table_id: str, number: int, deck: list[str], first_dealer: int,
                    deal_key: int | None = None) -> None:
@@ -500,6 +506,16 @@ class Storage:
                 conn.execute(insert(_table(TableStateRow)).values(table_id=table_id,
                                                                     closed_at=time.time()))
 
+    def set_humans(self, table_id: str, humans: list[int]) -> None:
+        """The human seats that have connected so far."""
+        with self.engine.begin() as conn:
+            self._set_social(conn, table_id, humans=json.dumps(humans))
+
+    def set_rematch_claimed(self, table_id: str, seats: list[int]) -> None:
+        """The seats whose link of this table has led on to its rematch (once each)."""
+        with self.engine.begin() as conn:
+            self._set_social(conn, table_id, rematch_claimed=json.dumps(seats))
+
     def add_chat(self, table_id: str, idx: int, seat: int, text: str, created: float) -> None:
         with self.engine.begin() as conn:
             conn.execute(insert(_table(ChatRow)).values(table_id=table_id, idx=idx, seat=seat,
@@ -518,7 +534,11 @@ class Storage:
             return StoredSocial(chat=chat, chat_count=count)
         return StoredSocial(turn_seconds=row.turn_seconds or 0, listed=bool(row.listed),
                             open_seats=list(json.loads(row.open_seats or "[]")),
-                            rematch_id=row.rematch_id, chat=chat, chat_count=count)
+                            rematch_id=row.rematch_id, chat=chat, chat_count=count,
+                            creator=row.creator or "",
+                            lobby_seats=list(json.loads(row.lobby_seats or "[]")),
+                            humans=list(json.loads(row.humans or "[]")),
+                            rematch_claimed=list(json.loads(row.rematch_claimed or "[]")))
 
     def set_spectator_digest(self, table_id: str, digest: str) -> None:
         with self.engine.begin() as conn:

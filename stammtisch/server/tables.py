@@ -67,6 +67,7 @@ from .names import look_alike_pair
 from .spill import Spill
 from .storage import Storage, StoredSeat, StoredSocial, StoredTable, Write, token_digest
 from .thinker import DealSoFar, Thinker
+from .worker_pool import WorkersFailing
 
 #: Rows the event loop commits itself between two checkpoints of the write-ahead log, which
 #: the writer thread runs (``TableManager._checkpoint``). A checkpoint copies each page once,
@@ -137,12 +138,22 @@ SOCIAL_MESSAGES = {
     "taken": "this seat is not free (any more); choose another one",
     "no free seat": "this table has no free seat",
     "rematch": "a rematch can start when no deal is being played",
+    "rematch asked": "a rematch was asked for: agree to it or decline it first",
+    "rematch taken": "this table went on to a rematch, and your seat's link to it was given out "
+                     "already; the rematch table's admin can make you a new one",
     "names": "another seat of this table has the name {name!r} or one that looks alike; choose another",
     "capacity": "the server holds as many tables as it may; try again later",
+    "rate": "too many new tables from your address; try again in a minute",
+    "quota": "your address has as many live tables as it may ({n}); close or finish one first",
 }
 
 #: The bot that plays for a seat whose turn timer ran out, until the person returns.
 STAND_IN_BOT = "heuristic"
+
+#: A search bot's decisions that fail in a row before the table shows the seat's trouble, and
+#: the longest pause before it is asked again (seconds).
+BOT_TROUBLE_AFTER = 3
+BOT_RETRY_MAX = 60.0
 
 
 def clean_chat(text: str, limit: int) -> str:
@@ -197,6 +208,24 @@ class Bucket:
         return False
 
 
+class AddressBuckets:
+    """A token bucket per client address (table creation), pruned so it cannot grow."""
+
+    def __init__(self, per_minute: float, burst: int, max_addresses: int = 10_000):
+        self.rate = per_minute / 60.0
+        self.burst = float(burst)
+        self.max_addresses = max_addresses
+        self.buckets: dict[str, Bucket] = {}
+
+    def allow(self, address: str) -> bool:
+        bucket = self.buckets.get(address)
+        if bucket is None:
+            if len(self.buckets) >= self.max_addresses:
+                self.buckets.clear()  # forgetting is safe: a forgotten address starts full
+            bucket = self.buckets[address] = Bucket(self.rate, self.burst)
+        return bucket.allow()
+
+
 class Conn:
     """One WebSocket client: its seat (None: spectator), outgoing queue and rate bucket (shared
     by every socket of the same seat).
@@ -233,6 +262,7 @@ class Conn:
         self.closed = False
         # the table's info last sent to this client, by its key (LiveTable.send_state)
         self.table_sent: tuple[Any, ...] | None = None
+        self.told_rematch = False  # this client was given its seat's link of the rematch
 
     def allow(self) -> bool:
         return self.bucket.allow()
@@ -376,6 +406,8 @@ class LiveTable:
     # attributes in slots, not a dict per table: one lookup less at each of the many reads
     # an event makes (bench/server_side_by_side.py weighs such small savings)
     __slots__ = ("_deal_parts", "_dealer_cache", "_fixed_part", "_info_cache", "_info_parts",
+                 "bot_failures", "bot_trouble", "creator", "humans", "lobby_seats",
+                 "rematch_asker", "rematch_claimed", "rematch_votes",
                  "_seats_part",
                  "_presence_handle", "_presence_sent", "_presence_version", "_seats_cache",
                  "_view_cache",
@@ -448,6 +480,15 @@ class LiveTable:
         self.open_seats: set[int] = set()  # seats a stranger from the lobby may still take
         self.rematch_id: str | None = None  # the table this table's rematch made
         self.rematch_links: dict[int | None, str] = {}  # links of the rematch not yet delivered
+        self.rematch_votes: set[int] = set()  # seats that asked for (agreed to) a rematch
+        self.rematch_asker = ""  # the address of the first seat that asked (its creation)
+        self.rematch_claimed: set[int] = set()  # seats whose link led on to the rematch
+        self.creator = ""  # the address that made the table (its live tables are counted)
+        self.lobby_seats: set[int] = set()  # seats that were the lobby's (never the admin's)
+        self.humans: set[int] = set()  # human seats that ever connected
+        # a search bot's decisions that failed in a row, and the seat whose bot keeps failing
+        self.bot_failures = 0
+        self.bot_trouble: int | None = None
         self.chat: list[dict[str, Any]] = []  # the latest chat lines (at most chat_keep)
         self.chat_count = 0  # chat lines stored in all: the next line's number
         self.chat_buckets: dict[int, Bucket] = {}
@@ -458,6 +499,10 @@ class LiveTable:
         self.open_seats = {s for s in social.open_seats if 0 <= s < len(self.seats)}
         self.away |= self.open_seats  # a bot plays a free seat until somebody takes it
         self.rematch_id = social.rematch_id
+        self.creator = social.creator
+        self.lobby_seats = set(social.lobby_seats) | self.open_seats
+        self.humans = set(social.humans)
+        self.rematch_claimed = set(social.rematch_claimed)
         self.chat = [self._chat_line(seat, text, at) for seat, text, at in social.chat]
         self.chat_count = social.chat_count
 
@@ -662,6 +707,10 @@ class LiveTable:
             "turn_deadline": self.turn_deadline,
             "listed": self.listed,
             "rematch": self.rematch_id,
+            # seats that asked for a rematch: it is made once every seated player agrees
+            "rematch_votes": sorted(self.rematch_votes),
+            # the seat whose search bot keeps failing (the table tries again, ever less often)
+            "bot_trouble": self.bot_trouble,
         }
 
     def _seat_infos(self) -> list[dict[str, Any]]:
@@ -688,7 +737,8 @@ class LiveTable:
         return (self._presence_version, id(t), t.deal_count, t.in_deal, self.started,
                 self.next_deal_at, self.waiting, self.closed, self.broken, self.turn_seconds,
                 self.turn_deadline, self.listed, self.rematch_id, self.max_deals,
-                self.scored, id(self.last_explanation))
+                self.scored, id(self.last_explanation), tuple(sorted(self.rematch_votes)),
+                self.bot_trouble)
 
     def info_json(self) -> str:
         """``dumps(info())``, except that the keys of ``_info_deal`` come last (see
@@ -845,6 +895,10 @@ class LiveTable:
         if not self.joined:
             self.joined = True
             self.manager.background(self.manager.storage.mark_joined, self.id)
+        seat = conn.seat
+        if seat is not None and not self.seats[seat].bot and seat not in self.humans:
+            self.humans.add(seat)  # two humans at a table give it the long life (``expired``)
+            self.manager.background(self.manager.storage.set_humans, self.id, sorted(self.humans))
 
     def detach(self, conn: Conn) -> None:
         if conn in self.conns:
@@ -892,7 +946,7 @@ class LiveTable:
     def _deals_on(self) -> bool:
         """Whether the next deal may come now (the lock held)."""
         return (self.started and not self.table.in_deal and not self.broken and not self.closed
-                and not self.deal_limit_reached())
+                and not self.deal_limit_reached() and not self.rematch_votes)
 
     async def next_deal(self, early: bool = False) -> None:
         async with self.lock:
@@ -901,6 +955,8 @@ class LiveTable:
                     self._check_open()
                     if not self.started or self.table.in_deal:
                         raise IllegalAction("deal in progress", "the deal is not over yet")
+                    if self.rematch_votes:
+                        raise IllegalAction("rematch asked", SOCIAL_MESSAGES["rematch asked"])
                     raise IllegalAction("deal limit", f"the table has played its {self.max_deals} deals")
                 return
             await self._deal()
@@ -1134,6 +1190,8 @@ class LiveTable:
                                                                take_over=True))
         elif self._everybody_away():  # stand-ins do not play deal after deal on their own
             self.waiting = True
+        elif self.rematch_votes:  # a rematch was asked for: the next deal waits for the answer
+            return
         elif not self.deal_limit_reached():
             pause = self.manager.deal_pause if delay is None else delay
             self.next_deal_at = time.time() + pause
@@ -1225,21 +1283,50 @@ class LiveTable:
             deal = self._deal_so_far()
             self.thinking_for = event
         try:
-            text = await self.manager.thinker.decide(deal, name, seat, seed=zlib.crc32(f"{self.id}:{event}".encode()))
-        except Exception:
-            log.exception("table %s: the %s bot at seat %d failed", self.id, name, seat)
+            text = await self.manager.thinker.decide(
+                deal, name, seat, seed=zlib.crc32(f"{self.id}:{event}".encode()),
+                owner=self.creator, table=self.id)
+        except Exception as e:
             async with self.lock:
                 self.thinking_for = None
+                delay = self._search_bot_failed(seat, name, e)
                 if self.events == event:
-                    self.schedule(delay=self.manager.retry_later)
+                    self.schedule(delay=delay)
             return
         async with self.lock:
             self.thinking_for = None
+            self._search_bot_worked()
             if self.events != event or self.closed:
                 return
             retry = await self._bot_acts(seat, text)
             if retry and self.events == event:
                 self.schedule(delay=self.manager.retry_later)
+
+    def _search_bot_failed(self, seat: int, name: str, error: BaseException) -> float:
+        """A search bot's decision failed (the lock held): the seconds until it is asked again,
+        ever longer while it keeps failing (up to ``BOT_RETRY_MAX``). From the
+        ``BOT_TROUBLE_AFTER``-th failure in a row the table shows which seat's bot keeps
+        failing, until one of its decisions comes. The first failure of a run is logged with
+        its traceback; the worker pool logs its own deaths and refusals once."""
+        self.bot_failures += 1
+        if isinstance(error, WorkersFailing):
+            log.warning("table %s: the %s bot at seat %d waits: %s", self.id, name, seat, error)
+        elif self.bot_failures == 1:
+            log.error("table %s: the %s bot at seat %d failed", self.id, name, seat, exc_info=error)
+        if self.bot_failures >= BOT_TROUBLE_AFTER and self.bot_trouble != seat:
+            self.bot_trouble = seat
+            self._seats_changed()
+            self.broadcast_state()
+        backoff = self.manager.retry_later * 2.0 ** min(self.bot_failures - 1, 10)
+        wait = error.retry_after if isinstance(error, WorkersFailing) else 0.0
+        return max(min(backoff, BOT_RETRY_MAX), wait)
+
+    def _search_bot_worked(self) -> None:
+        """A search bot's decision came: the run of failures is over (the lock held)."""
+        self.bot_failures = 0
+        if self.bot_trouble is not None:
+            self.bot_trouble = None
+            self._seats_changed()
 
     async def _bot_acts(self, seat: int, text: str) -> bool:
         """Apply a bot's action (the caller holds the lock); True when a transient failure
@@ -1385,26 +1472,60 @@ class LiveTable:
             self.broadcast_state()
             return seat, token
 
-    async def rematch(self, seat: int | None) -> None:
-        """A new table with the same seats, rule set and options (started at once); this one is
-        closed and every client is sent its own link to its new seat (``rematch`` message).
-        Asking again once the rematch exists sends the asker his link again."""
+    def _seated_humans(self) -> set[int]:
+        """The human seats whose player is at the table now (connected)."""
+        return {c.seat for c in self.conns
+                if c.seat is not None and not c.closed and not self.seats[c.seat].bot}
+
+    async def rematch(self, seat: int, agree: bool = True, address: str = "") -> None:
+        """A seat asks for a rematch (``agree``), or declines one that was asked for. A new
+        table with the same seats, rule set and options is made once every seated player (a
+        human seat with its player connected) has agreed; meanwhile the next deal waits. A
+        decline ends the question. The rematch counts as a table made by the address of the
+        first seat that asked (``TableManager.creation_refusal``). Once made, this table is
+        closed and every client is sent its own link to its new seat (``rematch`` message);
+        asking again then sends the asker his link again."""
         async with self.lock:
-            if self.rematch_id is None:  # a closed table may have an unfinished deal
-                if not self.started or self.broken or (self.table.in_deal and not self.closed):
-                    raise IllegalAction("rematch", SOCIAL_MESSAGES["rematch"])
+            if self.rematch_id is not None:
+                if agree:  # his link again, to the devices that were told it
+                    for c in list(self.conns):
+                        if c.seat == seat and c.told_rematch:
+                            await self._send_rematch(c, again=True)
+                return
+            if not agree:
+                if self.rematch_votes:
+                    self._end_rematch_question()
+                return
+            # a closed table may have an unfinished deal
+            if not self.started or self.broken or (self.table.in_deal and not self.closed):
+                raise IllegalAction("rematch", SOCIAL_MESSAGES["rematch"])
+            if not self.rematch_votes:
+                self.rematch_asker = address
+            self.rematch_votes.add(seat)
+            if self._seated_humans() <= self.rematch_votes:
                 await self._make_rematch()  # tells every client
                 return
-            for c in list(self.conns):
-                if c.seat == seat:
-                    await self._send_rematch(c)
+            self._seats_changed()
+            self.schedule()  # the next deal waits for the answer
+            self.broadcast_state()
+
+    def _end_rematch_question(self) -> None:
+        """No rematch (declined, or refused): the votes are gone and the table goes on."""
+        self.rematch_votes.clear()
+        self.rematch_asker = ""
+        self._seats_changed()
+        self.schedule()
+        self.broadcast_state()
 
     async def _make_rematch(self) -> None:
         manager = self.manager
-        if len(manager.tables) >= self.limits.max_live_tables:
-            raise IllegalAction("capacity", SOCIAL_MESSAGES["capacity"])
+        refusal = await manager.creation_refusal(self.rematch_asker)
+        if refusal is not None:
+            self._end_rematch_question()
+            raise refusal
         social = StoredSocial(turn_seconds=self.turn_seconds, listed=self.listed,
-                              open_seats=sorted(self.open_seats))
+                              open_seats=sorted(self.open_seats), creator=self.rematch_asker,
+                              lobby_seats=sorted(self.lobby_seats))
         try:
             made = await manager.create(self.ruleset_id, self.options,
                                         [(s.name, s.bot) for s in self.seats], self.max_deals,
@@ -1416,8 +1537,9 @@ class LiveTable:
         new: LiveTable = made["table"]
         self.rematch_id = new.id
         self.rematch_links = {i: f"/t/{new.id}#{tok}" for i, tok in enumerate(made["seat_tokens"])
-                              if tok and i not in self.open_seats}
+                              if tok}
         self.rematch_links[None] = f"/t/{new.id}#{made['spectator_token']}"
+        self.rematch_votes.clear()
         self.closed = True
         self.cancel_pending()
         self.next_deal_at = self.turn_deadline = None
@@ -1427,28 +1549,46 @@ class LiveTable:
         except IllegalAction:  # the seats can start it themselves
             log.warning("table %s: the rematch %s did not start", self.id, new.id)
         self.broadcast_state()
-        for c in list(self.conns):
-            await self._send_rematch(c)
+        for c in list(self.conns):  # every device of a seat here now is told its link
+            await self._send_rematch(c, again=True)
 
-    async def _send_rematch(self, conn: Conn) -> None:
-        """Tell a client of this table where its seat went: the link made with the rematch, or
-        (after a restart, or for a second device of the seat) a new link for the same seat."""
+    async def _send_rematch(self, conn: Conn, again: bool = False) -> None:
+        """Tell a client of this table where its seat went: the link made with the rematch,
+        or, when that link is gone (a restart), a new one. A seat's old link leads on to the
+        new table once: a later connection with it is told that the link went on already
+        (``again``: the devices that were here when it went on are told it again). So an old
+        link never takes the seat from the player who sits there."""
         if self.rematch_id is None:
             return
-        link = self.rematch_links.get(conn.seat)
-        if link is None and conn.seat is not None:
+        seat = conn.seat
+        if seat is not None and seat in self.rematch_claimed and not again:
+            conn.send(dumps({"type": "error", "rule": "rematch taken",
+                             "message": SOCIAL_MESSAGES["rematch taken"]}))
+            return
+        link = self.rematch_links.get(seat)
+        if link is None:
+            if seat is None:
+                return
             new = self.manager.get(self.rematch_id)
-            if new is None or conn.seat >= len(new.seats) or new.seats[conn.seat].bot \
-                    or conn.seat in new.open_seats:
+            if new is None or seat >= len(new.seats) or new.seats[seat].bot \
+                    or seat in new.open_seats:
                 return
-            try:
-                token = await self.manager.reissue(new, conn.seat)
+            try:  # nobody holds the new seat's link: the one made with the rematch was lost
+                token = await self.manager.reissue(new, seat)
             except Exception:
-                log.warning("table %s: no new link for seat %d", self.id, conn.seat, exc_info=True)
+                log.warning("table %s: no new link for seat %d", self.id, seat, exc_info=True)
                 return
-            link = self.rematch_links[conn.seat] = f"/t/{new.id}#{token}"
-        if link is not None:
-            conn.send(dumps({"type": "rematch", "table": self.rematch_id, "link": link}))
+            link = self.rematch_links[seat] = f"/t/{new.id}#{token}"
+        if seat is not None and seat not in self.rematch_claimed:
+            self.rematch_claimed.add(seat)
+            try:
+                await self.manager.commit(self.manager.storage.set_rematch_claimed, self.id,
+                                          sorted(self.rematch_claimed))
+            except Exception:
+                log.warning("table %s: could not store that seat %d went on to the rematch",
+                            self.id, seat, exc_info=True)
+        conn.told_rematch = True
+        conn.send(dumps({"type": "rematch", "table": self.rematch_id, "link": link}))
 
 
 class TableManager:
@@ -1481,6 +1621,25 @@ class TableManager:
         self.ws_per_address: dict[str, int] = {}
         self.refusals: dict[str, int] = {}
         self.outbox = Outbox()  # the fast-path messages of the loop's turn
+        # tables made per client address (a rematch counts as made by the seat that asked)
+        self.creations = AddressBuckets(self.limits.creations_per_minute, self.limits.creation_burst)
+
+    async def creation_refusal(self, address: str) -> IllegalAction | None:
+        """Why ``address`` may not make a table now, or None (then it has used one creation):
+        too many made lately, as many live tables as one address may hold, or the server
+        full. A refusal is counted (``count_refusal``)."""
+        limits = self.limits
+        if not self.creations.allow(address):
+            rule, message = "rate", SOCIAL_MESSAGES["rate"]
+        elif sum(1 for t in self.tables.values() if t.creator == address) >= limits.tables_per_address:
+            rule, message = "quota", SOCIAL_MESSAGES["quota"].format(n=limits.tables_per_address)
+        elif len(self.tables) >= limits.max_live_tables and (
+                await self.sweep() == 0 or len(self.tables) >= limits.max_live_tables):
+            rule, message = "capacity", SOCIAL_MESSAGES["capacity"]
+        else:
+            return None
+        self.count_refusal(rule)
+        return IllegalAction(rule, message)
 
     def count_refusal(self, rule: str) -> None:
         self.refusals[rule] = self.refusals.get(rule, 0) + 1
@@ -1806,16 +1965,21 @@ class TableManager:
 
     async def create(self, ruleset_id: str, options: dict[str, Any], seats: list[tuple[str, str | None]],
                      max_deals: int | None = None, social: StoredSocial | None = None) -> dict[str, Any]:
-        """Create a table; returns the tokens (shown once: only digests are stored)."""
+        """Create a table; returns the tokens (shown once: only digests are stored). A seat
+        open for a stranger from the lobby gets no token: nobody but the player who takes it
+        may ever hold its link (``take_seat`` makes his). A table without a human seat plays
+        at most ``bot_table_max_deals`` deals."""
         table_id = new_table_id()
         while table_id in self.tables:
             table_id = new_table_id()
         admin, spectator = new_token(), new_token()
-        tokens = [None if bot else new_token() for _, bot in seats]
+        lobby = set(social.open_seats) if social is not None else set()
+        tokens = [None if bot or i in lobby else new_token() for i, (_, bot) in enumerate(seats)]
         live_seats = [Seat(name, bot, token_digest(tok) if tok else None)
                       for (name, bot), tok in zip(seats, tokens, strict=True)]
-        if max_deals is None and all(bot for _, bot in seats):
-            max_deals = self.limits.bot_table_max_deals
+        if all(bot for _, bot in seats):
+            cap = self.limits.bot_table_max_deals
+            max_deals = cap if max_deals is None else min(max_deals, cap)
         live = LiveTable(self, table_id, ruleset_id, options, live_seats,
                          token_digest(admin), token_digest(spectator), max_deals)
         await self.commit(
@@ -1851,11 +2015,23 @@ class TableManager:
             return None
         if live.closed:
             return "closed"
-        if not live.joined and now - live.created > self.limits.unjoined_expiry:
+        limits, idle = self.limits, now - live.last_activity
+        if not live.joined and now - live.created > limits.unjoined_expiry:
             return "unjoined"
-        if now - live.last_activity > self.limits.abandoned_after:
+        # short lives for what costs a patient abuser nothing: a table that never started,
+        # and one that never had two people at it (one person and bots, or bots alone)
+        if not live.started and idle > limits.unstarted_after:
+            return "unstarted"
+        if len(live.humans) < 2 and idle > limits.lonely_after:
+            return "lonely"
+        if idle > limits.abandoned_after:
             return "abandoned"
         return None
+
+    def search_bots_of(self, address: str) -> int:
+        """The search-bot seats (pimc, ismcts) of the live tables ``address`` made."""
+        return sum(1 for t in self.tables.values() if t.creator == address and not t.closed
+                   for s in t.seats if s.bot in SEARCH_BOTS)
 
     async def sweep(self, now: float | None = None) -> int:
         """Archive the tables that expired; returns how many."""

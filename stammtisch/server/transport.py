@@ -8,12 +8,17 @@ never reach FastAPI.
   a header line now and then is closed. uvicorn alone never times this out. Headers larger
   than ``max_header_bytes`` get ``431`` (httptools itself sets no limit).
 - Caps: at most ``conns_per_address`` TCP connections from one address and
-  ``max_connections`` in all (below the usual 1,024 open files); beyond them a new connection
-  gets ``503`` and is closed at once, so the server keeps file descriptors for honest clients.
+  ``max_connections`` in all (within the open-file limit: see below); beyond them a new
+  connection gets ``503`` and is closed at once, so the server keeps file descriptors for
+  honest clients.
 - Idle keep-alive connections are closed by uvicorn's ``timeout_keep_alive``; WebSocket
   connections by its ping timeout.
 - On a Unix socket (``unix_listener``: a reverse proxy on the same machine) every connection
-  comes from the proxy: there is no address to cap, only ``max_connections``.
+  comes from the proxy: there is no address to cap, only ``max_connections``. Its requests
+  name their client in X-Forwarded-For (proxy.py: the right-most entry, the proxy's own).
+- Open files: ``fit_open_files`` raises the process's soft limit as far as the connections
+  need (up to the hard limit) and lowers ``max_connections`` to what the limit leaves, so the
+  server refuses a connection with ``503`` before ``accept`` could fail for want of a file.
 
 A reverse proxy in front (nginx, Caddy) adds more of the same at the edge: see
 docs/deployment.md.
@@ -25,9 +30,12 @@ read in place, everything else by the websockets parser (``framed_websocket_prot
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import errno
 import json
+import logging
 import os
+import resource
 import socket
 import stat
 from collections import deque
@@ -38,6 +46,9 @@ from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.utils import get_remote_addr
 
 from .limits import ServerLimits
+from .proxy import ProxiedClient
+
+log = logging.getLogger("stammtisch.server")
 
 _REASONS = {503: b"Service Unavailable", 431: b"Request Header Fields Too Large"}
 
@@ -129,12 +140,59 @@ class ConnectionCounts:
             self.per_address.pop(address, None)
 
 
+#: Open files the server needs besides its connections, kept free of them: 19 at rest (the
+#: standard streams, the event loop, the listener, SQLite's database, WAL and shared-memory
+#: files), about 10 for each worker pool once used (search bots, Analysis: pipes to the worker
+#: and the fork server), up to 14 more database connections (SQLAlchemy's pool holds up to 15;
+#: 3 files each with SQLite, a socket with PostgreSQL), and room for what is open only a
+#: moment: a static file or the spill file being written, a connection between its accept and
+#: its refusal, a worker pool being replaced.
+OPEN_FILES_RESERVED = 128
+
+
+def fit_open_files(limits: ServerLimits) -> ServerLimits:
+    """``limits`` with ``max_connections`` that the process's open-file limit can hold.
+
+    Each connection takes a file. With more connections allowed than files (a stock Linux
+    process may open 1,024; ``max_connections`` is 2,000 by default), held connections
+    exhaust the files first: ``accept`` fails (EMFILE) and every new client is dropped until
+    some close, where the cap would have refused the excess with ``503`` and kept serving.
+    So the soft limit is raised as far as ``max_connections`` + ``OPEN_FILES_RESERVED`` need
+    (never above the hard limit, which only root may raise), and if that is not enough,
+    ``max_connections`` is lowered to the soft limit less ``OPEN_FILES_RESERVED``, with one
+    warning in the log."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = limits.max_connections + OPEN_FILES_RESERVED
+    if soft != resource.RLIM_INFINITY and soft < need:
+        target = need if hard == resource.RLIM_INFINITY else min(need, hard)
+        if target > soft:
+            try:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+                soft = target
+            except (ValueError, OSError):  # not allowed here (a sandbox): keep what there is
+                pass
+    if soft == resource.RLIM_INFINITY or soft >= need:
+        return limits
+    fitted = max(1, soft - OPEN_FILES_RESERVED)
+    log.warning("max_connections lowered from %d to %d: the open-file limit is %d (hard limit %s) "
+                "and %d files stay for the database, the worker processes and the spill file; "
+                "raise the hard limit (ulimit -Hn, systemd: LimitNOFILE=) to at least %d to allow %d",
+                limits.max_connections, fitted, soft,
+                "unlimited" if hard == resource.RLIM_INFINITY else hard,
+                OPEN_FILES_RESERVED, need, limits.max_connections)
+    return dataclasses.replace(limits, max_connections=fitted)
+
+
 def guarded_protocol(limits: ServerLimits, counts: ConnectionCounts | None = None) -> type:
-    """An ``HttpToolsProtocol`` subclass enforcing ``limits`` (pass it as uvicorn's ``http``)."""
+    """An ``HttpToolsProtocol`` subclass enforcing ``limits`` (pass it as uvicorn's ``http``).
+    On a Unix socket it puts ``proxy.ProxiedClient`` in front of the app (the client a request
+    comes from is the one the proxy names), for HTTP requests and for the WebSocket protocol
+    a connection is upgraded to."""
     shared = counts or ConnectionCounts()
 
     class GuardedHttpToolsProtocol(HttpToolsProtocol):
         counts = shared
+        proxied: ProxiedClient | None = None  # the app behind ProxiedClient (one per server)
 
         def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
             remote = get_remote_addr(transport)
@@ -152,6 +210,12 @@ def guarded_protocol(limits: ServerLimits, counts: ConnectionCounts | None = Non
             self.counts.add(self._address)
             self._counted = True
             super().connection_made(transport)
+            sock = transport.get_extra_info("socket")
+            if sock is not None and sock.family == socket.AF_UNIX:
+                cls = type(self)
+                if cls.proxied is None or cls.proxied.app is not self.app:
+                    cls.proxied = ProxiedClient(self.app)
+                self.app = cls.proxied
             self._arm()
 
         def _refuse(self, transport: asyncio.Transport, message: str) -> None:
@@ -218,6 +282,8 @@ def guarded_protocol(limits: ServerLimits, counts: ConnectionCounts | None = Non
             self._disarm()
             super().handle_websocket_upgrade()
             protocol: Any = self.transport.get_protocol()
+            if isinstance(self.app, ProxiedClient):  # its task calls the app later: in time
+                protocol.app = self.app
             inner_lost = protocol.connection_lost
 
             def lost(exc: Exception | None) -> None:

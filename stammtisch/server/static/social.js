@@ -101,8 +101,15 @@ const social = {
     };
     tick();
     if (info.turn_deadline) social.ticker = setInterval(tick, 1000);
-    // rematch: when no deal is being played
-    $("rematch").hidden = !(seated && info.started && !info.broken && (info.closed || !v || v.terminal) && !info.rematch);
+    // rematch: when no deal is being played; once asked, every seated player agrees or declines
+    const votes = info.rematch_votes || [];
+    const between = seated && info.started && !info.broken && (info.closed || !v || v.terminal) && !info.rematch;
+    $("rematch").hidden = !between || votes.length > 0;
+    $("rematch-asked").hidden = !(between && votes.length > 0);
+    if (votes.length) {
+      $("rematch-who").textContent = t("rematchAsked", { names: votes.map(name).join(", ") });
+      $("rematch-yes").hidden = votes.includes(game.seat);
+    }
     // chat: the seats write, everybody reads
     $("chat-box").hidden = false;
     $("chat-form").hidden = !seated;
@@ -113,6 +120,8 @@ const social = {
   initTable() {
     $("back").addEventListener("click", () => send({ type: "back" }));
     $("rematch").addEventListener("click", () => send({ type: "rematch" }));
+    $("rematch-yes").addEventListener("click", () => send({ type: "rematch", agree: true }));
+    $("rematch-no").addEventListener("click", () => send({ type: "rematch", agree: false }));
     $("chat-form").addEventListener("submit", (ev) => {
       ev.preventDefault();
       const text = $("chat-input").value.trim();

@@ -1,0 +1,93 @@
+"""The web table's database schema across versions: numbered steps, each run once.
+
+A new database is made whole from the models (``storage.Base``) and marked with the latest
+version. An older one is brought up to date at start-up by the steps above its version, in
+order, each in its own transaction (both SQLite and PostgreSQL change their schema inside a
+transaction, so a step that fails leaves the database as it was). A database made before this
+module kept no version: it counts as version 0, and each step checks what is already there.
+
+An older server cannot read a newer database: copy the database before upgrading if you may
+want to go back (docs/deployment.md).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+
+from sqlalchemy import Connection, Engine, inspect, text
+
+#: The table that holds the schema's version (one row).
+VERSION_TABLE = "st_schema"
+
+
+def _columns(conn: Connection, table: str) -> set[str]:
+    return {c["name"] for c in inspect(conn).get_columns(table)}
+
+
+def _add_columns(conn: Connection, table: str, columns: dict[str, str]) -> None:
+    have = _columns(conn, table)
+    for name, sql_type in columns.items():
+        if name not in have:
+            conn.execute(text(f"ALTER TABLE {table} ADD COLUMN {name} {sql_type}"))
+
+
+def _deal_keys(conn: Connection) -> None:
+    """A deal's key: its actions are rows of ``st_moves`` (deals dealt before keep theirs in
+    ``st_actions``)."""
+    _add_columns(conn, "st_deals", {"deal_key": "INTEGER"})
+
+
+def _social_owners(conn: Connection) -> None:
+    """Who made a table (for the live tables an address may hold), the seats that were the
+    lobby's (never reissued to the table's admin), the human seats that ever connected (a
+    table that never had two lives shorter), the seats whose link went on to the rematch."""
+    _add_columns(conn, "st_table_social", {"creator": "VARCHAR(64)", "lobby_seats": "TEXT",
+                                           "humans": "TEXT", "rematch_claimed": "TEXT"})
+    # the seats open now were the lobby's; their links, made for the creator by the servers
+    # before, stop working (a stranger who takes such a seat gets a link of his own)
+    rows = conn.execute(text("SELECT table_id, open_seats FROM st_table_social "
+                             "WHERE lobby_seats IS NULL")).all()
+    for table_id, open_seats in rows:
+        seats = [int(s) for s in json.loads(open_seats or "[]")]
+        conn.execute(text("UPDATE st_table_social SET lobby_seats = :seats WHERE table_id = :t"),
+                     {"seats": json.dumps(seats), "t": table_id})
+        for seat in seats:
+            conn.execute(text("UPDATE st_seats SET token_digest = NULL "
+                              "WHERE table_id = :t AND seat = :s"), {"t": table_id, "s": seat})
+
+
+#: The steps, in order: step ``i`` (1-based) brings version ``i - 1`` to ``i``.
+STEPS: list[Callable[[Connection], None]] = [_deal_keys, _social_owners]
+LATEST = len(STEPS)
+
+
+def schema_version(conn: Connection) -> int | None:
+    """The database's version; None for a database without any table of ours."""
+    names = set(inspect(conn).get_table_names())
+    if VERSION_TABLE in names:
+        return int(conn.execute(text(f"SELECT version FROM {VERSION_TABLE}")).scalar_one())
+    return 0 if "st_tables" in names else None
+
+
+def migrate(engine: Engine, create_all: Callable[[Engine], None]) -> int:
+    """Bring the database to ``LATEST`` (``create_all`` makes the tables of the models that do
+    not exist yet); returns the version found."""
+    with engine.begin() as conn:
+        found = schema_version(conn)
+    create_all(engine)
+    with engine.begin() as conn:
+        if VERSION_TABLE not in set(inspect(conn).get_table_names()):
+            conn.execute(text(f"CREATE TABLE {VERSION_TABLE} (version INTEGER NOT NULL)"))
+            conn.execute(text(f"INSERT INTO {VERSION_TABLE} (version) VALUES (:v)"),
+                         {"v": LATEST if found is None else found})
+    if found is None:  # a new database: the models are the latest schema
+        return LATEST
+    if found > LATEST:
+        raise RuntimeError(f"the database's schema is version {found}, newer than this server "
+                           f"knows ({LATEST}): run the newer server, or a copy made before it")
+    for version in range(found, LATEST):
+        with engine.begin() as conn:
+            STEPS[version](conn)
+            conn.execute(text(f"UPDATE {VERSION_TABLE} SET version = :v"), {"v": version + 1})
+    return found
