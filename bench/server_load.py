@@ -78,7 +78,8 @@ def start_server(db: Path, port: int, deal_pause: float, profile: str | None,
         "from stammtisch.server.limits import ServerLimits\n"
         # all clients come from 127.0.0.1: the per-address caps of a public server do not apply
         "limits = ServerLimits(creation_burst=10**6, creations_per_minute=10**6, "
-        "max_live_tables=10**6, ws_per_address=10**6, conns_per_address=10**6, "
+        "max_live_tables=10**6, tables_per_address=10**6, search_bots_per_address=10**6, "
+        "ws_per_address=10**6, conns_per_address=10**6, "
         "max_connections=10**6)\n"
         f"kw = dict(port={port}, database_url={f'sqlite:///{db}'!r}, bot_delay=0, "
         f"deal_pause={deal_pause}, log_level='warning', ws={ws!r}, limits=limits, uds={uds!r})\n"

@@ -75,6 +75,8 @@ def start_server(db: Path, port: int, honest_connections: int, max_tables: int,
         "from stammtisch.server.app import run\n"
         "from stammtisch.server.limits import ServerLimits\n"
         f"limits = ServerLimits(max_live_tables={max_tables}, creation_burst={honest_tables + 20}, "
+        f"tables_per_address={max_tables}, search_bots_per_address={max_tables * 4}, "
+        "bot_table_max_deals=10_000, "
         f"ws_per_address={honest_connections + 50}, "
         f"conns_per_address={honest_connections + 200}, "
         f"max_connections={honest_connections + 400}, conns_per_table=40)\n"
@@ -370,8 +372,9 @@ class Soak:
                           {"name": f"z{i}", "bot": "random"}]})
             t["bots_only"] = True
             tables.append(t)
-        if any("id" not in t for t in tables):
-            raise SystemExit(f"creating the honest tables failed: {tables[0]}")
+        refused = [t for t in tables if "id" not in t]
+        if refused:
+            raise SystemExit(f"creating the honest tables failed: {refused[0]}")
         for t in tables:
             post(self.port, f"/api/tables/{t['id']}/start", {"token": t["admin_token"]})
         self.t0 = time.monotonic()
