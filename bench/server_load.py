@@ -78,7 +78,7 @@ def start_server(db: Path, port: int, deal_pause: float, profile: str | None,
         "from stammtisch.server.limits import ServerLimits\n"
         # all clients come from 127.0.0.1: the per-address caps of a public server do not apply
         "limits = ServerLimits(creation_burst=10**6, creations_per_minute=10**6, "
-        "max_live_tables=10**6, tables_per_address=10**6, search_bots_per_address=10**6, "
+        "max_live_tables=10**6, tables_per_address=10**6, search_bots_per_address=10**6, pace_min=0, "
         "ws_per_address=10**6, conns_per_address=10**6, "
         "max_connections=10**6)\n"
         f"kw = dict(port={port}, database_url={f'sqlite:///{db}'!r}, bot_delay=0, "
@@ -546,8 +546,10 @@ def main(argv=None) -> None:
     busy = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
             for _ in range(args.busy_cores)]
     try:
+        # the next deal after deal_pause (not when every player pressed Next): steady load
         tables = [http_json(uds, base, "/api/tables", {"ruleset": args.ruleset, "options": {"players": 3},
-                                             "seats": [{"name": f"p{i}"} for i in range(3)]})
+                                             "seats": [{"name": f"p{i}"} for i in range(3)],
+                                             "pace": args.deal_pause})
                   for _ in range(args.tables)]
         server_cpu0 = cpu_seconds(proc.pid)
         client_cpu0 = time.process_time()

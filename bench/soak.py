@@ -76,7 +76,7 @@ def start_server(db: Path, port: int, honest_connections: int, max_tables: int,
         "from stammtisch.server.limits import ServerLimits\n"
         f"limits = ServerLimits(max_live_tables={max_tables}, creation_burst={honest_tables + 20}, "
         f"tables_per_address={max_tables}, search_bots_per_address={max_tables * 4}, "
-        "bot_table_max_deals=10_000, "
+        "bot_table_max_deals=10_000, pace_min=0, "
         f"ws_per_address={honest_connections + 50}, "
         f"conns_per_address={honest_connections + 200}, "
         f"max_connections={honest_connections + 400}, conns_per_table=40)\n"
@@ -361,7 +361,7 @@ class Soak:
         tables = []
         for i in range(self.args.tables):
             _, t = post(self.port, "/api/tables", {
-                "ruleset": "tippen/grupp-1975", "options": {"players": 3},
+                "ruleset": "tippen/grupp-1975", "options": {"players": 3}, "pace": 0.5,
                 "seats": [{"name": f"a{i}"}, {"name": f"b{i}"}, {"name": f"c{i}", "bot": "random"}]})
             t["bots_only"] = False
             tables.append(t)

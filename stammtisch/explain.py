@@ -36,12 +36,13 @@ def explain_messages(summary: Mapping[str, Any], names: Sequence[str],
     return _explain_tapp(summary, names, suits)
 
 
-def explain_tricks(summary: Mapping[str, Any], names: Sequence[str], lang: str = "en") -> list[str]:
+def explain_tricks(summary: Mapping[str, Any], names: Sequence[str], lang: str = "en",
+                   suits: str = "french") -> list[str]:
     """The deal trick by trick: the cards in the order played, and who took the trick."""
     lines = []
     for number, trick in enumerate(summary.get("tricks_log") or [], 1):
         cards = ", ".join(t("explain.trick_card", lang, player=render(_name(seat, names), lang),
-                            card=card_short(card, lang)) for seat, card in trick["cards"])
+                            card=card_short(card, lang, suits)) for seat, card in trick["cards"])
         lines.append(t("explain.trick_line", lang, trick=number, cards=cards,
                        winner=render(_name(trick["winner"], names), lang)))
     return lines

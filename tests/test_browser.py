@@ -198,10 +198,11 @@ def test_tippen_deal_in_two_browsers_with_a_bot(server, browser):
         assert "Spiel vorbei" in p2.get_by_test_id("deal-result").text_content()
         assert "Pott" in p2.get_by_test_id("explanation").text_content()
         explanation_is_the_servers(p2, server, "de")
-        # next deal by click
-        before = event_of(p1)
+        # next deal by click: it comes once both friends pressed Next deal
         p1.get_by_test_id("next-deal").click()
-        p1.wait_for_function(f"Number(document.body.dataset.event) > {before}")
+        p2.locator("[data-testid=next-ready] li[data-seat='0'][data-ready=true]").wait_for()
+        assert p1.get_by_test_id("deal-number").text_content() == "1"
+        p2.get_by_test_id("next-deal").click()
         p1.get_by_test_id("deal-number").filter(has_text="2").wait_for()
     finally:
         c1.close()

@@ -63,7 +63,9 @@ def test_cards_contracts_and_words_are_understood():
     legal = ["play:HA", "play:C7"]
     assert read_menu_answer("ha", legal).action == "play:HA"
     assert read_menu_answer("♥A", legal).action == "play:HA"
-    assert read_menu_answer("♥D", legal).action == "play:HA"  # German: Daus
+    assert read_menu_answer("♥D", legal).action == "play:HQ"  # German: Dame (not legal now)
+    assert read_menu_answer("♥D", legal, "de", suits="german").action == "play:HA"  # Daus
+    assert read_menu_answer("♥B", ["play:HJ"], "de").action == "play:HJ"  # Bube
     assert read_menu_answer("play:c7", legal).action == "play:C7"
     # a card not playable now goes to the engine, which names the rule
     assert read_menu_answer("SK", legal).action == "play:SK"

@@ -52,15 +52,22 @@ def test_t_fills_parameters_and_falls_back():
 
 
 def test_german_card_names():
-    assert card_name("HA", "de") == "Herz-Daus"
-    assert card_name("CQ", "de") == "Kreuz-Ober"
-    assert card_name("SJ", "de") == "Pik-Unter"
+    # French suits read as a German player reads them: Ass, Dame, Bube (faces A K D B) ...
+    assert card_name("HA", "de") == "Herz-Ass"
+    assert card_name("CQ", "de") == "Kreuz-Dame"
+    assert card_name("SJ", "de") == "Pik-Bube"
     assert card_name("DT", "de") == "Karo-Zehn"
+    assert [card_short(c, "de") for c in ("HA", "HK", "HQ", "HJ", "HT")] == ["♥A", "♥K", "♥D", "♥B", "♥10"]
+    # ... German suits with their own faces: Daus, König, Ober, Unter (D K O U)
     assert card_name("DK", "de", suits="german") == "Schellen-König"
     assert card_name("CJ", "de", suits="german") == "Eichel-Unter"
+    assert card_name("HA", "de", suits="german") == "Herz-Daus"
+    assert card_name("CQ", "de", suits="german") == "Eichel-Ober"
     assert card_name("S7", "de", suits="german") == "Laub-Sieben"
+    assert [card_short(c, "de", "german") for c in ("HA", "HQ", "HJ")] == ["♥D", "♥O", "♥U"]
     assert card_name("HA", "en") == "Ace of Hearts"
-    assert card_short("HA", "de") == "♥D" and card_short("HT", "en") == "♥10"
+    assert card_name("CQ", "en", suits="german") == "Ober of Acorns"
+    assert card_short("HT", "en") == "♥10"
     assert suit_name("D", "de") == "Karo" and suit_name("D", "de", "german") == "Schellen"
 
 
@@ -74,7 +81,7 @@ def test_contracts_and_actions_in_words():
     assert action_phrase("tap", "de", "Ben") == "Ben tappt"
     assert action_phrase("tap", "de", None) == "Du tappst"
     assert action_phrase("tap", "en", None) == "You tap"
-    assert action_phrase("play:HA", "de", "Ben") == "Ben spielt Herz-Daus"
+    assert action_phrase("play:HA", "de", "Ben") == "Ben spielt Herz-Ass"
     assert action_phrase("discard:?", "en", "Ben") == "Ben discards face down"
     assert action_phrase("exchange:2", "en", "Ben") == "Ben exchanges 2 cards"
     assert action_phrase("exchange:1", "en", "Ben") == "Ben exchanges one card"
@@ -90,7 +97,7 @@ def test_contract_choices_name_goal_and_value():
     text = choice_text("contract:solo:C", "en", value=t("value.cents", "en", value=5))
     assert text.startswith("Clubs Solo: ") and "61" in text and "5 cents" in text
     assert choice_text("contract:bettel", "de").startswith("Bettel: kein Trumpf")
-    assert choice_text("play:SA", "de") == "Pik-Daus spielen"
+    assert choice_text("play:SA", "de") == "Pik-Ass spielen"
 
 
 def test_refusal_rules_have_words_in_both_languages():

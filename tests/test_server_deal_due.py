@@ -63,6 +63,7 @@ async def _table(tmp_path: Path, **limits: Any) -> tuple[TableManager, LiveTable
     made = await manager.create("tippen/grupp-1975", {"players": 3},
                                 [("Anna", None), ("Ben", None), ("Cora", None)])
     live = made["table"]
+    live.pace = PAUSE  # human seats wait for "Next deal" by default; these tests time the pause
     sockets = [Socket(storage) for _ in range(3)]
     for seat, socket in enumerate(sockets):
         socket.table_id = live.id

@@ -12,16 +12,18 @@ from server_helpers import post_json, uvicorn_thread
 from websockets.sync.client import connect
 
 from stammtisch.server.app import create_app
+from stammtisch.server.limits import ServerLimits
 
 
 @pytest.mark.parametrize("ws,deflate,direct", [("websockets-sansio", False, True),
                                                ("websockets-sansio", True, True),
                                                ("websockets", False, False)])
 def test_every_client_sees_every_event_in_order(tmp_path, ws, deflate, direct):
-    app = create_app(f"sqlite:///{tmp_path / 't.sqlite'}", bot_delay=0, deal_pause=0.05)
+    app = create_app(f"sqlite:///{tmp_path / 't.sqlite'}", bot_delay=0, deal_pause=0.05,
+                     limits=ServerLimits(pace_min=0))
     with uvicorn_thread(app, ws=ws, deflate=deflate) as port:
         t = post_json(port, "/api/tables", {"ruleset": "tippen/grupp-1975", "options": {"players": 3},
-                                        "seats": [{"name": n} for n in ("A", "B", "C")]})
+                                            "seats": [{"name": n} for n in ("A", "B", "C")], "pace": 0.05})
         socks = [connect(f"ws://127.0.0.1:{port}/ws/{t['id']}?token={s['token']}",
                          open_timeout=5) for s in t["seats"]]
         seen: list[list[int]] = [[] for _ in socks]

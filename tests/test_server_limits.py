@@ -448,11 +448,11 @@ def test_the_table_json_of_every_broadcast_is_the_table_info_itself(tmp_path, mo
         broadcast(self)
 
     monkeypatch.setattr(LiveTable, "broadcast_state", checking)
-    app = make_app(tmp_path, deal_pause=0.0, turn_seconds_min=1)
+    app = make_app(tmp_path, deal_pause=0.0, turn_seconds_min=1, pace_min=0)
     with TestClient(app) as http:
         t = http.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "turn_seconds": 1,
                                            "seats": [{"name": "Anna"}, *BOTS3[1:]],
-                                           "max_deals": 4}).json()
+                                           "max_deals": 4, "pace": 0}).json()
         start(http, t)
         rng = random.Random(5)
         with connect(http, t, t["seats"][0]["token"]) as ws:
@@ -670,6 +670,8 @@ def test_a_deal_the_engine_cannot_make_is_never_committed(http, monkeypatch):
             return real(self, deck)
 
         monkeypatch.setattr(Table, "start_deal", failing)
+        w1.send_json({"type": "next"})  # the next deal comes when both asked for it
+        c0.until(lambda m: m["type"] == "state" and m["table"]["next_ready"] == [1])
         w0.send_json({"type": "next"})
         assert c0.next_error()["rule"] == "server"
         assert len(http.app.state.storage.load_table(tid).deals) == 1  # nothing committed

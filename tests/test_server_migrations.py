@@ -29,7 +29,7 @@ def test_a_new_database_is_made_at_the_latest_version(database_url):
     storage = Storage(database_url)
     assert version(storage) == LATEST
     columns = {c["name"] for c in inspect(storage.engine).get_columns("st_table_social")}
-    assert {"creator", "lobby_seats", "humans", "rematch_claimed"} <= columns
+    assert {"creator", "lobby_seats", "humans", "rematch_claimed", "pace"} <= columns
     storage.close()
     storage = Storage(database_url)  # opened again: nothing to do
     assert version(storage) == LATEST
@@ -47,7 +47,7 @@ def test_a_database_from_before_versions_is_migrated_once(database_url):
                          social=StoredSocial(listed=True, open_seats=[1]))
     with storage.engine.begin() as conn:  # as the schema was
         conn.execute(text(f"DROP TABLE {VERSION_TABLE}"))
-        for column in ("creator", "lobby_seats", "humans", "rematch_claimed"):
+        for column in ("creator", "lobby_seats", "humans", "rematch_claimed", "pace"):
             conn.execute(text(f"ALTER TABLE st_table_social DROP COLUMN {column}"))
     storage.close()
 

@@ -239,9 +239,14 @@ def test_record_holds_only_finished_deals(http):
         assert view["terminal"]
         rec = http.get(f"/api/tables/{tid}/record", params={"token": t["admin_token"]}).json()
         assert rec["format"] == "stammtisch-redacted/1" and len(rec["deals"]) == 1
+        # the next deal waits until every seated player pressed Next: the result stays
         w0.send_json({"type": "next"})
+        ready = c1.until(lambda m: m["type"] == "state" and m.get("table", {}).get("next_ready") == [0])
+        assert ready["table"]["deal_number"] == 1 and ready["table"]["pace"] == "wait"
+        assert ready["table"]["next_deal_at"] is None and ready["view"]["terminal"]
+        w1.send_json({"type": "next"})
         sync(http, tid, [c0, c1], bot_seats=(2,))
-        assert c0.state["table"]["deal_number"] == 2
+        assert c0.state["table"]["deal_number"] == 2 and c0.state["table"]["next_ready"] == []
         assert http.post(f"/api/tables/{tid}/close", json={"token": t["admin_token"]}).status_code == 200
         # ended: the full record, of the finished deals only (deal 2 and its deck are not there)
         rec2 = http.get(f"/api/tables/{tid}/record", params={"token": t["admin_token"]}).json()

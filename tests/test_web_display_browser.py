@@ -2,8 +2,8 @@
 
 - a finished trick stays in the middle for a moment, its winner marked, then moves to "last
   trick", where the winner stays marked;
-- cards that cannot be played now look like any other card (not greyed out); only the playable
-  ones are raised and clickable;
+- while a card is to be chosen, the playable cards are raised and clickable, the others dimmed
+  and marked as not to be chosen (aria-disabled); with no choice due every card looks alike;
 - the pot in the top bar and in the score sheet are the same number at every step;
 - the tapp, once the declarer has taken it, is not on the table (it is in his hand, marked
   while he lays cards away).
@@ -22,9 +22,9 @@ pytestmark = pytest.mark.browser
 
 HAND_LOOK = """() => [...document.querySelectorAll('[data-testid=hand] .card')].map((e) => {
   const st = getComputedStyle(e);
-  return {card: e.dataset.card, legal: e.dataset.legal === 'true', opacity: st.opacity,
-          filter: st.filter, role: e.getAttribute('role'), cursor: st.cursor,
-          disabled: e.hasAttribute('disabled') || e.getAttribute('aria-disabled') === 'true'};
+  return {card: e.dataset.card, legal: e.dataset.legal === 'true',
+          opacity: getComputedStyle(e.querySelector('.face')).opacity,
+          role: e.getAttribute('role'), cursor: st.cursor, disabled: e.getAttribute('aria-disabled') === 'true'};
 })"""
 
 
@@ -41,14 +41,17 @@ TRICKS = """() => {
 
 
 def check_hand_look(page) -> tuple[int, int]:
-    """No card looks disabled; the legal ones are marked and clickable. Returns (legal, other)."""
+    """Every card is a button; the legal ones are clickable and bright, the others say that they
+    cannot be chosen and are dimmed while a choice is due. Returns (legal, other)."""
     cards = page.evaluate(HAND_LOOK)
+    choosing = any(c["legal"] for c in cards)
     for c in cards:
-        assert c["opacity"] == "1" and c["filter"] == "none" and not c["disabled"], c
+        assert c["role"] == "button", c
         if c["legal"]:
-            assert c["role"] == "button" and c["cursor"] == "pointer", c
+            assert c["opacity"] == "1" and not c["disabled"] and c["cursor"] == "pointer", c
         else:
-            assert c["role"] is None and c["cursor"] != "pointer", c
+            assert c["disabled"] and c["cursor"] != "pointer", c
+            assert (float(c["opacity"]) < 1) == choosing, c
     return sum(c["legal"] for c in cards), sum(not c["legal"] for c in cards)
 
 

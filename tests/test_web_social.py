@@ -155,6 +155,7 @@ def test_an_absent_seat_is_played_by_the_bot_after_the_timer_until_it_returns(ht
             first = bernd.until(is_state)
             assert seat_flags(first, "away") == [False, False, False]
             anna.until(lambda m: is_state(m) and not m["table"]["seats"][1]["away"])
+            ws2.send_json({"type": "next"})  # seated again: the next deal waits for him too
             play_until(http, t, anna, on_turn(1), rng)
             bernd.until_event(anna.state["event"])
             before = bernd.state["event"]
@@ -195,7 +196,9 @@ def test_when_a_bot_plays_every_person_the_table_waits_after_the_deal(http):
         assert done["table"]["next_deal_at"] is None and done["table"]["waiting"] is True
         ws.send_json({"type": "back"})
         back = anna.until(lambda m: is_state(m) and not m["table"]["seats"][0]["away"])
-        assert back["table"]["next_deal_at"] is not None  # with a person back, deals go on
+        assert back["table"]["waiting"] is False  # with a person back, deals go on: at her Next
+        ws.send_json({"type": "next"})
+        anna.until(lambda m: is_state(m) and m["table"]["deal_number"] == 2)
 
 
 def test_the_timer_does_not_play_for_a_table_nobody_watches(tmp_path):
@@ -429,7 +432,8 @@ def test_a_decline_ends_the_rematch_question_and_the_table_plays_on(http):
         assert after["table"]["rematch"] is None and not after["table"]["closed"]
         ws1.send_json({"type": "rematch", "agree": "yes"})
         assert bernd.next_error()["rule"] == "protocol"
-        ws0.send_json({"type": "next"})  # the table plays on
+        ws0.send_json({"type": "next"})  # the table plays on, once both pressed Next
+        ws1.send_json({"type": "next"})
         anna.until(lambda m: m["type"] == "state" and m["table"]["deal_number"] == 2)
     assert len(http.app.state.manager.tables) == 1
 

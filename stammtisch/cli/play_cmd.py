@@ -17,10 +17,11 @@ import typer
 from rich.text import Text
 
 from ..bots import BOT_NAMES, Bot, make_bot
+from ..engine_facts import choice_message_for, display_suits
 from ..explain import explain
 from ..games.base import IllegalAction
-from ..i18n import language, t
-from ..i18n.words import action_phrase, card_short, cards_short, choice_text, contract_name, rule_text, suit_name
+from ..i18n import language, render, t
+from ..i18n.words import action_phrase, card_short, cards_short, contract_name, rule_text, suit_name
 from ..record import save, table_to_record
 from ..table import Table
 from .common import (
@@ -34,7 +35,6 @@ from .common import (
     console,
     tx,
 )
-from .engine_facts import contract_value_text, display_suits
 from .prompting import Answer, CardSetChoice, read_card_set_answer, read_menu_answer, yes_no
 
 OTHER_NAMES = ["Anna", "Ben", "Cora", "Dirk", "Emil", "Frieda", "Gustav", "Hanna", "Ida", "Jakob"]
@@ -213,13 +213,13 @@ class Session:
                 line = t("play.forced", lang, action=line)
             self.say("  " + line)
             if text.startswith("call:") and view.get("rufer_holder") == self.seat and who != self.seat:
-                self.say("  " + t("play.rufer_holder", lang, called=card_short(text[5:], lang),
+                self.say("  " + t("play.rufer_holder", lang, called=card_short(text[5:], lang, self.suits),
                                   declarer=self.names[who]))
         self.shown = len(log)
         last = view.get("last_trick")
         if last and last != self.last_trick:
             self.last_trick = last
-            cards = "  ".join(f"{self.names[s]} {card_short(c, lang)}" for s, c in last["cards"])
+            cards = "  ".join(f"{self.names[s]} {card_short(c, lang, self.suits)}" for s, c in last["cards"])
             self.say(Text("  ").append_text(tx("play.trick_taken", lang, style="dim", cards=cards,
                                                winner=Text(self.names[last["winner"]], style="bold"))))
 
@@ -233,7 +233,7 @@ class Session:
         if view.get("trump"):
             bits.append(t("play.trump", lang, suit=suit_name(view["trump"], lang, self.suits)))
         if view.get("upcard"):
-            bits.append(t("play.upcard", lang, card=card_short(view["upcard"], lang)))
+            bits.append(t("play.upcard", lang, card=card_short(view["upcard"], lang, self.suits)))
         if view.get("contract"):
             decl = view.get("declarer")
             bits.append(t("play.contract", lang, contract=contract_name(view["contract"], lang, self.suits),
@@ -241,11 +241,12 @@ class Session:
         if bits:
             self.say(Text(" · ".join(bits), style="dim"))
         if view.get("open_hand"):
-            self.say(t("play.open_hand", lang, cards=cards_short(view["open_hand"], lang)))
+            self.say(t("play.open_hand", lang, cards=cards_short(view["open_hand"], lang, self.suits)))
         if view.get("trick"):
-            self.say(t("play.trick", lang, cards="  ".join(f"{names[s]} {card_short(c, lang)}"
+            self.say(t("play.trick", lang, cards="  ".join(f"{names[s]} {card_short(c, lang, self.suits)}"
                                                             for s, c in view["trick"])))
-        self.say(tx("play.your_hand", lang, cards=Text(cards_short(view.get("hand", []), lang), style="bold")))
+        hand = cards_short(view.get("hand", []), lang, self.suits)
+        self.say(tx("play.your_hand", lang, cards=Text(hand, style="bold")))
 
     def _print_settlement(self) -> None:
         table, lang = self.table, self.lang
@@ -271,7 +272,7 @@ class Session:
         hand = list(view.get("hand", []))
         if choice is not None:
             if view.get("tapp"):
-                self.say(t("play.tapp_picked_up", lang, cards=cards_short(view["tapp"], lang)))
+                self.say(t("play.tapp_picked_up", lang, cards=cards_short(view["tapp"], lang, self.suits)))
             self._show_card_choice(choice, hand)
         else:
             self._show_menu(view, legal)
@@ -279,7 +280,7 @@ class Session:
             raw = console.input(Text(t("play.your_cards" if choice else "play.your_action", lang), style="bold"))
             answer: Answer
             if choice is not None:
-                answer = read_card_set_answer(raw, hand, choice, lang)
+                answer = read_card_set_answer(raw, hand, choice, lang, self.suits)
             else:
                 answer = read_menu_answer(raw, legal, lang, self.suits)
             if answer.quit:
@@ -314,7 +315,7 @@ class Session:
         line = Text("  ")
         for i, card in enumerate(cards, 1):
             line.append(f"{i}:", style="cyan")
-            line.append(f"{card_short(card, self.lang)}  ")
+            line.append(f"{card_short(card, self.lang, self.suits)}  ")
         return line
 
     def _show_menu(self, view: dict[str, Any], legal: list[str]) -> None:
@@ -322,7 +323,7 @@ class Session:
         gives = [a for a in legal if a.startswith("give:")]
         if gives and view.get("called"):
             holder = view.get("rufer_holder")
-            called = card_short(view["called"], lang)
+            called = card_short(view["called"], lang, self.suits)
             if isinstance(holder, int):
                 self.say(t("play.rufer_give", lang, holder=names[holder], called=called))
             else:
@@ -334,9 +335,7 @@ class Session:
             return
         rules = self.table.rules
         for i, action in enumerate(legal, 1):
-            head, _, rest = action.partition(":")
-            value = contract_value_text(rules, rest, lang) if head in ("contract", "bid") and rest != "pass" else None
             line = Text(f"  {i:>2} ", style="cyan")
-            line.append(choice_text(action, lang, self.suits, value))
+            line.append(render(choice_message_for(rules, action), lang))
             line.append(f"  ({action})", style="dim")
             self.say(line)

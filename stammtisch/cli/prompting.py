@@ -33,8 +33,9 @@ class Answer:
     help: bool = False
 
 
-def _card_aliases() -> dict[str, str]:
-    """Every way to type a card: ``HA``, ``h10``, ``♥A``, ``♥10``, the German ``♥D`` (Daus)."""
+def _card_aliases(suits: str) -> dict[str, str]:
+    """Every way to type a card at a table of these suits: ``HA``, ``h10``, ``♥A``, ``♥10``,
+    the German ``♥D`` (Dame on French suits, Daus on German ones) and ``♥B`` (Bube)."""
     out: dict[str, str] = {}
     for suit in "HDCS":
         for rank in "AKQJT98765432":
@@ -42,17 +43,18 @@ def _card_aliases() -> dict[str, str]:
             out[card.lower()] = card
             if rank == "T":
                 out[f"{suit}10".lower()] = card
-            for lang in LANGUAGES:
-                out[card_short(card, lang).lower()] = card
+    for lang in LANGUAGES:  # the short labels second: never shadow the notation
+        for card in list(out.values()):
+            out.setdefault(card_short(card, lang, suits).lower(), card)
     return out
 
 
-CARD_ALIASES = _card_aliases()
+CARD_ALIASES = {suits: _card_aliases(suits) for suits in ("french", "german")}
 
 
-def card_of(token: str) -> str | None:
+def card_of(token: str, suits: str = "french") -> str | None:
     """The card a token names, in notation, or None."""
-    return CARD_ALIASES.get(token.strip().lower())
+    return CARD_ALIASES["german" if suits == "german" else "french"].get(token.strip().lower())
 
 
 def split_tokens(raw: str) -> list[str]:
@@ -82,7 +84,7 @@ def _menu_labels(legal: list[str], lang: str, suits: str) -> dict[str, str]:
                 labels.setdefault(contract_name(rest, language, suits).lower(), action)
         if head in ("play", "call", "give") and is_card(rest):
             for language in LANGUAGES:
-                labels.setdefault(card_short(rest, language).lower(), action)
+                labels.setdefault(card_short(rest, language, suits).lower(), action)
         labels.setdefault(choice_text(action, lang, suits).lower(), action)
     return labels
 
@@ -115,7 +117,7 @@ def read_menu_answer(raw: str, legal: list[str], lang: str = "en", suits: str = 
     labels = _menu_labels(legal, lang, suits)
     if word in labels:
         return Answer(action=labels[word])
-    card = card_of(text)
+    card = card_of(text, suits)
     if card is not None:
         for prefix in _PREFIXES:
             if prefix + card in legal:
@@ -164,7 +166,8 @@ class CardSetChoice:
         return f"{self.kind}:{','.join(cards) if cards else '-'}"
 
 
-def read_card_set_answer(raw: str, hand: list[str], choice: CardSetChoice, lang: str = "en") -> Answer:
+def read_card_set_answer(raw: str, hand: list[str], choice: CardSetChoice, lang: str = "en",
+                         suits: str = "french") -> Answer:
     """One answer to "choose N of your cards": numbers into the shown hand and/or card names."""
     text = raw.strip()
     word = text.lower()
@@ -185,17 +188,17 @@ def read_card_set_answer(raw: str, hand: list[str], choice: CardSetChoice, lang:
                 return Answer(message=t("play.choose_range", lang, last=len(hand)))
             card = hand[number - 1]
         else:
-            named = card_of(tok)
+            named = card_of(tok, suits)
             if named is None:
                 close = difflib.get_close_matches(tok.lower(), [c.lower() for c in hand], n=1, cutoff=0.5)
                 if close:
                     return Answer(message=t("play.did_you_mean", lang, text=tok, suggestion=close[0].upper()))
                 return Answer(message=t("play.unknown_input", lang, text=tok))
             if named not in hand:
-                return Answer(message=t("play.not_in_hand", lang, card=card_short(named, lang)))
+                return Answer(message=t("play.not_in_hand", lang, card=card_short(named, lang, suits)))
             card = named
         if card in cards:
-            return Answer(message=t("play.twice", lang, card=card_short(card, lang)))
+            return Answer(message=t("play.twice", lang, card=card_short(card, lang, suits)))
         cards.append(card)
     if len(cards) not in choice.sizes:
         return Answer(message=_count_message(choice, len(cards), lang))

@@ -64,7 +64,7 @@ def _print_explanations(result: Replay, lang: str, suits: str, tricks: bool) -> 
         console.print(Text(t("replay.deal_heading", lang, number=number), style="bold"))
         lines = explain(deal.result.summary, names, lang, suits)
         if tricks:
-            lines = explain_tricks(deal.result.summary, names, lang) + lines
+            lines = explain_tricks(deal.result.summary, names, lang, suits) + lines
         for line in lines:
             console.print(Text("  " + line), highlight=False)
 

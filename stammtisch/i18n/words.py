@@ -32,24 +32,37 @@ def suit_message(suit: str, suits: str = "french") -> Message:
     return message(f"suit.{style}.{suit}")
 
 
+def _rank_key(rank: str, suits: str, short: bool = False) -> str:
+    """The catalogue key of a rank's name: French-suited faces (Ass, Dame, Bube in German)
+    or German-suited ones (Daus, Ober, Unter), which have names of their own for A, K, Q, J."""
+    base = "rank_short" if short else "rank"
+    return f"{base}.german.{rank}" if suits == "german" and rank in "AKQJ" else f"{base}.{rank}"
+
+
 def card_name(card: str, lang: str = DEFAULT_LANGUAGE, suits: str = "french") -> str:
-    """The full name: ``Ace of Hearts``, ``Herz-Daus``, ``Eichel-Ober``."""
-    if not is_card(card):
-        return card
-    return t("card.name", lang, suit=suit_name(card[0], lang, suits), rank=t(f"rank.{card[1]}", lang))
+    """The full name: ``Ace of Hearts``, ``Herz-Ass``; German-suited ``Eichel-Ober``."""
+    return render(card_message(card, suits), lang)
 
 
-def card_short(card: str, lang: str = DEFAULT_LANGUAGE) -> str:
-    """A compact label: ``♥A``, ``♥10``; in German ``♥D`` (Daus), ``♣O`` (Ober), ``♠U`` (Unter)."""
+def card_message(card: str, suits: str = "french") -> Message | str:
+    """``card_name`` before it is put into a language (not a card: the text as it is)."""
     if not is_card(card):
         return card
-    rank_key = f"rank_short.{card[1]}"
-    rank = t(rank_key, lang) if card[1] in "AKQJT" else card[1]
+    return message("card.name", suit=suit_message(card[0], suits),
+                   rank=message(_rank_key(card[1], suits)))
+
+
+def card_short(card: str, lang: str = DEFAULT_LANGUAGE, suits: str = "french") -> str:
+    """A compact label: ``♥A``, ``♥10``; in German ``♥D`` (Dame) and ``♣B`` (Bube);
+    German-suited ``♣O`` (Ober), ``♠U`` (Unter), ``♥D`` (Daus)."""
+    if not is_card(card):
+        return card
+    rank = t(_rank_key(card[1], suits, short=True), lang) if card[1] in "AKQJT" else card[1]
     return t("card.short", lang, symbol=SUIT_SYMBOLS[card[0]], rank=rank)
 
 
-def cards_short(cards: list[str], lang: str = DEFAULT_LANGUAGE) -> str:
-    return " ".join(card_short(c, lang) for c in cards) or "—"
+def cards_short(cards: list[str], lang: str = DEFAULT_LANGUAGE, suits: str = "french") -> str:
+    return " ".join(card_short(c, lang, suits) for c in cards) or "—"
 
 
 def cards_named(cards: list[str], lang: str = DEFAULT_LANGUAGE, suits: str = "french") -> str:
@@ -82,10 +95,16 @@ def contract_message(contract: str | None, suits: str = "french") -> Message | s
 
 def contract_goal(contract: str, lang: str = DEFAULT_LANGUAGE, suits: str = "french") -> str:
     """What the declarer must do, e.g. "without the tapp, win 61 of the 120 card points"."""
+    goal = goal_message(contract, suits)
+    return "" if goal is None else render(goal, lang)
+
+
+def goal_message(contract: str, suits: str = "french") -> Message | None:
+    """``contract_goal`` before it is put into a language (None: no goal in the catalogue)."""
     key, suit = _contract_key(contract)
     if not _known(f"goal.{key}"):
-        return ""
-    return t(f"goal.{key}", lang, suit=suit_name(suit, lang, suits) if suit else "")
+        return None
+    return message(f"goal.{key}", suit=suit_message(suit, suits) if suit else "")
 
 
 def _known(key: str) -> bool:
@@ -147,29 +166,36 @@ def action_phrase(action: str, lang: str = DEFAULT_LANGUAGE, who: str | None = N
 
 
 def choice_text(action: str, lang: str = DEFAULT_LANGUAGE, suits: str = "french",
-                value: str | None = None) -> str:
+                value: Message | str | None = None) -> str:
     """A menu entry for a legal action: ``tap (play for a share of the pot)``, ``♥A spielen``,
     ``Clubs Solo: without the tapp, win 61 …; 5 cents from each defender``."""
+    return render(choice_message(action, suits, value), lang)
+
+
+def choice_message(action: str, suits: str = "french", value: Message | str | None = None) -> Message:
+    """``choice_text`` before it is put into a language: the web table renders it in its
+    reader's language, as the terminal does in its own (``engine_facts.choice_message_for``
+    adds a contract's value)."""
     head, _, rest = action.partition(":")
     if action in ACTION_WORDS:
-        return t(f"choice.{action}", lang)
+        return message(f"choice.{action}")
     if head == "play" and is_card(rest):
-        return t("choice.play_card", lang, card=card_name(rest, lang, suits))
+        return message("choice.play_card", card=card_message(rest, suits))
     if head in ("call", "give") and is_card(rest):
-        return t(f"choice.{head}", lang, card=card_name(rest, lang, suits))
+        return message(f"choice.{head}", card=card_message(rest, suits))
     if head == "trump" and rest and rest in SUIT_LETTERS:
-        return t("choice.trump", lang, suit=suit_name(rest, lang, suits))
+        return message("choice.trump", suit=suit_message(rest, suits))
     if head in ("contract", "bid") and rest:
         if rest == "pass":
-            return t("choice.pass", lang)
-        name = contract_name(rest, lang, suits)
-        goal = contract_goal(rest, lang, suits)
-        if head == "bid" and not goal:
-            return t("choice.bid", lang, contract=name)
+            return message("choice.pass")
+        name = contract_message(rest, suits)
+        goal = goal_message(rest, suits)
+        if head == "bid" and goal is None:
+            return message("choice.bid", contract=name)
         if value:
-            return t("choice.contract", lang, contract=name, goal=goal, value=value)
-        return t("choice.contract_no_value", lang, contract=name, goal=goal)
-    return t("choice.other", lang, action=action)
+            return message("choice.contract", contract=name, goal=goal or "", value=value)
+        return message("choice.contract_no_value", contract=name, goal=goal or "")
+    return message("choice.other", action=action)
 
 
 def rule_text(rule: str, lang: str = DEFAULT_LANGUAGE) -> str | None:

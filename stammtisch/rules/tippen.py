@@ -57,6 +57,9 @@ _SPECS = [
                "when exactly one player taps: takes-pot (he takes the pot in play unplayed) or "
                "dealer-defends (a passing dealer must play against him, as in Loo)",
                ("takes-pot", "dealer-defends")),
+    OptionSpec("suits", "choice", "display suits: french (Herz, Karo, Kreuz, Pik) or german "
+               "(Herz, Schellen, Eichel, Laub; Daus, Ober, Unter); the notation does not change",
+               ("french", "german")),
 ]
 SPECS = {s.name: s for s in _SPECS}
 
@@ -64,7 +67,7 @@ _COMMON: dict[str, Any] = dict(
     players=4, pack="auto", stake=3, tricks=3, trump_card="turn", bete="pot", tipp_zwang=True,
     exchange=False, void_must_trump="always", head_trick=False, forced_leads=False,
     max_bete=None, robbing=False, sniffing="none", knocking=False, schieben=False,
-    hupf_und_sprung="none", lone_tapper="takes-pot",
+    hupf_und_sprung="none", lone_tapper="takes-pot", suits="french",
 )
 _HISTORIC_1859 = {"bete": "stake-or-pot", "void_must_trump": "untrumped", "forced_leads": True}
 _MODERN = {"tipp_zwang": False, "exchange": True, "head_trick": True}
@@ -121,6 +124,7 @@ class TippenRules:
     schieben: bool
     hupf_und_sprung: Literal["none", "single", "double"]
     lone_tapper: Literal["takes-pot", "dealer-defends"]
+    suits: Literal["french", "german"]
 
     @property
     def family(self) -> Literal["tippen"]:

@@ -51,7 +51,7 @@ from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import orjson
 from fastapi import FastAPI, Request, WebSocket
@@ -63,6 +63,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from ..bots import BOT_NAMES, SEARCH_BOTS
+from ..explain import explain_messages
 from ..games.base import IllegalAction
 from ..record import table_to_record
 from ..rules import PRESETS, RuleError, option_specs
@@ -148,11 +149,14 @@ MESSAGES = {
     "open unlisted": "open seats are for a table listed in the lobby (listed: true)",
     "seat rate": "too many seats taken from your address; try again in a minute",
     "record rate": "this link has asked for the record too often; try again in a few seconds",
+    "deal token": "a past deal needs a token of this table (?token=…)",
+    "deal not over": "deal {deal} is not over ({finished} deals are)",
     "analysis rate": "too many analyses asked for lately; try again in a few seconds",
     "analysis busy": "an analysis of another deal of this table is under way; try again when it is done",
     "analysis queue full": "the server is analysing as many deals as it may; try again in a moment",
     "workers failing": "the server's analysis worker keeps failing; try again later",
     "bot deals": "a table of bots plays at most {n} deals",
+    "pace": "the pace between deals is \"wait\" (not at a table of bots) or {lo}–{hi} seconds",
     "search bots": "the tables made from your address seat as many search bots (pimc, ismcts) "
                    "as they may ({n}); close a table or choose the heuristic bot",
     "lobby seat": "seat {seat} is for a player from the lobby: only he holds its link",
@@ -191,6 +195,9 @@ class TableIn(BaseModel):
     max_deals: int | None = Field(default=None, ge=1, le=MAX_DEALS_LIMIT)
     turn_seconds: int = 0  # the turn timer (0: off); bounds: ServerLimits.turn_seconds_min/max
     listed: bool = False  # shown in the lobby's list of open tables
+    # between deals: "wait" (the next deal when every seated player pressed Next; the default
+    # with a human seat) or seconds (ServerLimits.pace_min/max; a table of bots: the server's)
+    pace: Literal["wait"] | float | None = None
 
 
 class TakeIn(BaseModel):
@@ -455,6 +462,27 @@ def redacted_record(st: StoredTable, seat: int | None) -> dict[str, Any]:
             "deals": deals}
 
 
+def deal_as_seen(st: StoredTable, deal: int, seat: int | None) -> dict[str, Any] | None:
+    """Finished deal ``deal`` (1-based) of a stored table as ``seat`` (None: a spectator) saw
+    it at its end, with the explanation of its result and its tricks card by card (every card
+    played was shown to all); None when the database does not hold it finished."""
+    table = stored_table(st)
+    for k, _ in enumerate(itertools.islice(replay_deals(table, st), deal)):
+        if k + 1 < deal:
+            continue
+        state = table.state
+        result = table.deals[-1].result
+        if state is None or result is None or not state.is_terminal():
+            return None
+        suits = str(getattr(table.rules, "suits", "french"))
+        tricks = [{"leader": trick["cards"][0][0], "cards": trick["cards"], "winner": trick["winner"]}
+                  for trick in result.summary.get("tricks_log") or [] if trick["cards"]]
+        return {"deal": deal, "players": list(table.players), "view": state.view(seat),
+                "explanation": explain_messages(result.summary, table.players, suits),
+                "tricks": tricks}
+    return None
+
+
 def record_key(table_id: str, finished: int, who: tuple[str, int | None],
                closed: bool) -> tuple[Any, ...]:
     """What a record download depends on: the table, its finished deals, and whose it is (the
@@ -603,6 +631,8 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     archived_claims = asyncio.Lock()
     record_takes = AddressBuckets(limits.records_per_minute, limits.record_burst)  # by token
     records = BytesCache(limits.record_cache_bytes)
+    deal_takes = AddressBuckets(limits.deals_per_minute, limits.deal_burst)  # by token
+    deals_kept = BytesCache(limits.record_cache_bytes // 4)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -679,6 +709,10 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             return _error(400, MESSAGES["turn timer"].format(
                 lo=limits.turn_seconds_min, hi=limits.turn_seconds_max, n=body.turn_seconds),
                 "turn timer")
+        bots_only = all(s.bot for s in body.seats)
+        if body.pace == "wait" and bots_only or isinstance(body.pace, float) and not (
+                limits.pace_min <= body.pace <= limits.pace_max):
+            return _error(400, MESSAGES["pace"].format(lo=limits.pace_min, hi=limits.pace_max), "pace")
         open_seats = [i for i, s in enumerate(body.seats) if s.open]
         if any(body.seats[i].bot for i in open_seats):
             return _error(400, MESSAGES["open bot"], "open seat")
@@ -703,7 +737,8 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         if refusal is not None:
             return _error(429, refusal.message, refusal.rule, {"Retry-After": "60"})
         social = StoredSocial(turn_seconds=body.turn_seconds, listed=body.listed,
-                              open_seats=open_seats, creator=address, lobby_seats=open_seats)
+                              open_seats=open_seats, creator=address, lobby_seats=open_seats,
+                              pace=None if body.pace is None else str(body.pace))
         created = await manager.create(body.ruleset, options,
                                        [(s.name, s.bot) for s in body.seats], body.max_deals,
                                        social=social)
@@ -888,6 +923,62 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         if st is None:
             return _error(404, f"no table {table_id!r}", "unknown table")
         return st
+
+    @app.get("/api/tables/{table_id}/deals/{deal}")
+    async def get_deal(table_id: str, deal: int, request: Request, token: str = "") -> Response:
+        """A finished deal as this token saw it (the Deals panel): its last view (a seat's own,
+        a spectator's for the spectator and the admin), the explanation of its result, and its
+        tricks card by card. Built off the event loop and kept."""
+        token = token or request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+        if not TABLE_ID.fullmatch(table_id):
+            return _error(404, f"no table {table_id!r}", "unknown table")
+        live = manager.get(table_id)
+        who: tuple[str, int | None] | None = None
+        finished = -1  # an archived table: every stored deal is over
+        if live is not None:
+            async with live.lock:
+                who = live.auth(token)
+                finished = live.scored
+            if who is None:
+                return _error(403, MESSAGES["deal token"], "token")
+            if not 1 <= deal <= finished:
+                return _error(409, MESSAGES["deal not over"].format(deal=deal, finished=finished),
+                              "deal in progress")
+        seat_key = who[1] if who is not None and who[0] == "seat" else None
+        kept = deals_kept.get((table_id, deal, seat_key)) if who is not None else None
+        if kept is not None:
+            return Response(kept, media_type="application/json")
+        if not deal_takes.allow(token_digest(token)):
+            manager.count_refusal("deal rate")
+            return _error(429, MESSAGES["record rate"], "deal rate", {"Retry-After": "10"})
+        loaded = await stored_record(table_id)
+        if isinstance(loaded, JSONResponse):
+            return loaded
+        st = loaded
+        if who is None:
+            who = auth_stored(st, token)
+            if who is None:
+                return _error(403, MESSAGES["deal token"], "token")
+            seat_key = who[1] if who[0] == "seat" else None
+        if deal < 1:
+            return _error(409, MESSAGES["deal not over"].format(deal=deal, finished=0), "deal in progress")
+
+        def build() -> bytes | None:
+            answer = deal_as_seen(st, deal, seat_key)
+            return None if answer is None else orjson.dumps(answer)
+
+        try:
+            body = await off_loop(build)
+        except Exception:  # the stored events do not replay: some still wait in the spill file
+            log.warning("table %s: its stored record does not replay", table_id, exc_info=True)
+            return record_behind()
+        if body is None:
+            if finished < 0:
+                return _error(409, MESSAGES["deal not over"].format(deal=deal, finished=len(st.deals)),
+                              "deal in progress")
+            return record_behind()
+        deals_kept.put((table_id, deal, seat_key), body)
+        return Response(body, media_type="application/json")
 
     @app.get("/api/tables/{table_id}/analysis/{deal}")
     async def get_analysis(table_id: str, deal: int, request: Request, token: str = "") -> JSONResponse:
@@ -1131,7 +1222,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             if kind == "action":
                 await live.act(conn.seat, *action_fields(msg))
             elif kind == "next":
-                await live.next_deal(early=True)
+                await live.next_deal(early=True, seat=conn.seat)
             elif kind == "back":
                 await live.back(conn.seat)
             elif kind == "rematch":
@@ -1156,6 +1247,11 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     @app.get("/t/{table_id}", include_in_schema=False)
     def table_page(table_id: str) -> FileResponse:
         return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
+
+    @app.get("/favicon.ico", include_in_schema=False)
+    def favicon() -> FileResponse:  # browsers ask for it on every page; ours is an SVG
+        return FileResponse(STATIC / "favicon.svg", media_type="image/svg+xml",
+                            headers={"Cache-Control": "public, max-age=86400"})
 
     app.include_router(guide_router)  # the Rules panel: how to play the table's rule set
     if api_docs:  # Swagger UI from this server, under its Content-Security-Policy

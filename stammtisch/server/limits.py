@@ -70,6 +70,8 @@ class ServerLimits:
     # --- social: turn timer, lobby, chat
     turn_seconds_min: int = 10  # a table's turn timer is 0 (off) or in this range
     turn_seconds_max: int = 600
+    pace_min: float = 2.0  # seconds between deals a table may ask for (its "pace")
+    pace_max: float = 60.0
     chat_max_chars: int = 200  # characters of one chat line
     chat_rate: float = 0.5  # chat lines per second per seat (all its sockets together)
     chat_burst: float = 4.0
@@ -79,6 +81,8 @@ class ServerLimits:
     records_per_minute: float = 10.0  # record downloads per token
     record_burst: int = 5
     record_cache_bytes: int = 32 * 1024 * 1024  # built records kept (per finished-deal count)
+    deals_per_minute: float = 30.0  # past deals (the Deals panel) not answered from the cache, per token
+    deal_burst: int = 10
     analyses_per_minute: float = 10.0  # analyses not answered from the cache, per token
     analysis_burst: int = 5
     analyses_per_minute_per_address: float = 30.0  # … per client address

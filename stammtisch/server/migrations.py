@@ -41,9 +41,11 @@ def _deal_keys(conn: Connection) -> None:
 def _social_owners(conn: Connection) -> None:
     """Who made a table (for the live tables an address may hold), the seats that were the
     lobby's (never reissued to the table's admin), the human seats that ever connected (a
-    table that never had two lives shorter), the seats whose link went on to the rematch."""
+    table that never had two lives shorter), the seats whose link went on to the rematch, and
+    the table's pace between deals."""
     _add_columns(conn, "st_table_social", {"creator": "VARCHAR(64)", "lobby_seats": "TEXT",
-                                           "humans": "TEXT", "rematch_claimed": "TEXT"})
+                                           "humans": "TEXT", "rematch_claimed": "TEXT",
+                                           "pace": "VARCHAR(16)"})
     # the seats open now were the lobby's; their links, made for the creator by the servers
     # before, stop working (a stranger who takes such a seat gets a link of his own)
     rows = conn.execute(text("SELECT table_id, open_seats FROM st_table_social "

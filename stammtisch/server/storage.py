@@ -192,6 +192,8 @@ class SocialRow(Base):
     lobby_seats: Mapped[str | None] = mapped_column(Text, nullable=True)
     humans: Mapped[str | None] = mapped_column(Text, nullable=True)
     rematch_claimed: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # "wait" (the next deal when every seated person asks for it) or seconds between deals
+    pace: Mapped[str | None] = mapped_column(String(16), nullable=True)
 
 
 class ChatRow(Base):
@@ -236,6 +238,7 @@ class StoredSocial:
     lobby_seats: list[int] = field(default_factory=list)  # open for strangers when it was made
     humans: list[int] = field(default_factory=list)  # human seats that ever connected
     rematch_claimed: list[int] = field(default_factory=list)  # old links that led to the rematch
+    pace: str | None = None  # "wait", or seconds between deals as text; None: the server's default
 
 
 @dataclass
@@ -435,7 +438,7 @@ class Storage:
                     open_seats=json.dumps(social.open_seats), rematch_id=social.rematch_id,
                     creator=social.creator, lobby_seats=json.dumps(social.lobby_seats),
                     humans=json.dumps(social.humans),
-                    rematch_claimed=json.dumps(social.rematch_claimed)))
+                    rematch_claimed=json.dumps(social.rematch_claimed), pace=social.pace))
 
     def start_deal(self, table_id: str, number: int, deck: list[str], first_dealer: int,
                    deal_key: int | None = None) -> None:
@@ -538,7 +541,8 @@ class Storage:
                             creator=row.creator or "",
                             lobby_seats=list(json.loads(row.lobby_seats or "[]")),
                             humans=list(json.loads(row.humans or "[]")),
-                            rematch_claimed=list(json.loads(row.rematch_claimed or "[]")))
+                            rematch_claimed=list(json.loads(row.rematch_claimed or "[]")),
+                            pace=row.pace)
 
     def set_spectator_digest(self, table_id: str, digest: str) -> None:
         with self.engine.begin() as conn:

@@ -56,6 +56,7 @@ from typing import Any, TypeVar
 import orjson
 
 from ..bots import SEARCH_BOTS, Bot, make_bot
+from ..engine_facts import choice_message_for
 from ..explain import explain_messages
 from ..games.base import Account, IllegalAction
 from ..i18n import Message as CatalogueMessage
@@ -146,6 +147,9 @@ SOCIAL_MESSAGES = {
     "rate": "too many new tables from your address; try again in a minute",
     "quota": "your address has as many live tables as it may ({n}); close or finish one first",
 }
+
+#: Actions that name a card or a set of cards: no menu entry of their own (``_choices_json``).
+CARD_ACTIONS = ("play:", "exchange:", "discard:")
 
 #: The bot that plays for a seat whose turn timer ran out, until the person returns.
 STAND_IN_BOT = "heuristic"
@@ -406,7 +410,8 @@ class LiveTable:
     # attributes in slots, not a dict per table: one lookup less at each of the many reads
     # an event makes (bench/server_side_by_side.py weighs such small savings)
     __slots__ = ("_deal_parts", "_dealer_cache", "_fixed_part", "_info_cache", "_info_parts",
-                 "bot_failures", "bot_trouble", "creator", "humans", "lobby_seats",
+                 "_choices_cache", "next_ready", "pace", "bot_failures", "bot_trouble", "creator",
+                 "humans", "lobby_seats",
                  "rematch_asker", "rematch_claimed", "rematch_votes",
                  "_seats_part",
                  "_presence_handle", "_presence_sent", "_presence_version", "_seats_cache",
@@ -468,6 +473,7 @@ class LiveTable:
         self._fixed_part: tuple[Table, bytes] | None = None  # see info_bytes
         self._seats_part: tuple[int, bytes] | None = None  # see info_bytes
         self._view_cache: tuple[int, dict[int | None, bytes]] | None = None  # (event, seat → view JSON)
+        self._choices_cache: tuple[int, bytes] | None = None  # (event, the seat on turn's choices)
         self._dealer_cache: tuple[int, int] | None = None  # (event, dealer of its views)
         self._presence_version = 0
         self._seats_cache: list[int | None] | None = None  # see _conn_seats
@@ -480,6 +486,10 @@ class LiveTable:
         self.open_seats: set[int] = set()  # seats a stranger from the lobby may still take
         self.rematch_id: str | None = None  # the table this table's rematch made
         self.rematch_links: dict[int | None, str] = {}  # links of the rematch not yet delivered
+        # "wait": the next deal comes when every seated person asked for it (``next_ready``);
+        # a number: that many seconds after a deal; None: the server's pause (a table of bots)
+        self.pace: str | float | None = "wait" if any(s.bot is None for s in seats) else None
+        self.next_ready: set[int] = set()
         self.rematch_votes: set[int] = set()  # seats that asked for (agreed to) a rematch
         self.rematch_asker = ""  # the address of the first seat that asked (its creation)
         self.rematch_claimed: set[int] = set()  # seats whose link led on to the rematch
@@ -499,6 +509,8 @@ class LiveTable:
         self.open_seats = {s for s in social.open_seats if 0 <= s < len(self.seats)}
         self.away |= self.open_seats  # a bot plays a free seat until somebody takes it
         self.rematch_id = social.rematch_id
+        if social.pace is not None:
+            self.pace = "wait" if social.pace == "wait" else float(social.pace)
         self.creator = social.creator
         self.lobby_seats = set(social.lobby_seats) | self.open_seats
         self.humans = set(social.humans)
@@ -587,7 +599,7 @@ class LiveTable:
                 self.committed[-1][1].append((seat, text))
             self._note_finished()
             self.table.forget_finished()
-        self._info_cache = self._view_cache = self._dealer_cache = None
+        self._info_cache = self._view_cache = self._dealer_cache = self._choices_cache = None
         self._deal_parts = self._info_parts = self._fixed_part = self._seats_part = None
 
     def _before_deal(self) -> DealStart:
@@ -709,6 +721,10 @@ class LiveTable:
             "rematch": self.rematch_id,
             # seats that asked for a rematch: it is made once every seated player agrees
             "rematch_votes": sorted(self.rematch_votes),
+            # "wait" (the next deal when every seated player pressed Next: ``next_ready``) or
+            # seconds between deals (then ``next_deal_at`` says when)
+            "pace": self.manager.deal_pause if self.pace is None else self.pace,
+            "next_ready": sorted(self.next_ready),
             # the seat whose search bot keeps failing (the table tries again, ever less often)
             "bot_trouble": self.bot_trouble,
         }
@@ -738,7 +754,7 @@ class LiveTable:
                 self.next_deal_at, self.waiting, self.closed, self.broken, self.turn_seconds,
                 self.turn_deadline, self.listed, self.rematch_id, self.max_deals,
                 self.scored, id(self.last_explanation), tuple(sorted(self.rematch_votes)),
-                self.bot_trouble)
+                self.bot_trouble, self.pace, tuple(sorted(self.next_ready)))
 
     def info_json(self) -> str:
         """``dumps(info())``, except that the keys of ``_info_deal`` come last (see
@@ -800,10 +816,33 @@ class LiveTable:
         """The state message for a seat (None: spectators), as UTF-8: it goes to the socket as
         it is, never decoded and encoded again. ``with_table``: with the table's info
         (``info_json``), else without it."""
+        choices = self._choices_json(seat)
         if with_table:
-            return b'{"type":"state","event":%d,"view":%b,"table":%b}' % (
-                self.events, self.view_json(seat), self.info_bytes())
-        return b'{"type":"state","event":%d,"view":%b}' % (self.events, self.view_json(seat))
+            return b'{"type":"state","event":%d,"view":%b,"table":%b%b}' % (
+                self.events, self.view_json(seat), self.info_bytes(), choices)
+        return b'{"type":"state","event":%d,"view":%b%b}' % (self.events, self.view_json(seat), choices)
+
+    def _choices_json(self, seat: int | None) -> bytes:
+        """``,"choices":[…]`` for the seat on turn when a legal action is a word, a bid or a
+        contract, else nothing: per legal action (in the view's order) its menu entry as a
+        catalogue message, with a contract's goal and value in the table's unit
+        (``engine_facts.choice_message_for``, as the terminal shows them), or null for a card
+        played or a set of cards (the page names cards itself). Nothing in the play phase: the
+        messages of most events stay as they are."""
+        state = self.table.state
+        if seat is None or state is None or state.is_terminal() or state.current_player() != seat:
+            return b""
+        cached = self._choices_cache
+        if cached is not None and cached[0] == self.events:
+            return cached[1]
+        texts = [state.action_to_string(a) for a in state.legal_actions()]
+        worded = [not (text.startswith(CARD_ACTIONS)) for text in texts]
+        data = b""
+        if any(worded):
+            data = b',"choices":' + dumpb([choice_message_for(self.rules, text) if w else None
+                                          for text, w in zip(texts, worded, strict=True)])
+        self._choices_cache = (self.events, data)
+        return data
 
     def send_state(self, conn: Conn) -> None:
         self._send_states([conn])
@@ -884,6 +923,8 @@ class LiveTable:
                 self._set_away(conn.seat, False)
             if self.waiting:  # somebody came: the bots play on
                 self.schedule()
+            elif self.pace == "wait" and self.next_ready and not self.table.in_deal:
+                self.schedule()  # the players who asked for the next deal are all here
             self.send_state(conn)
             if self.chat:
                 conn.send(dumps({"type": "chat", "messages": self.chat, "history": True}))
@@ -908,7 +949,8 @@ class LiveTable:
             self.last_watched = time.monotonic()
             self.last_activity = time.time()
             self._presence_changed()
-
+            if self.pace == "wait" and self.next_ready and self.started and not self.table.in_deal:
+                self.schedule()  # who left no longer holds up the next deal
     def drop_seat_connections(self, seat: int | None, message: str) -> None:
         """Close the sockets of a seat (None: spectators) whose link was revoked."""
         for c in list(self.conns):
@@ -948,7 +990,10 @@ class LiveTable:
         return (self.started and not self.table.in_deal and not self.broken and not self.closed
                 and not self.deal_limit_reached() and not self.rematch_votes)
 
-    async def next_deal(self, early: bool = False) -> None:
+    async def next_deal(self, early: bool = False, seat: int | None = None) -> None:
+        """The next deal (``early``: a seated player asks for it, ``seat``). At a table that
+        waits (``pace`` "wait") a player's ask counts until every seated player has asked;
+        otherwise it deals at once instead of after the pause."""
         async with self.lock:
             if not self._deals_on():
                 if early:
@@ -959,8 +1004,20 @@ class LiveTable:
                         raise IllegalAction("rematch asked", SOCIAL_MESSAGES["rematch asked"])
                     raise IllegalAction("deal limit", f"the table has played its {self.max_deals} deals")
                 return
+            if early and self.pace == "wait" and seat is not None:
+                self.next_ready.add(seat)
+                if not self._everybody_ready():
+                    self._seats_changed()
+                    self.broadcast_state()
+                    return
             await self._deal()
             self._after_event()
+
+    def _everybody_ready(self) -> bool:
+        """Whether every seated player (a human seat whose player is connected) asked for the
+        next deal; a table where nobody sits waits."""
+        seated = self._seated_humans()
+        return bool(seated) and seated <= self.next_ready
 
     async def _deal(self, first_dealer: int | None = None) -> None:
         """Deal the next hand: in memory first (the engine may refuse), then committed."""
@@ -991,6 +1048,7 @@ class LiveTable:
         return number, self.table.deals[-1].deck, self.manager.storage.new_deal_key(), before
 
     def _deal_committed(self, names: list[str], key: int, before: DealStart) -> None:
+        self.next_ready.clear()
         self.deal_key = key
         self.committed = [(names, [])]
         self.deal_start = before
@@ -1193,7 +1251,13 @@ class LiveTable:
         elif self.rematch_votes:  # a rematch was asked for: the next deal waits for the answer
             return
         elif not self.deal_limit_reached():
-            pause = self.manager.deal_pause if delay is None else delay
+            if self.pace == "wait":
+                if not self._everybody_ready():
+                    return  # until every seated player pressed Next (or left)
+                pause = 0.0 if delay is None else delay
+            else:
+                pause = (self.manager.deal_pause if self.pace is None else float(self.pace)) \
+                    if delay is None else delay
             self.next_deal_at = time.time() + pause
             self.pending = loop.call_later(pause, self._deal_due)
 
@@ -1525,7 +1589,8 @@ class LiveTable:
             raise refusal
         social = StoredSocial(turn_seconds=self.turn_seconds, listed=self.listed,
                               open_seats=sorted(self.open_seats), creator=self.rematch_asker,
-                              lobby_seats=sorted(self.lobby_seats))
+                              lobby_seats=sorted(self.lobby_seats),
+                              pace=None if self.pace is None else str(self.pace))
         try:
             made = await manager.create(self.ruleset_id, self.options,
                                         [(s.name, s.bot) for s in self.seats], self.max_deals,

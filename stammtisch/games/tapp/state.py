@@ -621,7 +621,20 @@ class TappState(EngineState):
         v["tout"] = self.tout
         v["called"] = cards[self.called] if self.called >= 0 else None
         v["open_hand"] = names(self.hands[self.declarer]) if self._open_hand_shown() else None
+        v["standing"] = self._standing()
         self._add_own_secrets(v, me)
+
+    def _standing(self) -> dict[str, Any] | None:
+        """The bid to beat while the auction runs: who made (or holds) it and its action text;
+        None before the first bid and once the auction is over. Every seat saw it said."""
+        g = self.game
+        if self.phase == Phase.AUCTION and self.a_level > 0:
+            n = self.n
+            seat = (self.fh + self.a_pos) % n if self.a_pending else self.a_holder
+            return {"seat": seat, "bid": self.action_to_string(g.A_BID + self.a_level - 1)}
+        if self.phase == Phase.CONTRACT and self.r2_best >= 0:
+            return {"seat": self.r2_seat, "bid": self.action_to_string(g.A_CONTRACT + self.r2_best)}
+        return None
 
     #: the keys ``_add_own_secrets`` may add (only the declarer and the Rufer holder get any)
     OWN_SECRET_KEYS = ("tapp", "discards", "rufer_holder", "given")

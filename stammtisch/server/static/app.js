@@ -1,8 +1,12 @@
 // Stammtisch web client: plain JavaScript, no build step.
-// The server is the only authority: this page shows view(seat) and sends action strings.
+// The server is the only authority: this page shows view(seat) and sends action strings. It never
+// judges a rule itself: what may be done is what view.legal_actions lists.
 "use strict";
 
 const SUIT = { H: "♥", D: "♦", C: "♣", S: "♠" };
+// German-suited faces draw their suits from index.html's SVG sprite (hearts, bells, acorns, leaves)
+const GERMAN_SUIT = { H: "gs-heart", D: "gs-bell", C: "gs-acorn", S: "gs-leaf" };
+const SVG_NS = "http://www.w3.org/2000/svg";
 
 // ---------------------------------------------------------------- texts
 // Every text this page shows comes from the one catalogue per language, stammtisch/i18n/{lang}.json,
@@ -56,9 +60,12 @@ const t = (key, vars = {}) => {
 let germanSuits = false;
 const isCard = (s) => /^[HDCS][AKQJT2-9]$/.test(s);
 function suitName(s) { return tc(`suit.${germanSuits ? "german" : "french"}.${s}`); }
-function rankShort(r) { return "AKQJT".includes(r) ? tc("rank_short." + r) : r; }
+// German-suited faces have names of their own for A K Q J (Daus, König, Ober, Unter)
+const rankKey = (base, r) => (germanSuits && "AKQJ".includes(r) ? `${base}.german.${r}` : `${base}.${r}`);
+// the letters on a face: French suits A K Q J (in German A K D B), German suits D K O U
+function rankShort(r) { return "AKQJT".includes(r) ? tc(rankKey("rank_short", r)) : r; }
 function cardShort(c) { return tc("card.short", { symbol: SUIT[c[0]], rank: rankShort(c[1]) }); }
-function cardName(c) { return isCard(c) ? tc("card.name", { suit: suitName(c[0]), rank: tc("rank." + c[1]) }) : c; }
+function cardName(c) { return isCard(c) ? tc("card.name", { suit: suitName(c[0]), rank: tc(rankKey("rank", c[1])) }) : c; }
 function cardsNamed(cards) { return cards.map(cardName).join(", ") || tc("cards.none"); }
 
 function contractName(c) {
@@ -100,6 +107,22 @@ function actionPhrase(action, who) {
   return say("act.other", { action });
 }
 
+// What a seat said, as a word on its tile: "taps", "passes", "Frage", "holds", "Clubs Solo", "⇄ 2".
+// Cards played and cards laid away are not said; null: nothing to show.
+function saidWord(action) {
+  const i = action.indexOf(":");
+  const head = i < 0 ? action : action.slice(0, i), rest = i < 0 ? "" : action.slice(i + 1);
+  if (ACTION_WORDS.has(action)) return has("web.said." + action) ? tc("web.said." + action) : null;
+  if (head === "bid" || head === "contract") return rest === "pass" ? tc("web.said.pass") : contractName(rest);
+  if (head === "trump" && SUIT[rest]) return t("trumpSuit", { symbol: SUIT[rest], suit: suitName(rest) });
+  if (head === "call" && isCard(rest)) return t("withCard", { verb: t("c_call"), card: cardShort(rest) });
+  if (head === "exchange") {
+    const n = rest === "-" ? 0 : /^\d+$/.test(rest) ? Number(rest) : rest.split(",").filter(isCard).length;
+    return t("saidExchange", { n });
+  }
+  return null;
+}
+
 // Rule sets and options: titles, names, help and choices from the catalogue, else the server's English.
 function rulesetTitle(id, fallback) { return has("ruleset.title." + id) ? tc("ruleset.title." + id) : fallback; }
 function optionName(name) { return has("option.name." + name) ? tc("option.name." + name) : name; }
@@ -137,22 +160,45 @@ const el = (tag, attrs = {}, ...kids) => {
 function applyLang() {
   document.documentElement.lang = lang;
   $("lang").textContent = lang === "de" ? "EN" : "DE";
+  // the name starts with what the button shows (DE / EN), then says what it does
+  $("lang").setAttribute("aria-label", `${$("lang").textContent} – ${t("switchLanguage")}`);
   document.querySelectorAll("[data-i18n]").forEach((n) => { n.textContent = t(n.dataset.i18n); });
+  $("hand").setAttribute("aria-label", t("yourHand"));
+  $("score-box").setAttribute("aria-label", t("scoreSheet"));
+  $("log").setAttribute("aria-label", t("log"));
+  $("chat-log").setAttribute("aria-label", t("chat"));
 }
 $("lang").addEventListener("click", () => {
   lang = lang === "de" ? "en" : "de";
   localStorage.setItem("stammtisch.lang", lang);
   applyLang();
   if (page.render) page.render();
+  if (game.deals.open) renderDeals();
 });
 
-// ---------------------------------------------------------------- cards and labels
+// ---------------------------------------------------------------- cards
 
+function suitMark(s, cls) {
+  if (!germanSuits) return el("span", { class: cls, text: SUIT[s] });
+  const svg = document.createElementNS(SVG_NS, "svg");
+  svg.setAttribute("class", cls);
+  svg.setAttribute("viewBox", "0 0 32 32");
+  const use = document.createElementNS(SVG_NS, "use");
+  use.setAttribute("href", "#" + GERMAN_SUIT[s]);
+  svg.append(use);
+  return svg;
+}
+
+// A card's face: its letters (from the catalogue) and suit in the corner, the suit large below.
+// Its name for a screen reader is the catalogue's (aria-label); the drawing is hidden from it.
 function cardEl(c, attrs = {}) {
   const red = c[0] === "H" || c[0] === "D";
-  return el("span", { class: "card" + (red ? " red" : "") + (attrs.class ? " " + attrs.class : ""),
-    title: cardName(c), "data-card": c, ...Object.fromEntries(Object.entries(attrs).filter(([k]) => k !== "class")) },
-    el("span", { class: "rank", text: rankShort(c[1]) }), el("span", { class: "suit", text: SUIT[c[0]] }));
+  const cls = ["card", germanSuits ? "german" : (red ? "red" : "black"), attrs.class].filter(Boolean).join(" ");
+  const rest = Object.fromEntries(Object.entries(attrs).filter(([k]) => k !== "class" && k !== "label"));
+  const label = attrs.label || cardName(c);
+  const face = el("span", { class: "face", "aria-hidden": "true" },
+    el("span", { class: "rank", text: rankShort(c[1]) }), suitMark(c[0], "pip"), suitMark(c[0], "big"));
+  return el("span", { class: cls, "data-card": c, role: "img", "aria-label": label, title: label, ...rest }, face);
 }
 
 // a button's label for a legal action
@@ -200,11 +246,11 @@ function botLabel(b) {
 function seatRow(i, name, bot) {
   const bots = currentBots();
   if (!bots.includes(bot)) bot = bots[bots.length - 1];
-  const sel = el("select", { "data-testid": `seat-bot-${i}`, class: "bot" },
+  const sel = el("select", { "data-testid": `seat-bot-${i}`, class: "bot", "aria-label": t("seatWho", { n: i + 1 }) },
     ...bots.map((b) => el("option", { value: b, text: botLabel(b), selected: b === bot })));
-  return el("div", { class: "seat-row" }, el("span", { text: `${i + 1}.` }),
+  return el("div", { class: "seat-row" }, el("span", { text: `${i + 1}.`, "aria-hidden": "true" }),
     el("input", { "data-testid": `seat-name-${i}`, class: "name", value: name, maxlength: 24, required: true,
-      "aria-label": t("name") }), sel);
+      "aria-label": t("seatName", { n: i + 1 }) }), sel);
 }
 
 const DEFAULT_NAMES = ["Anna", "Bernd", "Carla", "Dieter", "Erika", "Fritz", "Grete", "Hans", "Ilse", "Jörg"];
@@ -230,7 +276,7 @@ function renderSeats(n) {
 // keep: option values to show instead of the defaults (a language switch keeps what was chosen)
 function renderOptions(keep = {}, seats = null) {
   const rs = currentRuleset();
-  $("ruleset-title").textContent = rs ? rulesetTitle(rs.id, rs.title) : "";
+  $("ruleset-title").replaceChildren(...(rs ? [el("code", { text: rs.id })] : []));
   const box = $("options");
   box.replaceChildren();
   if (!rs) return;
@@ -248,6 +294,14 @@ function renderOptions(keep = {}, seats = null) {
     box.append(el("label", { class: "option", title: `${o.name}: ${help}` }, el("span", { text: optionName(o.name) }), input, el("small", { text: help })));
   }
   renderSeats(seats || rs.players);
+}
+
+// The pace of a new table: "" leaves it to the server (with a person seated: wait for Next deal)
+const PACES = ["", "wait", "5", "10", "20", "30", "60"];
+function renderPace() {
+  const keep = $("pace").value || "";
+  $("pace").replaceChildren(...PACES.map((p) => el("option", { value: p, selected: p === keep,
+    text: p === "" ? t("paceDefault") : p === "wait" ? t("paceWait") : t("paceSeconds", { s: p }) })));
 }
 
 function collectOptions() {
@@ -271,22 +325,44 @@ function rememberTable(entry) {
 function renderMine() {
   const list = JSON.parse(localStorage.getItem("stammtisch.tables") || "[]");
   $("mine").hidden = list.length === 0;
-  $("mine-list").replaceChildren(...list.map((e) => el("li", {}, el("b", { text: e.ruleset + " " }),
+  $("mine-list").replaceChildren(...list.map((e) => el("li", {}, el("b", { text: rulesetTitle(e.ruleset, e.ruleset) + " " }),
     ...e.links.map((l) => el("a", { href: l.link, class: "chip", text: l.seat === null ? t("spectator") : l.name })))));
+}
+
+// the rule sets by name, Tippen's and Tapp's apart
+function renderRulesetSelect() {
+  const keep = $("ruleset").value;
+  const groups = ["tippen", "tapp"].map((f) => el("optgroup", { label: tc("web.family." + f) },
+    ...rulesets.filter((r) => r.family === f).map((r) => el("option", { value: r.id, text: rulesetTitle(r.id, r.title) }))));
+  const others = rulesets.filter((r) => r.family !== "tippen" && r.family !== "tapp")
+    .map((r) => el("option", { value: r.id, text: rulesetTitle(r.id, r.title) }));
+  $("ruleset").replaceChildren(...groups.filter((g) => g.children.length), ...others);
+  if (keep) $("ruleset").value = keep;
 }
 
 function renderLobby() {
   // the texts only: what was typed and chosen stays
   const names = [...$("seats").querySelectorAll(".seat-row")];
+  renderRulesetSelect();
   renderOptions(collectOptions(), names.length || null);
+  renderPace();
   renderMine();
+  social.refreshOpenTables();
+}
+
+function openRules(ruleset, part) {
+  if (!window.stammtischRules) return;
+  window.stammtischRules.openRulesPanel({ ruleset, lang, options: null, part });
 }
 
 async function showLobby() {
   $("lobby").hidden = false;
   page.render = renderLobby;
+  $("intro-tippen").addEventListener("click", () => openRules("tippen/grupp-1975", "all"));
+  $("intro-tapp").addEventListener("click", () => openRules("tapp/modern", "all"));
+  renderPace();
   rulesets = await api("/api/rulesets");
-  $("ruleset").replaceChildren(...rulesets.map((r) => el("option", { value: r.id, text: r.id })));
+  renderRulesetSelect();
   $("ruleset").value = rulesets.some((r) => r.id === "tippen/grupp-1975") ? "tippen/grupp-1975" : rulesets[0].id;
   $("ruleset").addEventListener("change", () => renderOptions());
   renderOptions();
@@ -302,8 +378,11 @@ async function showLobby() {
       name: r.querySelector(".name").value.trim(), bot: r.querySelector(".bot").value || null }));
     const options = collectOptions();
     if (seats.length !== (currentRuleset() || {}).players) options.players = String(seats.length);
+    const body = { ruleset: $("ruleset").value, options, seats, ...social.createFields(seats) };
+    const pace = $("pace").value;
+    if (pace) body.pace = pace === "wait" ? "wait" : Number(pace);
     try {
-      const res = await api("/api/tables", { ruleset: $("ruleset").value, options, seats, ...social.createFields(seats) });
+      const res = await api("/api/tables", body);
       const links = res.seats.filter((s) => s.link && !s.open).map((s) => ({ name: s.name, link: s.link, seat: s.seat }));
       links.push({ name: t("spectator"), link: res.spectator.link, seat: null });
       rememberTable({ id: res.id, ruleset: res.ruleset, links });
@@ -330,6 +409,7 @@ async function showLobby() {
         } catch (e) { $("create-error").textContent = apiError(e); }
       };
       renderMine();
+      $("created").scrollIntoView({ block: "start" });
     } catch (e) { $("create-error").textContent = apiError(e); }
   });
 }
@@ -339,7 +419,11 @@ async function showLobby() {
 const game = { ws: null, tableId: null, token: null, seat: null, role: null, msg: null, info: null,
   selected: new Set(), lastEvent: -1, retry: 0, dead: false, error: null, timer: null,
   // a finished trick stays in the middle for a moment before it moves to "last trick"
-  lastTrickKey: null, held: null, heldTimer: null };
+  lastTrickKey: null, held: null, heldTimer: null,
+  // the hand as the keyboard walks it: the card that has the tab stop
+  handFocus: null, hand: { selecting: false, selectable: new Set(), playable: new Set() },
+  // the Deals panel: which deal is open, what was loaded
+  deals: { open: false, deal: null, data: null, error: null, analysis: null, total: 0 } };
 
 const TRICK_HOLD_MS = 1200;
 
@@ -357,6 +441,43 @@ function noteTrick(v, first) {
   game.lastTrickKey = key;
 }
 
+// ---------------------------------------------------------------- said aloud (the live region)
+
+// Every card played, trick taken, bid and result, in words, for a screen reader; the last few
+// lines stay in the region (a new line is what it reads out).
+function announce(lines) {
+  if (!lines.length) return;
+  const box = $("live");
+  for (const line of lines) box.append(el("p", { text: line }));
+  while (box.children.length > 8) box.firstChild.remove();
+}
+
+function resultHeading(v) {
+  const what = v.outcome ? (has("outcome." + v.outcome) ? tc("outcome." + v.outcome) : v.outcome) : v.contract ? contractName(v.contract) : "";
+  return what ? t("dealOverWith", { what }) : t("dealOver");
+}
+
+// What changed from the last state to this one, in words (nothing on the first state).
+function whatHappened(prev, m) {
+  const v = m.view, p = prev && prev.view;
+  if (!v || !prev) return [];
+  const info = m.table || game.info;
+  const lines = [];
+  const sameDeal = p && prev.table && prev.table.deal_number === info.deal_number && p.log.length <= v.log.length;
+  if (!sameDeal) lines.push(t("dealStarts", { n: info.deal_number }));
+  const from = sameDeal ? p.log.length : 0;
+  for (const [s, a] of v.log.slice(from)) lines.push(actionPhrase(a, s === game.seat ? null : name(s)));
+  const key = v.last_trick ? JSON.stringify(v.last_trick) : null;
+  if (key && (!p || !p.last_trick || JSON.stringify(p.last_trick) !== key)) lines.push(t("trickWinner", { name: name(v.last_trick.winner) }));
+  if (v.terminal && !(sameDeal && p.terminal)) {
+    lines.push(resultHeading(v));
+    if (game.seat !== null && v.net) lines.push(t("yourNet", { n: (v.net[game.seat] > 0 ? "+" : "") + v.net[game.seat] }));
+  }
+  const mine = (x) => x && !x.terminal && x.current_player === game.seat && x.legal_actions.length > 0;
+  if (mine(v) && !(sameDeal && mine(p))) lines.push(t("yourTurn"));
+  return lines;
+}
+
 function connect() {
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
   const ws = new WebSocket(`${proto}//${location.host}/ws/${encodeURIComponent(game.tableId)}?token=${encodeURIComponent(game.token)}`);
@@ -369,11 +490,13 @@ function connect() {
       // a refusal (e.g. "stale": the click answered an older state) stays shown until the state moves on
       if (m.event !== game.lastEvent) { game.selected.clear(); game.error = null; }
       const first = game.msg === null;
+      const prev = game.msg ? { view: game.msg.view, table: { deal_number: game.info ? game.info.deal_number : null } } : null;
       // the table's info comes only when it changed; else the last one holds, but for its event number
       if (m.table) game.info = m.table; else if (game.info) { game.info.events = m.event; m.table = game.info; }
       game.lastEvent = m.event; game.msg = m; document.body.dataset.event = String(m.event);
       noteTrick(m.view, first);
       render();
+      announce(whatHappened(prev, m));
     } else if (m.type === "presence") { if (game.info) { game.info.seats = m.seats; render(); } }
     else if (m.type === "chat" || m.type === "rematch") social.onMessage(m);
     else if (m.type === "error") {
@@ -409,20 +532,37 @@ function act(a) { game.error = null; send({ type: "action", action: a, event: ga
 
 function name(seat) { return game.info ? game.info.players[seat] : String(seat); }
 
+// Where a seat sits round the felt: the viewer (a spectator: seat 0) at the bottom, the others in
+// the direction of play. Returns the unit vector from the middle (screen axes, y down): seat k
+// after the viewer is at 90° + k·360°/n, turning clockwise on the screen for a clockwise table.
+function seatPlace(i, n, clockwise) {
+  const me = game.seat === null ? 0 : game.seat;
+  const k = (i - me + n) % n;
+  const a = Math.PI / 2 + (clockwise === false ? -1 : 1) * k * 2 * Math.PI / n;
+  return { x: Math.cos(a), y: Math.sin(a) };
+}
+function place(e, at) {
+  e.style.setProperty("--x", at.x.toFixed(3));
+  e.style.setProperty("--y", at.y.toFixed(3));
+  return e;
+}
+
 // withNames: cards are [seat, card] pairs, shown with the player's name; winner: that seat's card is marked
-function cardList(box, cards, withNames, winner = null) {
+function cardList(box, cards, withNames, winner = null, where = null) {
   box.replaceChildren(...cards.map((x) => {
     if (!withNames) return cardEl(x);
     const [seat, c] = x;
     const won = seat === winner;
-    return el("span", { class: "played" + (won ? " winner" : ""), "data-seat": String(seat), "data-winner": won ? "true" : null },
-      cardEl(c), el("small", { text: name(seat) }));
+    const label = t("playedBy", { card: cardName(c), name: name(seat) }) + (won ? " – " + t("takesIt") : "");
+    const e = el("span", { class: "played" + (won ? " winner" : ""), "data-seat": String(seat), "data-winner": won ? "true" : null },
+      cardEl(c, { label }), el("small", { text: name(seat), "aria-hidden": "true" }));
+    return where ? place(e, where(seat)) : e;
   }));
 }
 
 // A trick as it is shown: its cards, the winner's card marked, and who took it.
-function showTrick(box, label, trick) {
-  cardList(box, trick ? trick.cards : [], true, trick ? trick.winner : null);
+function showTrick(box, label, trick, where = null) {
+  cardList(box, trick ? trick.cards : [], true, trick ? trick.winner : null, where);
   label.textContent = trick ? t("trickWinner", { name: name(trick.winner) }) : "";
 }
 
@@ -435,19 +575,273 @@ function argCards(a) {
   return parts.every(isCard) ? parts : null;
 }
 
+// What each seat said this deal, from the log (the catalogue's words), the latest last.
+function saidBySeat(v, n) {
+  const out = Array.from({ length: n }, () => []);
+  for (const [s, a] of (v ? v.log : [])) {
+    const w = saidWord(a);
+    if (w !== null && out[s]) out[s].push({ word: w, phrase: actionPhrase(a, s === game.seat ? null : name(s)) });
+  }
+  return out;
+}
+
+function renderSeatTiles(info, v) {
+  const n = info.players.length;
+  $("felt").classList.toggle("many", n > 6);
+  const said = saidBySeat(v, n);
+  $("players").replaceChildren(...info.players.map((p, i) => {
+    const s = info.seats[i];
+    const turn = v && !v.terminal && v.current_player === i;
+    const words = said[i];
+    const tile = el("div", { class: "player" + (turn ? " on-turn" : "") + (i === game.seat ? " me" : ""), "data-testid": `player-${i}`,
+      "data-turn": turn ? "true" : "false", role: "group", "aria-label": p + (turn ? " – " + t("onTurn") : "") },
+      el("div", { class: "who" }, el("span", { class: "nm" }, el("span", { class: "dot " + (s.connected ? "on" : "off"),
+        "data-testid": `seat-status-${i}`, "data-connected": s.connected ? "true" : "false", title: s.connected ? t("connected") : t("offline"),
+        role: "img", "aria-label": s.connected ? t("connected") : t("offline") }), el("b", { text: p })), i === game.seat ? el("small", { text: " " + t("youSuffix") }) : null,
+        s.bot ? el("span", { class: "tag", text: t("botTag") }) : null, v && v.dealer === i ? el("span", { class: "tag", text: t("dealer") }) : null),
+      el("div", { class: "meta" },
+        v ? el("span", { text: t("cardsOf", { n: v.hand_sizes[i] }) }) : null,
+        v ? el("span", { text: t("tricksOf", { n: v.tricks_won[i] }) }) : null,
+        el("span", { "data-testid": `balance-${i}`, text: t("balanceOf", { n: info.balances[i] }) })),
+      el("div", { class: "said", "data-testid": `said-${i}` }, ...words.map((w, k) => el("span", {
+        class: "say" + (k === words.length - 1 ? " last" : ""), title: w.phrase, text: w.word }))));
+    return place(tile, seatPlace(i, n, info.clockwise));
+  }));
+}
+
+// The middle of the felt: the upcard (Tippen) and the talon, the tapp face down until it is
+// taken (Tapp), the bid to beat, who takes the trick.
+function renderCenter(info, v) {
+  cardList($("upcard"), v && v.upcard ? [v.upcard] : [], false);
+  $("upcard-box").hidden = !(v && v.upcard) || info.family === "tapp";
+  const talon = v && typeof v.talon_size === "number" && v.talon_size > 0 && !v.terminal ? v.talon_size : 0;
+  $("talon-box").hidden = !talon;
+  if (talon) $("talon-box").replaceChildren(el("div", { class: "label", text: t("talon") }),
+    el("div", { class: "backs", role: "img", "aria-label": t("talonCards", { n: talon }) },
+      el("span", { class: "cardback" }), el("span", { class: "count", text: String(talon) })));
+  // the tapp lies face down in the middle until the declarer takes it (his discard says so);
+  // then only he sees what he laid away, beside the felt
+  const taken = v && v.log.some(([, a]) => a.startsWith("discard:"));
+  const tapp = info.family === "tapp" && v && !v.terminal && !taken;
+  $("tapp-box").hidden = !tapp;
+  if (tapp) $("tapp-box").replaceChildren(el("div", { class: "label", text: t("tappLabel") }),
+    el("div", { class: "backs", role: "img", "aria-label": t("tappHidden") }, el("span", { class: "cardback" })));
+  const mine = v && !v.terminal && Array.isArray(v.discards) ? v.discards : [];
+  $("laid-away-box").hidden = !mine.length;
+  cardList($("laid-away"), mine, false);
+  const st = v && v.standing;
+  $("standing").hidden = !st || v.terminal;
+  if (st) {
+    const bid = st.bid || "";
+    const j = bid.indexOf(":");
+    const c = j < 0 ? bid : bid.slice(j + 1);
+    const word = ACTION_WORDS.has(bid) ? t("a_" + bid) : contractName(c);
+    $("standing").textContent = t("standingBid", { bid: word, name: name(st.seat) });
+  }
+}
+
+// the allowed counts of a card choice, from the legal list alone: "up to 3", "3", "1 to 2"
+function pickPrompt(h, list, chosen) {
+  const sizes = [...new Set(list.map((a) => argCards(a).length))].sort((a, b) => a - b);
+  const min = sizes[0], max = sizes[sizes.length - 1];
+  const what = has("web.pick_" + h) ? t("pick_" + h) : h;
+  const key = min === max ? (max === 1 ? "pickOne" : "pickExactly") : (min === 0 ? "pickUpTo" : "pickRange");
+  return t(key, { min, max, what }) + " — " + t("pickChosen", { n: chosen });
+}
+
+function renderHand(v) {
+  const legal = v ? v.legal_actions : [];
+  const playable = new Set(legal.filter((a) => a.startsWith("play:")).map((a) => a.slice(5)));
+  const groups = {};
+  for (const a of legal) { const h = a.split(":")[0]; (groups[h] = groups[h] || []).push(a); }
+  const hand = v ? v.hand : [];
+  const inHand = new Set(hand);
+  const fromTapp = new Set(v && Array.isArray(v.tapp) && v.phase === "discard" ? v.tapp : []);
+  const selectHeads = Object.keys(groups).filter((h) => h !== "play" && groups[h].every((a) => {
+    const cs = argCards(a); return cs !== null && cs.every((c) => inHand.has(c));
+  }));
+  const selectable = new Set();
+  for (const h of selectHeads) for (const a of groups[h]) for (const c of argCards(a)) selectable.add(c);
+  const selecting = selectHeads.length > 0;
+  game.hand = { selecting, selectable, playable };
+  const choosing = selecting || playable.size > 0;
+  $("hand").classList.toggle("choosing", choosing);
+  if (!hand.includes(game.handFocus)) game.handFocus = hand.find((c) => (selecting ? selectable : playable).has(c)) || hand[0] || null;
+  const trump = v ? v.trump : null;
+  // each card is a button with its name; a card that cannot be chosen now says so (aria-disabled)
+  // and, while a choice is due, is dimmed and not raised; the keyboard walks all of them
+  $("hand").replaceChildren(...hand.map((c) => {
+    const legalCard = selecting ? selectable.has(c) : playable.has(c);
+    const isTrump = trump && c[0] === trump;
+    let label = cardName(c);
+    if (isTrump) label += ", " + t("trumpMark");
+    if (fromTapp.has(c)) label += ", " + t("fromTapp");
+    return cardEl(c, { class: [legalCard ? "legal" : "", game.selected.has(c) ? "selected" : "", fromTapp.has(c) ? "from-tapp" : "",
+      isTrump ? "trump" : ""].filter(Boolean).join(" "), label,
+    "data-testid": `card-${c}`, "data-legal": legalCard ? "true" : "false", role: "button",
+    tabindex: c === game.handFocus ? "0" : "-1", "aria-disabled": legalCard ? null : "true",
+    "aria-pressed": selecting && legalCard ? (game.selected.has(c) ? "true" : "false") : null });
+  }));
+
+  const buttons = [];
+  const verb = (h) => (has("web.c_" + h) ? t("c_" + h) : h);
+  let prompt = "";
+  for (const h of selectHeads) {
+    const sel = [...game.selected].sort().join(",");
+    const match = groups[h].find((a) => argCards(a).slice().sort().join(",") === sel);
+    const n = game.selected.size;
+    prompt = pickPrompt(h, groups[h], n);
+    const label = t("selection", { verb: verb(h),
+      cards: n ? [...game.selected].map(cardShort).join(" ") : (h === "exchange" ? t("keep") : t("none")) });
+    buttons.push(el("button", { type: "button", class: "primary", "data-testid": `confirm-${h}`, disabled: !match,
+      "data-action": match || "", onclick: () => match && act(match), text: label }));
+  }
+  if (selecting && playable.size) {  // unusual: both a selection and card play are legal
+    const one = game.selected.size === 1 ? [...game.selected][0] : null;
+    buttons.push(el("button", { type: "button", "data-testid": "confirm-play", disabled: !(one && playable.has(one)),
+      onclick: () => act("play:" + one), text: t("c_play") }));
+  }
+  // the server's words for each legal action (goal and value of a contract), where it sent them
+  const choices = game.msg && Array.isArray(game.msg.choices) && game.msg.choices.length === legal.length ? game.msg.choices : null;
+  for (const [h, list] of Object.entries(groups)) {
+    if (selectHeads.includes(h)) continue;
+    // a card to name that is not in the hand (a Rufer's call): one button per card
+    if (h !== "play" && !prompt && list.every((a) => { const cs = argCards(a); return cs && cs.length === 1; })) {
+      prompt = t("pickButton", { what: has("web.pick_" + h) ? t("pick_" + h) : h });
+    }
+    for (const a of list) {
+      if (a.startsWith("play:")) continue;  // cards are played by clicking them in the hand
+      const said = choices ? choices[legal.indexOf(a)] : null;  // null for a card to play or to choose
+      const choice = said ? renderText(said) : null;
+      const cs = argCards(a);
+      const long = choice && (h === "bid" || h === "contract" || h === "trump");
+      const content = long ? [choice]
+        : cs && cs.length === 1 ? [el("span", { text: verb(h) + " " }), cardEl(cs[0], { class: "mini" })] : [actionLabel(a)];
+      buttons.push(el("button", { type: "button", class: long ? "choice" : null, "data-testid": `action-${a}`, "data-action": a,
+        title: choice && !long ? choice : null, "aria-label": cs && cs.length === 1 && !long ? (choice || actionPhrase(a, null)) : null,
+        onclick: () => act(a) }, ...content));
+    }
+  }
+  $("prompt").hidden = !prompt;
+  $("prompt").textContent = prompt;
+  $("actions").replaceChildren(...buttons);
+}
+
+// a card chosen in the hand (click, Enter or Space): played, or added to / taken from the choice
+function chooseCard(c) {
+  const h = game.hand;
+  if (h.selecting ? !h.selectable.has(c) : !h.playable.has(c)) return;
+  game.handFocus = c;
+  if (h.selecting) { game.selected.has(c) ? game.selected.delete(c) : game.selected.add(c); render(); }
+  else act("play:" + c);
+}
+
+function initHand() {
+  const hand = $("hand");
+  hand.addEventListener("click", (ev) => {
+    const card = ev.target.closest(".card");
+    if (card) chooseCard(card.dataset.card);
+  });
+  // the arrow keys walk the hand (one tab stop), Enter or Space chooses the card
+  hand.addEventListener("keydown", (ev) => {
+    const cards = [...hand.querySelectorAll(".card")];
+    const i = cards.indexOf(document.activeElement);
+    if (i < 0) return;
+    let j = null;
+    if (ev.key === "ArrowRight" || ev.key === "ArrowDown") j = Math.min(cards.length - 1, i + 1);
+    else if (ev.key === "ArrowLeft" || ev.key === "ArrowUp") j = Math.max(0, i - 1);
+    else if (ev.key === "Home") j = 0;
+    else if (ev.key === "End") j = cards.length - 1;
+    else if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); chooseCard(cards[i].dataset.card); return; }
+    if (j === null) return;
+    ev.preventDefault();
+    cards[i].tabIndex = -1;
+    cards[j].tabIndex = 0;
+    game.handFocus = cards[j].dataset.card;
+    cards[j].focus();
+  });
+}
+
+// Where the keyboard was before a render replaced the elements, and where it goes after: the same
+// card or button if it is still there; else, for a player who was at the table, what is due now.
+function focusZone() {
+  const a = document.activeElement;
+  if (!a || !a.closest) return null;
+  for (const id of ["hand", "actions", "result"]) if (a.closest("#" + id)) return { zone: id, testid: a.dataset.testid || null };
+  return null;
+}
+function restoreFocus(was) {
+  if (!was || (document.activeElement && document.activeElement !== document.body && focusZone())) return;
+  const same = was.testid && document.querySelector(`#${was.zone} [data-testid="${CSS.escape(was.testid)}"]`);
+  if (same && !same.disabled) { same.focus(); return; }
+  const h = game.hand;
+  const legalCard = [...$("hand").querySelectorAll(".card[data-legal=true]")];
+  const button = $("actions").querySelector("button:not([disabled])");
+  const next = $("result").hidden ? null : $("result").querySelector("[data-testid=next-deal]:not([disabled])");
+  const card = $("hand").querySelector(".card[tabindex='0']");
+  const target = (h.playable.size || h.selecting) && legalCard.length ? (legalCard.find((c) => c.tabIndex === 0) || legalCard[0])
+    : button || next || card;
+  if (target) {
+    if (target.classList.contains("card")) {
+      $("hand").querySelectorAll(".card").forEach((c) => { c.tabIndex = c === target ? 0 : -1; });
+      game.handFocus = target.dataset.card;
+    }
+    target.focus();
+  }
+}
+
+function renderResult(info, v) {
+  const res = $("result");
+  if (!(v && v.terminal)) { res.hidden = true; clearInterval(game.timer); return; }
+  res.hidden = false;
+  const rows = info.players.map((p, i) => el("tr", {}, el("td", { text: p }),
+    el("td", { class: "num", "data-testid": `net-${i}`, text: (v.net[i] > 0 ? "+" : "") + v.net[i] })));
+  const kids = [el("h2", { text: resultHeading(v) }),
+    el("table", {}, el("tr", {}, el("th", { text: t("player") }), el("th", { text: t("net") })), ...rows)];
+  const why = info.explanation;  // every payment and its reason, as catalogue messages
+  if (why) kids.push(el("ul", { "data-testid": "explanation", class: "explanation" }, ...why.map((line) => el("li", { text: renderText(line) }))));
+  // the next deal: with a person seated it waits until every seated person pressed Next deal
+  const ready = info.next_ready || [];
+  const waits = info.pace === "wait";
+  if (game.seat !== null) {
+    const done = waits && ready.includes(game.seat);
+    kids.push(el("button", { type: "button", class: "primary", "data-testid": "next-deal", disabled: done,
+      "data-ready": done ? "true" : "false", onclick: () => send({ type: "next" }), text: done ? t("nextDealPressed") : t("nextDeal") }));
+  }
+  if (waits) {
+    const people = info.seats.map((s, i) => [s, i]).filter(([s]) => !s.bot);
+    kids.push(el("ul", { class: "ready-list", "data-testid": "next-ready", "aria-label": t("readyTitle") },
+      ...people.map(([s, i]) => el("li", { "data-seat": String(i), "data-ready": ready.includes(i) ? "true" : "false",
+        text: t(ready.includes(i) ? "isReady" : s.connected ? "notReady" : "isAway", { name: name(i) }) }))));
+  }
+  const nd = el("small", { "data-testid": "next-deal-countdown" });
+  kids.push(nd);
+  kids.push(el("button", { type: "button", "data-testid": "analysis-btn", onclick: () => loadAnalysis(info.deal_number), text: t("analysis") }));
+  const a = game.analysis;
+  if (a && a.deal === info.deal_number) kids.push(analysisPanel(a, ""));
+  res.replaceChildren(...kids);
+  clearInterval(game.timer);
+  const tick = () => {
+    if (!info.next_deal_at || waits) { nd.textContent = ""; return; }
+    nd.textContent = " " + t("nextIn", { s: Math.max(0, Math.round(info.next_deal_at - Date.now() / 1000)) });
+  };
+  tick(); game.timer = setInterval(tick, 1000);
+}
+
 function render() {
   page.render = render;
   const m = game.msg;
   $("error").textContent = shownError();
   if (game.dead && !m) { $("turn").textContent = t("badLink"); return; }
   if (!m) return;
+  const was = focusZone();
   const info = m.table, v = m.view;
-  germanSuits = info.options && info.options.suits === "german";
+  const opts = (v && v.options) || info.options || {};
+  germanSuits = opts.suits === "german" || (info.options && info.options.suits === "german");
   $("t-title").textContent = rulesetTitle(info.ruleset, info.title);
   $("t-direction").textContent = info.clockwise === false ? t("counterClockwise") : t("clockwise");
   $("t-deal").textContent = String(info.deal_number);
   // Modern Tapp (and historic Tapp without pot=true) has no pot: don't show one
-  const opts = (v && v.options) || info.options || {};
   const hasPot = info.family !== "tapp" || opts.pot === true || opts.pot === "true";
   $("t-pot").parentElement.hidden = !hasPot;
   // The pot as it stands now: the view's during a deal (antes paid, tricks paid out), else the
@@ -462,132 +856,38 @@ function render() {
   $("start-ws").hidden = game.seat === null;
   $("start-ws").onclick = () => send({ type: "start" });
   $("record-link").href = `/api/tables/${info.id}/record?token=${encodeURIComponent(game.token)}`;
+  $("deals-btn").hidden = false;
+  $("deals-btn").disabled = finishedDeals(info) === 0;
+  if (game.deals.open && game.deals.total !== finishedDeals(info)) renderDeals();  // a deal ended meanwhile
 
-  // players
-  $("players").replaceChildren(...info.players.map((p, i) => {
-    const s = info.seats[i];
-    const turn = v && !v.terminal && v.current_player === i;
-    return el("div", { class: "player" + (turn ? " on-turn" : "") + (i === game.seat ? " me" : ""), "data-testid": `player-${i}`,
-      "data-turn": turn ? "true" : "false" },
-      el("div", {}, el("span", { class: "dot " + (s.connected ? "on" : "off"), "data-testid": `seat-status-${i}`,
-        "data-connected": s.connected ? "true" : "false", title: s.connected ? t("connected") : t("offline") }),
-        el("b", { text: p }), i === game.seat ? el("small", { text: " " + t("youSuffix") }) : null,
-        s.bot ? el("span", { class: "tag", text: t("botTag") }) : null, v && v.dealer === i ? el("span", { class: "tag", text: t("dealer") }) : null),
-      el("div", { class: "meta" },
-        v ? el("span", { text: t("cardsOf", { n: v.hand_sizes[i] }) }) : null,
-        v ? el("span", { text: t("tricksOf", { n: v.tricks_won[i] }) }) : null,
-        el("span", { "data-testid": `balance-${i}`, text: t("balanceOf", { n: info.balances[i] }) }),
-        v && v.declared && v.declared[i] ? el("span", { class: "tag", text: actionLabel(v.declared[i]) }) : null));
-  }));
-
-  // the upcard (Tippen); the tapp once taken is in the declarer's hand, not on the table
-  cardList($("upcard"), v && v.upcard ? [v.upcard] : [], false);
-  $("upcard").parentElement.hidden = info.family === "tapp";
-  // trick and last trick: a just finished trick stays in the middle for a moment, its winner marked
-  // (cut short when this player must follow a card already led to the next trick: he needs to see it)
+  renderSeatTiles(info, v);
+  renderCenter(info, v);
+  // the trick: each card in front of its player; a just finished trick stays a moment, its winner
+  // marked (cut short when this player must follow a card already led to the next trick)
   if (game.held && v && v.trick.length && v.current_player === game.seat && !v.terminal) game.held = null;
   const held = game.held;
+  const where = (seat) => seatPlace(seat, info.players.length, info.clockwise);
   $("trick").dataset.finished = held ? "true" : "false";
-  if (held) showTrick($("trick"), $("trick-winner"), held.trick);
-  else { cardList($("trick"), v ? v.trick : [], true); $("trick-winner").textContent = ""; }
+  if (held) showTrick($("trick"), $("trick-winner"), held.trick, where);
+  else { cardList($("trick"), v ? v.trick : [], true, null, where); $("trick-winner").textContent = ""; }
   showTrick($("last-trick"), $("last-trick-winner"), held ? held.previous : (v && v.last_trick) || null);
+  $("last-trick-box").hidden = !$("last-trick").children.length;
   $("open-hand-box").hidden = !(v && v.open_hand && v.open_hand.length && v.declarer !== game.seat);
   if (v && v.open_hand) cardList($("open-hand"), v.open_hand, false);
 
-  // whose turn
+  // whose turn, and what to do
   let turnText = "";
+  const legal = v ? v.legal_actions : [];
   if (!info.started) turnText = t("waiting");
   else if (v && v.terminal) turnText = t("dealOver");
-  else if (v && v.current_player === game.seat) turnText = t("yourTurn");
+  else if (v && v.current_player === game.seat) turnText = legal.some((a) => a.startsWith("play:")) ? t("yourTurnPlay") : t("yourTurn");
   else if (v) turnText = t("turnOf", { name: name(v.current_player) });
   if (game.seat === null && info.started) turnText = t("spectatingSuffix", { turn: turnText });
   $("turn").textContent = turnText;
   $("turn").dataset.mine = v && !v.terminal && v.current_player === game.seat ? "true" : "false";
-
-  // legal actions: cards to play, card selections (exchange, discard, give) and buttons
-  const legal = v ? v.legal_actions : [];
   $("legal").textContent = JSON.stringify(legal);
-  const playable = new Set(legal.filter((a) => a.startsWith("play:")).map((a) => a.slice(5)));
-  const groups = {};
-  for (const a of legal) { const h = a.split(":")[0]; (groups[h] = groups[h] || []).push(a); }
-  const hand = v ? v.hand : [];
-  const inHand = new Set(hand);
-  const fromTapp = new Set(v && Array.isArray(v.tapp) && v.phase === "discard" ? v.tapp : []);
-  const selectHeads = Object.keys(groups).filter((h) => h !== "play" && groups[h].every((a) => {
-    const cs = argCards(a); return cs !== null && cs.every((c) => inHand.has(c));
-  }));
-  const selectable = new Set();
-  for (const h of selectHeads) for (const a of groups[h]) for (const c of argCards(a)) selectable.add(c);
-  const selecting = selectHeads.length > 0;
-
-  // cards that cannot be played now look like any card in a hand (not greyed out); the playable
-  // ones are raised, outlined and clickable
-  $("hand").replaceChildren(...hand.map((c) => {
-    const legalCard = selecting ? selectable.has(c) : playable.has(c);
-    const e = cardEl(c, { class: (legalCard ? "legal" : "") + (game.selected.has(c) ? " selected" : "") + (fromTapp.has(c) ? " from-tapp" : ""),
-      "data-testid": `card-${c}`, "data-legal": legalCard ? "true" : "false", role: legalCard ? "button" : null,
-      tabindex: legalCard ? "0" : null, "aria-pressed": legalCard ? (game.selected.has(c) ? "true" : "false") : null });
-    if (fromTapp.has(c)) e.title = `${cardName(c)} · ${t("fromTapp")}`;
-    if (legalCard) e.addEventListener("click", () => {
-      if (selecting) { game.selected.has(c) ? game.selected.delete(c) : game.selected.add(c); render(); }
-      else act("play:" + c);
-    });
-    if (legalCard) e.addEventListener("keydown", (ev) => { if (ev.key === "Enter" || ev.key === " ") { ev.preventDefault(); e.click(); } });
-    return e;
-  }));
-
-  const buttons = [];
-  const verb = (h) => (has("web.c_" + h) ? t("c_" + h) : h);
-  for (const h of selectHeads) {
-    const sel = [...game.selected].sort().join(",");
-    const match = groups[h].find((a) => argCards(a).slice().sort().join(",") === sel);
-    const n = game.selected.size;
-    const label = t("selection", { verb: verb(h),
-      cards: n ? [...game.selected].map(cardShort).join(" ") : (h === "exchange" ? t("keep") : t("none")) });
-    buttons.push(el("button", { type: "button", class: "primary", "data-testid": `confirm-${h}`, disabled: !match,
-      "data-action": match || "", onclick: () => match && act(match), text: label }));
-  }
-  if (selecting && playable.size) {  // unusual: both a selection and card play are legal
-    const one = game.selected.size === 1 ? [...game.selected][0] : null;
-    buttons.push(el("button", { type: "button", "data-testid": "confirm-play", disabled: !(one && playable.has(one)),
-      onclick: () => act("play:" + one), text: t("c_play") }));
-  }
-  for (const [h, list] of Object.entries(groups)) {
-    if (selectHeads.includes(h)) continue;
-    for (const a of list) {
-      if (a.startsWith("play:")) continue;  // cards are played by clicking them in the hand
-      const cs = argCards(a);
-      const content = cs && cs.length === 1 ? [el("span", { text: verb(h) + " " }), cardEl(cs[0], { class: "mini" })] : [actionLabel(a)];
-      buttons.push(el("button", { type: "button", "data-testid": `action-${a}`, "data-action": a, onclick: () => act(a) }, ...content));
-    }
-  }
-  $("actions").replaceChildren(...buttons);
-
-  // result of the deal, next deal
-  const res = $("result");
-  if (v && v.terminal) {
-    res.hidden = false;
-    const rows = info.players.map((p, i) => el("tr", {}, el("td", { text: p }),
-      el("td", { class: "num", "data-testid": `net-${i}`, text: (v.net[i] > 0 ? "+" : "") + v.net[i] })));
-    const what = v.outcome ? (has("outcome." + v.outcome) ? tc("outcome." + v.outcome) : v.outcome) : v.contract ? contractName(v.contract) : "";
-    const kids = [el("h3", { text: what ? t("dealOverWith", { what }) : t("dealOver") }),
-      el("table", {}, el("tr", {}, el("th", { text: "" }), el("th", { text: t("net") })), ...rows)];
-    const why = info.explanation;  // every payment and its reason, as catalogue messages
-    if (why) kids.push(el("ul", { "data-testid": "explanation", class: "explanation" }, ...why.map((line) => el("li", { text: renderText(line) }))));
-    if (game.seat !== null) kids.push(el("button", { type: "button", class: "primary", "data-testid": "next-deal", onclick: () => send({ type: "next" }), text: t("nextDeal") }));
-    const nd = el("small", { "data-testid": "next-deal-countdown" });
-    kids.push(nd);
-    kids.push(el("button", { type: "button", "data-testid": "analysis-btn", onclick: () => loadAnalysis(info.deal_number), text: t("analysis") }));
-    const a = game.analysis;
-    if (a && a.deal === info.deal_number) kids.push(analysisPanel(a));
-    res.replaceChildren(...kids);
-    clearInterval(game.timer);
-    const tick = () => {
-      if (!info.next_deal_at) { nd.textContent = ""; return; }
-      nd.textContent = " " + t("nextIn", { s: Math.max(0, Math.round(info.next_deal_at - Date.now() / 1000)) });
-    };
-    tick(); game.timer = setInterval(tick, 1000);
-  } else { res.hidden = true; clearInterval(game.timer); }
+  renderHand(v);
+  renderResult(info, v);
 
   // log: every action in words, "you" for one's own
   const log = v ? v.log : [];
@@ -607,22 +907,26 @@ function render() {
   const live = hasPot && v && !v.terminal && potNow !== info.pot + info.reserve;
   $("score-note").textContent = live ? t("potNow") : "";
   social.renderTable(info, v);
+  restoreFocus(was);
 }
 
 // ---------------------------------------------------------------- analysis of a finished deal
 
 // "Where did I lose points?": the server solves the finished deal with all cards open
 // (GET /api/tables/{id}/analysis/{deal}); the answer is kept until the next deal.
-async function loadAnalysis(deal) {
-  game.analysis = { deal, loading: true };
-  render();
+async function fetchAnalysis(deal) {
   try {
     const r = await fetch(`/api/tables/${game.tableId}/analysis/${deal}?token=${encodeURIComponent(game.token)}`);
     const data = await r.json().catch(() => ({ error: r.statusText }));
-    game.analysis = r.ok ? { deal, data } : { deal, error: errorText(data.error || r.statusText, data.rule || null) };
+    return r.ok ? { deal, data } : { deal, error: { message: data.error || r.statusText, rule: data.rule || null } };
   } catch (e) {
-    game.analysis = { deal, error: t("analysisFailed") };
+    return { deal, error: { key: "analysisFailed" } };
   }
+}
+async function loadAnalysis(deal) {
+  game.analysis = { deal, loading: true };
+  render();
+  game.analysis = await fetchAnalysis(deal);
   render();
 }
 
@@ -633,21 +937,109 @@ function analysisValue(value, players) {
   return String(value);
 }
 
-function analysisPanel(a) {
-  const box = el("div", { class: "analysis", "data-testid": "analysis" });
+// prefix: "" in the result, "deal-" in the Deals panel (their test ids apart)
+function analysisPanel(a, prefix) {
+  const box = el("div", { class: "analysis", "data-testid": prefix + "analysis",
+    "data-state": a.loading ? "loading" : a.error ? "error" : "done" });
   if (a.loading) { box.append(el("p", { text: t("analysisLoading") })); return box; }
-  if (a.error) { box.append(el("p", { class: "error", text: a.error })); return box; }
+  if (a.error) {
+    const e = a.error;
+    box.append(el("p", { class: "error", text: e.key ? t(e.key) : errorText(e.message, e.rule) }));
+    return box;
+  }
   const d = a.data;
   if (!d.played) { box.append(el("p", { text: t("analysisNoPlay") })); return box; }
   const measure = t("measure." + d.measure);
-  box.append(el("p", { "data-testid": "analysis-start", text: t("analysisStart", { measure, value: analysisValue(d.start_value, d.players) }) }));
+  box.append(el("p", { "data-testid": prefix + "analysis-start", text: t("analysisStart", { measure, value: analysisValue(d.start_value, d.players) }) }));
   const who = (seat) => (seat === game.seat ? null : d.players[seat]);
   const lines = d.mistakes.map((m) => el("li", { text: t("analysisMistake", {
     play: actionPhrase(m.action, who(m.seat)), before: m.before, after: m.after, loss: m.loss }) }));
-  box.append(lines.length ? el("ol", { "data-testid": "analysis-mistakes" }, ...lines)
-    : el("p", { "data-testid": "analysis-clean", text: t("analysisClean") }));
+  box.append(lines.length ? el("ol", { "data-testid": prefix + "analysis-mistakes" }, ...lines)
+    : el("p", { "data-testid": prefix + "analysis-clean", text: t("analysisClean") }));
   box.append(el("p", { class: "note", text: t("analysisNote") }));
   return box;
+}
+
+// ---------------------------------------------------------------- Deals: any finished deal again
+
+function finishedDeals(info) { return info ? (info.score_earlier || 0) + (info.score ? info.score.length : 0) : 0; }
+
+// GET /api/tables/{id}/deals/{n}: that deal's players, last view, explanation and tricks
+async function openDeal(n) {
+  const d = game.deals;
+  Object.assign(d, { deal: n, data: null, error: null, analysis: null, loading: true });
+  renderDeals();
+  try {
+    const r = await fetch(`/api/tables/${game.tableId}/deals/${n}?token=${encodeURIComponent(game.token)}`);
+    const data = await r.json().catch(() => ({ error: r.statusText }));
+    if (d.deal !== n) return;
+    if (r.ok) d.data = data; else d.error = { message: data.error || r.statusText, rule: data.rule || null };
+  } catch (e) {
+    if (d.deal === n) d.error = { key: "dealFailed" };
+  }
+  d.loading = false;
+  renderDeals();
+}
+
+function renderDeals() {
+  const d = game.deals;
+  const info = game.info;
+  const total = d.total = finishedDeals(info);
+  $("deals-list").replaceChildren(...Array.from({ length: total }, (_, k) => total - k).map((n) => el("li", {},
+    el("button", { type: "button", "data-testid": `deal-${n}`, "aria-current": d.deal === n ? "true" : null,
+      text: t("dealN", { n }), onclick: () => openDeal(n) }))));
+  const box = $("deal-detail");
+  if (d.deal === null) { box.replaceChildren(el("p", { class: "hint", text: total ? t("dealsPick") : t("dealsNone") })); return; }
+  if (d.loading) { box.replaceChildren(el("p", { text: t("dealLoading") })); return; }
+  if (d.error) {
+    const e = d.error;
+    box.replaceChildren(el("p", { class: "error", "data-testid": "deal-error", text: e.key ? t(e.key) : errorText(e.message, e.rule) }));
+    return;
+  }
+  const data = d.data, v = data.view || {};
+  const players = data.players || (info ? info.players : []);
+  const who = (s) => players[s] || String(s);
+  const kids = [el("h3", { "data-testid": "deal-heading", text: t("dealN", { n: data.deal }) + (v.terminal ? " – " + resultHeading(v) : "") })];
+  if (Array.isArray(v.net)) {
+    kids.push(el("table", { class: "score" }, el("tr", {}, el("th", { text: t("player") }), el("th", { text: t("net") })),
+      ...players.map((p, i) => el("tr", {}, el("td", { text: p }), el("td", { class: "num", text: (v.net[i] > 0 ? "+" : "") + v.net[i] })))));
+  }
+  kids.push(el("h4", { text: t("explanationTitle") }),
+    el("ul", { "data-testid": "deal-explanation", class: "explanation" }, ...(data.explanation || []).map((line) => el("li", { text: renderText(line) }))));
+  kids.push(el("h4", { text: t("tricksTitle") }));
+  const tricks = data.tricks || [];
+  kids.push(tricks.length ? el("ol", { "data-testid": "deal-tricks", class: "deal-tricks" }, ...tricks.map((tr, k) => {
+    const cards = el("span", { class: "cards small" }, ...tr.cards.map(([s, c]) => el("span", {
+      class: "played" + (s === tr.winner ? " winner" : ""), "data-seat": String(s), "data-winner": s === tr.winner ? "true" : null },
+    cardEl(c, { label: t("playedBy", { card: cardName(c), name: who(s) }) }), el("small", { text: who(s), "aria-hidden": "true" }))));
+    return el("li", { "data-testid": `deal-trick-${k + 1}` }, cards, " ", el("span", { text: t("trickWinner", { name: who(tr.winner) }) }));
+  })) : el("p", { class: "hint", text: t("analysisNoPlay") }));
+  kids.push(el("button", { type: "button", "data-testid": "deal-analysis-btn", onclick: async () => {
+    const n = data.deal;
+    d.analysis = { deal: n, loading: true }; renderDeals();
+    const a = await fetchAnalysis(n);
+    if (d.deal === n) { d.analysis = a; renderDeals(); }
+  }, text: t("analysis") }));
+  if (d.analysis && d.analysis.deal === data.deal) {
+    const a = d.analysis.data ? { ...d.analysis, data: { ...d.analysis.data, players: d.analysis.data.players || players } } : d.analysis;
+    kids.push(analysisPanel(a, "deal-"));
+  }
+  box.replaceChildren(...kids);
+}
+
+function initDeals() {
+  const dlg = $("deals-panel");
+  $("deals-btn").addEventListener("click", () => {
+    game.deals.open = true;
+    if (game.deals.deal === null) {
+      const n = finishedDeals(game.info);
+      if (n) openDeal(n);
+    }
+    renderDeals();
+    if (!dlg.open) dlg.showModal();
+  });
+  $("deals-close").addEventListener("click", () => dlg.close());
+  dlg.addEventListener("close", () => { game.deals.open = false; $("deals-btn").focus(); });
 }
 
 function showTable(id) {
@@ -655,6 +1047,8 @@ function showTable(id) {
   game.tableId = id;
   game.token = decodeURIComponent(location.hash.slice(1));
   if (!game.token) { $("turn").textContent = t("badLink"); return; }
+  initHand();
+  initDeals();
   social.initTable();
   connect();
 }
@@ -671,8 +1065,13 @@ $("rules-btn").addEventListener("click", () => {
 });
 
 async function main() {
+  // the page is shown once its texts are in; should they never come, after a few seconds anyway
+  const reveal = () => document.documentElement.classList.remove("loading");
+  const late = setTimeout(reveal, 4000);
   await loadTexts();
   applyLang();
+  clearTimeout(late);
+  reveal();
   const m = location.pathname.match(/^\/t\/([A-Za-z0-9_-]+)$/);
   if (m) showTable(m[1]); else showLobby();
 }

@@ -4,6 +4,7 @@
 //
 //   import { openRulesPanel } from "/static/rules.js";
 //   openRulesPanel({ ruleset: "tippen/grupp-1975", lang: "de", options: { robbing: true } });
+//   openRulesPanel({ ruleset: "tapp/modern", lang: "en", part: "all" });  // from the basics on
 //
 // The text comes from GET /api/guide/{ruleset}?lang=… (HTML made by the server from our own
 // pages, raw HTML escaped there); the option table from GET /api/rulesets, built here with
@@ -90,17 +91,21 @@ function optionsTable(info, options, tx) {
 function panel() {
   let dlg = document.getElementById("rules-panel");
   if (!dlg) {
-    dlg = node("dialog", { id: "rules-panel", "data-testid": "rules-panel", class: "rules-panel" });
-    // Its own few styles, so that the panel works before style.css knows about it.
-    dlg.style.cssText = "width:min(60rem,94vw);max-height:88vh;overflow:auto;padding:0 1rem 1rem;";
+    dlg = node("dialog", { id: "rules-panel", "data-testid": "rules-panel", class: "rules-panel",
+      "aria-labelledby": "rules-title" });
+    // Its own few styles, so that the panel works before style.css knows about it; nothing in it
+    // is wider than the panel (tables scroll in their own box), so Close stays in reach on a phone.
+    dlg.style.cssText = "width:min(60rem,96vw);max-width:96vw;max-height:90vh;overflow-x:hidden;overflow-y:auto;"
+      + "padding:0 .8rem 1rem;box-sizing:border-box;overflow-wrap:anywhere;";
     document.body.append(dlg);
   }
   return dlg;
 }
 
 // Open the panel for a rule set. options: the table's options ({name: value}); omitted in the
-// lobby, where only the defaults are shown.
-export async function openRulesPanel({ ruleset, lang = "en", options = null }) {
+// lobby, where only the defaults are shown. part: "section" (the rule set's own section, the
+// family basics on request) or "all" (from the family basics on: for a newcomer).
+export async function openRulesPanel({ ruleset, lang = "en", options = null, part = "section" }) {
   const tx = texts(await loadCatalogue(lang));
   const { tr } = tx;
   const dlg = panel();
@@ -109,8 +114,8 @@ export async function openRulesPanel({ ruleset, lang = "en", options = null }) {
   close.addEventListener("click", () => dlg.close());
   const basics = node("button", { type: "button", "data-testid": "rules-basics", text: tr("basics") });
   const glossary = node("a", { href: "#", "data-testid": "rules-glossary", text: tr("glossary") });
-  const header = node("div", { class: "rules-head" }, node("h2", { text: tr("title") }), close);
-  header.style.cssText = "position:sticky;top:0;background:#fff;display:flex;justify-content:space-between;"
+  const header = node("div", { class: "rules-head" }, node("h2", { id: "rules-title", text: tr("title") }), close);
+  header.style.cssText = "position:sticky;top:0;z-index:1;background:#fff;display:flex;justify-content:space-between;"
     + "align-items:center;gap:1rem;border-bottom:1px solid #ccc;";
   dlg.replaceChildren(header, body);
   if (typeof dlg.showModal === "function" && !dlg.open) dlg.showModal();
@@ -123,8 +128,10 @@ export async function openRulesPanel({ ruleset, lang = "en", options = null }) {
       body.replaceChildren(node("p", { class: "error", text: tr("failed", { reason: e.message }) }));
     }
   };
-  // The rule set's own section first (short); the family basics and the glossary on request.
-  await show(path, "section");
+  // The rule set's own section first (short), the family basics and the glossary on request;
+  // or, for a newcomer, the whole page from the basics on.
+  await show(path, part === "all" ? "all" : "section");
+  if (part === "all") basics.remove();
   basics.addEventListener("click", () => { basics.remove(); show(path, "all"); });
   glossary.addEventListener("click", (ev) => { ev.preventDefault(); show("/api/guide/glossary", "all"); });
   // Links between the pages (glossary.md, tippen.md …) are file links in docs/; here the
@@ -137,7 +144,12 @@ export async function openRulesPanel({ ruleset, lang = "en", options = null }) {
   });
   const info = await rulesetInfo(ruleset);
   const extra = [basics, " ", glossary];
-  if (info) extra.push(node("h3", { text: tr("options") }), optionsTable(info, options, tx));
+  if (info) {
+    const box = node("div", { class: "scroll", tabindex: "0", role: "region", "aria-label": tr("options") },
+      optionsTable(info, options, tx));
+    box.style.cssText = "overflow-x:auto;max-width:100%;";
+    extra.push(node("h3", { text: tr("options") }), box);
+  }
   dlg.append(node("div", { class: "rules-foot" }, ...extra));
 }
 

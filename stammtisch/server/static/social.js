@@ -42,7 +42,7 @@ const social = {
     try { data = await api("/api/tables"); } catch (e) { return; }
     $("open-none").hidden = data.tables.length > 0;
     $("open-list").replaceChildren(...data.tables.map((x) => el("li", { "data-testid": `open-table-${x.id}` },
-      el("b", { text: x.title + " " }),
+      el("b", { text: rulesetTitle(x.ruleset, x.title) + " " }),
       el("span", { class: "muted", text: `${x.seats.map((s) => (s.free ? `(${t("openTag")})` : s.name)).join(", ")} · ` +
         t("seatsTakenFree", { taken: x.taken, free: x.free }) +
         (x.turn_seconds ? " · " + t("timerShort", { s: x.turn_seconds }) : "") + " " }),
@@ -59,7 +59,7 @@ const social = {
       const res = await api(`/api/tables/${x.id}/take`, { seat: null, name: name && !x.started ? name : null });
       rememberTable({ id: x.id, ruleset: x.ruleset, links: [{ name: res.name, link: res.link, seat: res.seat }] });
       location.assign(res.link);
-    } catch (e) { $("open-error").textContent = e.message; social.refreshOpenTables(); }
+    } catch (e) { $("open-error").textContent = apiError(e); social.refreshOpenTables(); }
   },
 
   // ------------------------------------------------------------ the table
