@@ -20,6 +20,8 @@ from .rules import RuleError, options_differing, ruleset
 from .table import Table, summarise_deal
 
 FORMAT = "stammtisch-record/1"
+#: the web table's download of a table in play: each deal as one seat saw it (server/app.py)
+REDACTED_FORMAT = "stammtisch-redacted/1"
 #: A record as JSON data (the format above).
 Record = dict[str, Any]
 
@@ -108,6 +110,10 @@ def load(source: str | Path | Record) -> Record:
             raise RecordError(f"not JSON: {e.msg} at line {e.lineno} column {e.colno}") from None
     if not isinstance(data, dict):
         raise RecordError("a record is a JSON object")
+    if data.get("format") == REDACTED_FORMAT:
+        raise RecordError("a redacted record (the web table's download during play) leaves out the cards "
+                          "nobody was shown, so it cannot be replayed; once the table has ended any seat "
+                          "can download the full record", rule="redacted record")
     if data.get("format") != FORMAT:
         raise RecordError(f"unknown record format {data.get('format')!r}; expected {FORMAT!r}")
     for key, kind in (("ruleset", str), ("players", list), ("deals", list)):

@@ -41,8 +41,10 @@ def browser():
         b.close()
 
 
-def create_via_lobby(page, base, ruleset, names, bots):
+def create_via_lobby(page, base, ruleset, names, bots, hints=False):
     page.goto(base + "/")
+    if hints:
+        page.get_by_test_id("hints").check()
     page.get_by_test_id("ruleset-select").select_option(ruleset)
     seats = page.get_by_test_id("seats")
     while seats.locator(".seat-row").count() > len(names):
@@ -192,7 +194,9 @@ def test_tippen_deal_in_two_browsers_with_a_bot(server, browser):
         p1.wait_for_function("!document.querySelector('[data-testid=analysis]').textContent.includes('Solving')",
                              timeout=120_000)
         analysis = p1.get_by_test_id("analysis").text_content()
-        assert "tricks each player can make" in analysis or "No card was played" in analysis, analysis
+        # the server's lines: the sure tricks of each player named, or that no card was played
+        assert ("each player is sure of" in analysis and "Anna:" in analysis) \
+            or "No card was played" in analysis, analysis
         # the German labels, and the explanation in German
         p2.get_by_test_id("lang-toggle").click()
         assert "Spiel vorbei" in p2.get_by_test_id("deal-result").text_content()

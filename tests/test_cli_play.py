@@ -349,3 +349,37 @@ def test_refusal_names_people_and_says_you_for_the_player():
     others = IllegalAction("card not in hand", "SA is not in seat 2's hand")
     assert readable_refusal(others, names, 0, "en") == "SA is not in Ben's hand (card not in hand)"
     assert readable_refusal(held, names, 0, "de") == "diese Karte ist nicht in deiner Hand"
+
+
+# ---------------------------------------------------------------- hints (play --hints)
+def test_with_hints_a_question_mark_asks_for_a_hint_and_two_for_the_help():
+    assert read_menu_answer("?", MENU).help and not read_menu_answer("?", MENU).hint
+    assert read_menu_answer("?", MENU, hints=True).hint
+    for word in ("??", "help", "hilfe"):
+        assert read_menu_answer(word, MENU, hints=True).help
+    choice = CardSetChoice.from_legal(["discard:C7,D8", "discard:C7,D9", "discard:D8,D9"])
+    assert choice is not None
+    assert read_card_set_answer("?", ["C7", "D8", "D9"], choice, hints=True).hint
+    assert read_card_set_answer("??", ["C7", "D8", "D9"], choice, hints=True).help
+
+
+def test_play_with_hints_answers_a_question_mark_with_a_hint_and_asks_again():
+    proc = cli("play", "tippen/grupp-1975", "-n", "3", "--seed", "4", "--deals", "1", "--hints",
+               answers=["?", "??"] + ["1"] * 40)
+    assert proc.returncode == 0, proc.stderr
+    out = " ".join(proc.stdout.split())  # the console wraps long lines
+    assert "? gives a hint, ?? shows help" in out
+    hint = re.search(r"Hint: (.+?) over (\d+) deals consistent with what you have seen", out)
+    assert hint and int(hint.group(2)) == 48, out
+    assert re.search(r"Hint: (tap|pass)\b", out)
+    assert "Hints are on: '?' asks the search bot" in out  # "??" shows the help
+    assert out.count("Your action:") >= 3  # asked again after the hint and after the help
+
+
+def test_play_with_hints_in_german():
+    proc = cli("play", "tippen/grupp-1975", "-n", "3", "--seed", "4", "--deals", "1", "--hints", "--german",
+               answers=["?"] + ["1"] * 40)
+    assert proc.returncode == 0, proc.stderr
+    out = " ".join(proc.stdout.split())
+    assert re.search(r"Tipp: (tappen|passen)\b.*im Schnitt [+-]?\d+,\d Marken.*gerechnet über 48 Verteilungen", out)
+    assert "Hint:" not in out and "on average" not in out

@@ -29,7 +29,7 @@ def test_a_new_database_is_made_at_the_latest_version(database_url):
     storage = Storage(database_url)
     assert version(storage) == LATEST
     columns = {c["name"] for c in inspect(storage.engine).get_columns("st_table_social")}
-    assert {"creator", "lobby_seats", "humans", "rematch_claimed", "pace"} <= columns
+    assert {"creator", "lobby_seats", "humans", "rematch_claimed", "pace", "hints"} <= columns
     storage.close()
     storage = Storage(database_url)  # opened again: nothing to do
     assert version(storage) == LATEST
@@ -47,7 +47,7 @@ def test_a_database_from_before_versions_is_migrated_once(database_url):
                          social=StoredSocial(listed=True, open_seats=[1]))
     with storage.engine.begin() as conn:  # as the schema was
         conn.execute(text(f"DROP TABLE {VERSION_TABLE}"))
-        for column in ("creator", "lobby_seats", "humans", "rematch_claimed", "pace"):
+        for column in ("creator", "lobby_seats", "humans", "rematch_claimed", "pace", "hints"):
             conn.execute(text(f"ALTER TABLE st_table_social DROP COLUMN {column}"))
     storage.close()
 
@@ -58,11 +58,33 @@ def test_a_database_from_before_versions_is_migrated_once(database_url):
     assert st.social.lobby_seats == [1] and st.social.open_seats == [1]
     assert [s.token_digest for s in st.seats] == ["d0", None, None]
     assert st.social.creator == "" and st.social.humans == [] and st.social.rematch_claimed == []
+    assert st.social.pace is None and st.social.hints is False
     storage.set_humans("t1", [0])
     storage.close()
     storage = Storage(database_url)  # the steps ran once: what came after them stays
     st = storage.load_table("t1")
     assert st is not None and st.social.humans == [0]
+    storage.close()
+
+
+def test_a_version_2_database_gains_the_table_choices(database_url):
+    """A database at version 2 (owners and lobby seats, no pace or hints yet) gets the
+    columns of step 3 and keeps its rows."""
+    storage = Storage(database_url)
+    storage.create_table("t2", "tippen/grupp-1975", {"players": 3},
+                         [StoredSeat(0, "Anna", None, "d0"), StoredSeat(1, "Ben", None, "d1"),
+                          StoredSeat(2, "Carla", "random", None)], "admin", "spectator",
+                         social=StoredSocial(creator="10.0.0.1"))
+    with storage.engine.begin() as conn:
+        conn.execute(text(f"UPDATE {VERSION_TABLE} SET version = 2"))
+        for column in ("pace", "hints"):
+            conn.execute(text(f"ALTER TABLE st_table_social DROP COLUMN {column}"))
+    storage.close()
+    storage = Storage(database_url)
+    assert version(storage) == LATEST
+    st = storage.load_table("t2")
+    assert st is not None and st.social.creator == "10.0.0.1"
+    assert st.social.pace is None and st.social.hints is False
     storage.close()
 
 

@@ -271,13 +271,14 @@ def test_record_holds_only_finished_deals(http):
 
 @pytest.mark.parametrize("family", ["tippen", "tapp"])
 def test_every_bot_the_web_table_offers_is_made(family):
-    """The menu lists every bot that exists but those kept away from the web table, and a
-    bot that cannot be made fails here rather than vanish from the menu."""
-    from stammtisch.bots import BOT_NAMES, make_bot
+    """The menu lists the levels first, then every bot that exists but those kept away from
+    the web table, and a bot that cannot be made fails here rather than vanish from the menu."""
+    from stammtisch.bots import BOT_NAMES, LEVEL_NAMES, make_bot
     from stammtisch.server.app import NOT_AT_THE_WEB_TABLE, available_bots
 
     offered = available_bots(family)
-    assert offered == [b for b in BOT_NAMES if b not in NOT_AT_THE_WEB_TABLE]
+    assert offered == [*LEVEL_NAMES, *(b for b in BOT_NAMES if b not in NOT_AT_THE_WEB_TABLE)]
+    assert list(LEVEL_NAMES) == ["beginner", "club", "expert"]
     assert {"random", "heuristic", "pimc", "ismcts"} <= set(offered)
     for name in offered:
         assert callable(make_bot(name, family, random.Random(0)).act)

@@ -1,7 +1,9 @@
-"""Tournament records on request (what bench/strength.py and tournaments can keep of every deal)."""
+"""Tournament records on request (what bench/strength.py and tournaments can keep of every deal), and
+the ladder of levels bench/strength.py plays."""
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 
 from stammtisch.record import replay
@@ -36,3 +38,37 @@ def test_without_records_nothing_is_written(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     run_tournament(ruleset("tapp/modern"), ["heuristic", "random"], 2, 3, choose_backend(1), session_deals=2)
     assert list(tmp_path.iterdir()) == []
+
+
+def load_bench():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "strength.py"
+    spec = importlib.util.spec_from_file_location("bench_strength", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_bench_climbs_the_ladder_one_rung_at_a_time_in_both_games():
+    from stammtisch.bots import LEVEL_NAMES
+
+    bench = load_bench()
+    assert bench.RUNGS == [("club", "beginner"), ("expert", "club")]
+    assert {rung for rung in bench.DECKS} == set(bench.RUNGS)  # every rung has its decks per game
+    assert all(set(decks) == {g for g, _ in bench.GAMES} for decks in bench.DECKS.values())
+    assert [b for rung in bench.RUNGS for b in rung] == [LEVEL_NAMES[1], LEVEL_NAMES[0], LEVEL_NAMES[2], LEVEL_NAMES[1]]
+    assert bench.budget("expert", "tippen")["bot"] == "pimc" and bench.budget("beginner", "tapp")["blunders"] == 0.3
+
+
+def test_the_bench_prints_one_json_line_per_rung(capsys):
+    bench = load_bench()
+    bench.main(["--decks", "2", "--timing-deals", "1", "--workers", "1", "--game", "tapp/modern",
+                "--pair", "club:beginner"])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert len(lines) == 1
+    line = lines[0]
+    assert (line["bot"], line["peer"], line["decks"], line["arrangements"]) == ("club", "beginner", 2, 6)
+    assert set(line["decision_seconds"]) == {"club", "beginner"} and "median" in line["decision_seconds"]["club"]
+    assert isinstance(line["bar_met"], bool) and len(line["difference"]["ci"]) == 2

@@ -172,3 +172,69 @@ def test_heuristic_declarers_win_most_contracts():
     played = sum(summary.contracts.values())
     assert played > 50
     assert summary.declarer_wins / played > 0.6
+
+
+# --- levels: opponents in words -------------------------------------------------------------
+
+
+def test_levels_come_weakest_first_with_names_and_descriptions_in_both_languages():
+    from stammtisch.bots import BOT_NAMES, LEVEL_NAMES, LEVELS, PLAYER_NAMES, algorithm_of
+    from stammtisch.i18n import LANGUAGES, catalogue
+
+    assert LEVEL_NAMES == ("beginner", "club", "expert")
+    assert PLAYER_NAMES == (*LEVEL_NAMES, *BOT_NAMES)
+    assert [algorithm_of(n) for n in LEVEL_NAMES] == ["heuristic", "heuristic", "pimc"]
+    assert algorithm_of("ismcts") == "ismcts"
+    assert all(level.bot in BOT_NAMES for level in LEVELS.values())
+    for lang in LANGUAGES:
+        texts = catalogue(lang)
+        for name in LEVEL_NAMES:
+            assert texts[f"bot.level.{name}"] and texts[f"bot.level.{name}.about"]
+    assert catalogue("de")["bot.level.club"] == "Vereinsspieler"
+
+
+@pytest.mark.parametrize("family", ["tapp", "tippen"])
+def test_make_bot_builds_each_level_with_its_budget(family):
+    from stammtisch.bots import BlunderBot, ViewBot, make_bot
+    from stammtisch.bots.pimc import DEFAULT_SAMPLES, PimcBot
+
+    club = make_bot("club", family, random.Random(1))
+    assert isinstance(club, ViewBot)
+    beginner = make_bot("beginner", family, random.Random(1))
+    assert isinstance(beginner, BlunderBot) and beginner.rate == pytest.approx(0.3)
+    expert = make_bot("expert", family, random.Random(1))
+    assert isinstance(expert, PimcBot) and expert.samples == DEFAULT_SAMPLES[family]
+    assert make_bot("expert", family, random.Random(1), samples=3).samples == 3  # the caller's budget wins
+    with pytest.raises(ValueError, match="beginner, club, expert"):
+        make_bot("grandmaster", family)
+
+
+@pytest.mark.parametrize("rid", ["tapp/modern", "tippen/grupp-1975"])
+def test_a_beginner_plays_whole_deals_legally_and_errs_only_where_there_is_a_choice(rid):
+    from stammtisch.bots import BlunderBot, RandomBot, make_bot
+    from stammtisch.table import Table
+
+    rules = ruleset(rid)
+    rng = random.Random(5)
+    table = Table(rules, [f"P{i}" for i in range(rules.players)], 0)
+    for _ in range(6):
+        bots = [make_bot("beginner", rules.family, random.Random(rng.random())) for _ in range(rules.players)]
+        state = table.start_deal(table.shuffled_deck(rng))
+        while not state.is_terminal():
+            seat = state.current_player()
+            table.apply_id(bots[seat].act(state, seat))  # the engine refuses an illegal action
+    # rate 0 is the inner bot, rate 1 always the random choice
+    class First:
+        def act(self, state, seat):
+            return state.legal_actions()[0]
+
+        def choose(self, view, legal):
+            return legal[0]
+
+    legal = [f"play:{c}" for c in ("HA", "HK", "HQ", "HJ")]
+    assert {BlunderBot(First(), 0.0, random.Random(i)).choose({}, legal) for i in range(20)} == {"play:HA"}
+    picks = {BlunderBot(First(), 1.0, random.Random(i)).choose({}, legal) for i in range(40)}
+    assert picks == set(legal)
+    assert BlunderBot(RandomBot(), 1.0).choose({}, ["pass"]) == "pass"
+    with pytest.raises(ValueError):
+        BlunderBot(First(), 1.5)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import random
 from collections import Counter
 
@@ -104,3 +105,76 @@ def test_cli_writes_a_replayable_record_per_session_and_arrangement(tmp_path):
 def test_cli_refuses_bad_bots_in_one_line(args, message):
     code, out = run_cli("tournament", "tapp/modern", *args, "--deals", "5", "-w", "1")
     assert code == 2 and message in out
+
+
+# --- saying when an interval settles nothing ------------------------------------------------
+
+
+def test_a_wide_interval_says_how_many_deals_would_settle_it():
+    from stammtisch.sim.stats import Interval
+    from stammtisch.sim.tournament import verdict
+
+    wide = Interval(0.5, -1.0, 2.0, 20, "t")  # half-width 1.5 = 3 × the estimate
+    v = verdict(wide, session_deals=5)
+    assert not v.settled and v.reason == "wide"
+    assert v.sessions_needed == 180 and v.deals_needed == 900  # 20 × 3² sessions of 5 deals
+    negative = verdict(Interval(-0.4, -1.0, 0.2, 7, "t"), session_deals=1)
+    assert negative.sessions_needed == 16  # ⌈7 × (0.6 / 0.4)²⌉ = ⌈15.75⌉
+    assert verdict(Interval(0.5, 0.1, 0.9, 20, "t"), 5).settled  # excludes zero
+    assert verdict(Interval(0.0, 0.0, 0.0, 4, "t"), 5).settled  # no spread: nothing to settle
+    zero = verdict(Interval(0.0, -1.0, 1.0, 9, "t"), 5)
+    assert (zero.settled, zero.reason, zero.deals_needed) == (False, "zero", None)
+    one = verdict(Interval(0.3, -math.inf, math.inf, 1, "t"), 5)
+    assert (one.settled, one.reason, one.deals_needed) == (False, "one_session", None)
+
+
+def test_the_deals_needed_do_settle_at_the_same_spread():
+    from stammtisch.sim.stats import paired_difference_interval
+    from stammtisch.sim.tournament import verdict
+
+    rng = random.Random(4)
+    first = [rng.gauss(0.3, 2.0) for _ in range(12)]
+    second = [0.0] * 12
+    v = verdict(paired_difference_interval(first, second), 1)
+    assert not v.settled and v.sessions_needed is not None
+    # the same values repeated to the sessions asked for: same spread, narrower interval
+    more = (first * (v.sessions_needed // 12 + 1))[: v.sessions_needed]
+    assert verdict(paired_difference_interval(more, [0.0] * len(more)), 1).settled
+
+
+def test_cli_says_in_one_line_that_a_short_tournament_settles_nothing_in_both_languages():
+    args = ("tournament", "tippen/grupp-1975", "--bots", "club,beginner", "--deals", "20", "--seed", "3",
+            "-w", "1", "--session-deals", "5")
+    code, out = run_cli(*args, "--json")
+    assert code == 0, out
+    pair = json.loads(out)["pairs"][0]
+    assert pair["settled"] is False and pair["unsettled_reason"] == "wide"
+    assert pair["deals_to_settle"] == pair["sessions_to_settle"] * 5 > 20
+    code, out = run_cli(*args)
+    assert code == 0, out
+    text = " ".join(out.split())
+    assert "This settles nothing" in text and f"about {pair['deals_to_settle']} deals per arrangement" in text
+    code, out = run_cli(*args, "--german")
+    text = " ".join(out.split())
+    assert "Das entscheidet nichts" in text and f"etwa {pair['deals_to_settle']} Spiele je Sitzordnung" in text
+
+
+def test_cli_stays_quiet_when_the_interval_settles_and_names_a_zero_difference():
+    code, out = run_cli("tournament", "tapp/modern", "--bots", "heuristic,random", "--deals", "40", "--seed", "1",
+                        "-w", "1", "--session-deals", "5")
+    assert code == 0, out
+    assert "heuristic is better" in " ".join(out.split()) and "settles nothing" not in out
+    from stammtisch.cli.tournament_cmd import unsettled_line
+    from stammtisch.sim.tournament import Verdict
+
+    assert "no number of deals" in unsettled_line(Verdict(False, "zero"))
+    assert "keine Zahl von Spielen" in unsettled_line(Verdict(False, "zero"), "de")
+    assert "at least two sessions" in unsettled_line(Verdict(False, "one_session"))
+    assert unsettled_line(Verdict(True)) == ""
+
+
+def test_levels_play_in_tournaments_under_their_names():
+    code, out = run_cli("tournament", "tapp/modern", "--bots", "club,beginner", "--deals", "2", "--seed", "2",
+                        "-w", "1", "--json", "--session-deals", "2")
+    assert code == 0, out
+    assert set(json.loads(out)["per_bot"]) == {"club", "beginner"}

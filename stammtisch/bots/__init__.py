@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 
@@ -18,6 +20,42 @@ def _optional_bots() -> tuple[str, ...]:
 SEARCH_BOTS = ("pimc", "ismcts")
 
 BOT_NAMES = ("random", "heuristic", *SEARCH_BOTS, *_optional_bots())
+
+
+@dataclass(frozen=True)
+class Level:
+    """An opponent in words: an algorithm (one of ``BOT_NAMES``) with its budget.
+
+    ``samples`` per game family (None: the bot's own default), ``blunders`` the share of
+    decisions (with more than one legal action) made at random instead of by the bot.
+    """
+
+    bot: str
+    samples: Mapping[str, int] | None = None
+    time_per_move: float | None = None
+    blunders: float = 0.0
+
+
+#: The levels a player chooses from, weakest first; each beats the one below it in both games
+#: (bench/strength.py plays the ladder; docs/performance.md has the figures). Their names and
+#: one-line descriptions are the catalogue's ``bot.level.<name>`` and ``bot.level.<name>.about``.
+#: ``ismcts`` is not on the ladder: at a budget that keeps a decision under a second it does not
+#: beat the heuristic (see stammtisch/bots/ismcts.py).
+LEVELS: dict[str, Level] = {
+    "beginner": Level("heuristic", blunders=0.3),
+    "club": Level("heuristic"),
+    "expert": Level("pimc"),  # pimc's default worlds per decision (pimc.DEFAULT_SAMPLES)
+}
+LEVEL_NAMES = tuple(LEVELS)
+
+#: Every name ``make_bot`` accepts: the levels first, then the algorithms.
+PLAYER_NAMES = (*LEVEL_NAMES, *BOT_NAMES)
+
+
+def algorithm_of(name: str) -> str:
+    """The algorithm behind a level or bot name (``expert`` -> ``pimc``); other names as they are."""
+    level = LEVELS.get(name)
+    return name if level is None else level.bot
 
 #: What a bot is shown: ``state.view(seat)``, JSON-able data (the engines' view keys).
 View = dict[str, Any]
@@ -58,6 +96,29 @@ class RandomBot:
         return self.rng.choice(legal)
 
 
+class BlunderBot:
+    """A bot that now and then errs: a share ``rate`` of its decisions with more than one legal
+    action is made at random (a beginner's level: it plays sensibly, but not always)."""
+
+    def __init__(self, inner: Bot, rate: float, rng: random.Random | None = None):
+        if not 0.0 <= rate <= 1.0:
+            raise ValueError("the blunder rate lies between 0 and 1")
+        self.inner = inner
+        self.rate = rate
+        self.rng = rng or random.Random()
+
+    def act(self, state: Seen, seat: int) -> int:
+        legal = state.legal_actions()
+        if len(legal) > 1 and self.rng.random() < self.rate:
+            return self.rng.choice(legal)
+        return self.inner.act(state, seat)
+
+    def choose(self, view: View, legal: list[str]) -> str:
+        if len(legal) > 1 and self.rng.random() < self.rate:
+            return self.rng.choice(legal)
+        return self.inner.choose(view, legal)
+
+
 class ViewBot:
     """Adapter: a bot whose ``choose(view, legal_strings)`` decides from the view alone."""
 
@@ -76,10 +137,19 @@ class ViewBot:
 
 def make_bot(name: str, family: str, rng: random.Random | None = None, *, samples: int | None = None,
              time_per_move: float | None = None) -> Bot:
-    """A bot by name for a game family ("tippen" or "tapp"). The search bots take a budget per
-    move: ``samples`` (worlds for ``pimc``, iterations for ``ismcts``) and/or ``time_per_move``
-    (seconds); the rng is their seed (with a sample budget alone their decisions repeat)."""
+    """A bot by level or algorithm name (``PLAYER_NAMES``) for a game family ("tippen" or
+    "tapp"). The search bots take a budget per move: ``samples`` (worlds for ``pimc``,
+    iterations for ``ismcts``) and/or ``time_per_move`` (seconds); a level brings its own,
+    which these arguments override. The rng is the bot's seed (with a sample budget alone its
+    decisions repeat)."""
     rng = rng or random.Random()
+    level = LEVELS.get(name)
+    if level is not None:
+        if samples is None and level.samples is not None:
+            samples = level.samples.get(family)
+        inner = make_bot(level.bot, family, random.Random(rng.getrandbits(64)), samples=samples,
+                         time_per_move=level.time_per_move if time_per_move is None else time_per_move)
+        return BlunderBot(inner, level.blunders, random.Random(rng.getrandbits(64))) if level.blunders else inner
     if name == "pimc":
         from .pimc import PimcBot
 
@@ -105,4 +175,4 @@ def make_bot(name: str, family: str, rng: random.Random | None = None, *, sample
         if reason is not None:
             raise ValueError(reason)
         return OpenSpielISMCTS(rng)
-    raise ValueError(f"unknown bot {name!r}; bots are {', '.join(BOT_NAMES)}")
+    raise ValueError(f"unknown bot {name!r}; bots are {', '.join(PLAYER_NAMES)}")

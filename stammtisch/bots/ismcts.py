@@ -13,6 +13,14 @@ with the net of the seat that chose its action. The action visited most at the r
 Budget: ``iterations`` per move, cut short by ``time_per_move`` seconds if given (with
 iterations alone, decisions repeat exactly for a seed). Works in every rule set: it needs only
 the engine's state API.
+
+Not on the ladder of levels (``stammtisch.bots.LEVELS``): at a budget that keeps a decision
+under a second it loses to the heuristic in Tapp and does not beat it in Tippen
+(``python bench/strength.py --pair ismcts:heuristic``; figures in docs/performance.md). A few
+dozen heuristic play-outs per move spread over a tree of many branches give each action too
+few visits to beat the rollout policy itself; ``pimc``, which compares every option on the
+same sampled worlds and solves the ending exactly, is the expert level. It stays available by
+name for research.
 """
 
 from __future__ import annotations

@@ -37,8 +37,12 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
+from ..engine_facts import display_suits
+from ..i18n import Message, message
+from ..i18n.words import card_message, choice_message, contract_message, is_card
 from . import Bot, View, ViewBot
 
 #: worlds per decision by default, per game family: as many as keep a median decision to a
@@ -55,6 +59,9 @@ MAX_OPTIONS = 8
 MAX_WORDS = 16
 #: averages closer than this count as equal (then the heuristic's choice wins)
 TIE = 1e-9
+#: worlds per hint (``advise``), per game family: a hint waits for the player, so it affords
+#: more worlds than a bot's move while its median stays well under a second (bench/hint.py)
+HINT_SAMPLES = {"tapp": 32, "tippen": 48}
 
 
 def heuristic_for(family: str, rng: random.Random) -> Bot:
@@ -96,6 +103,23 @@ class PimcBot:
 
     # ------------------------------------------------------------------ entry points
     def act(self, state: Any, seat: int) -> int:
+        return self._decide(state, seat, None)
+
+    def advise(self, state: Any, seat: int) -> Advice:
+        """What ``act`` would choose for ``seat`` (the same choice and the same draws from the
+        bot's stream) and the figures behind it, for a hint (``Advice.why``)."""
+        tally = _Tally(seat, self.family)
+        chosen = self._decide(state, seat, tally)
+        rules = state.game.rules
+        unit = "counters" if self.family == "tippen" else str(getattr(rules, "unit", "cents"))
+        figures = tuple(
+            OptionFigures(state.action_to_string(a), tally.totals[i] / tally.worlds if tally.worlds else 0.0,
+                          tally.worlds, tally.good[i], tally.takes[i] if tally.cards else None)
+            for i, a in enumerate(tally.options))
+        return Advice(state.action_to_string(chosen), chosen, figures, tally.measure, tally.declarer, unit,
+                      display_suits(rules))
+
+    def _decide(self, state: Any, seat: int, tally: _Tally | None) -> int:
         legal: list[int] = state.legal_actions()
         # one draw per decision, even a forced one: the bot's stream of decisions stays aligned
         rng = random.Random(self.rng.getrandbits(64))
@@ -103,25 +127,35 @@ class PimcBot:
             return legal[0]
         guide = heuristic_for(self.family, random.Random(rng.getrandbits(64))).act(state, seat)
         view = state.view(seat)
+        if tally is not None:
+            tally.cards = view["phase"] == "play"
         if view["phase"] == "play" and (self.family == "tippen" or _tricks_left(view) <= SOLVE_TRICKS):
-            return self._best(state, seat, legal, guide, rng, self._solve_scorer(seat, view))
+            if tally is not None and self.family == "tapp":
+                tally.tapp_query = _tapp_query_for(view)
+            return self._best(state, seat, legal, guide, rng, self._solve_scorer(seat, view), tally)
         options = legal if view["phase"] == "play" else self._options(state, legal, guide, rng)
-        return self._best(state, seat, options, guide, rng, self._rollout_scorer(seat, view, rng))
+        return self._best(state, seat, options, guide, rng, self._rollout_scorer(seat, view, rng), tally)
 
     def choose(self, view: View, legal: list[str]) -> str:
         raise NotImplementedError("pimc decides from the state (act), not from a view")
 
     # ------------------------------------------------------------------ the search
     def _best(self, state: Any, seat: int, options: list[int], guide: int, rng: random.Random,
-              score: Callable[[Any, list[int]], list[float]]) -> int:
-        """Average ``score(world, options)`` over the worlds; ties go to ``guide``."""
+              score: Callable[[Any, list[int]], list[float]], tally: _Tally | None = None) -> int:
+        """Average ``score(world, options)`` over the worlds; ties go to ``guide``. ``tally``
+        (a hint's) keeps the figures per option; it draws nothing from ``rng``."""
         deadline = None if self.time_per_move is None else time.perf_counter() + self.time_per_move
         totals = [0.0] * len(options)
         worlds = 0
+        if tally is not None:
+            tally.start(options)
         while worlds < self.samples:
             world = state.resample(seat, rng)
-            for i, value in enumerate(score(world, options)):
+            values = score(world, options)
+            for i, value in enumerate(values):
                 totals[i] += value
+            if tally is not None:
+                tally.add(world, options, values)
             worlds += 1
             if deadline is not None and time.perf_counter() >= deadline:
                 break
@@ -148,7 +182,7 @@ class PimcBot:
     # ------------------------------------------------------------------ solving the play
     def _solve_scorer(self, seat: int, view: View) -> Callable[[Any, list[int]], list[float]]:
         """Each card of the play scored in a world with all cards open."""
-        from ..solve import Kind, Solver, position_from_state
+        from ..solve import Solver, position_from_state
 
         backend = self.backend
         if self.family == "tippen":
@@ -167,25 +201,24 @@ class PimcBot:
 
             return tippen
 
-        rules = _tapp_rules(view)
-        fixed = rules.settlement == "modern"
-        target = rules.min_to_win
-        tout = bool(view.get("tout"))
+        target = _tapp_rules(view).min_to_win
+        query = _tapp_query_for(view)
 
         def tapp(world: Any, options: list[int]) -> list[float]:
             pos = position_from_state(world)
             solver = Solver(pos, backend)
             sign = 1.0 if pos.declarer == seat else -1.0
+            kind = _tapp_query(pos.kind, query)
             out = []
             for a in options:
                 after = pos.play(a)
-                if pos.kind == Kind.RAMSCH:
+                if kind == "ramsch":
                     out.append(-float(solver.value(solver.ramsch_goal(seat), after)))
-                elif pos.kind == Kind.NO_TRICK:
+                elif kind == "no_trick":
                     out.append(sign * solver.no_trick(after))
-                elif pos.kind == Kind.ALL_TRICKS or tout:
+                elif kind == "all_tricks":
                     out.append(sign * solver.all_tricks(after))
-                elif fixed:
+                elif kind == "reach":
                     out.append(sign * solver.can_reach(target, after))
                 else:
                     out.append(sign * solver.declarer_points(after))
@@ -235,6 +268,203 @@ class PimcBot:
             if to_leaf > 0:
                 to_leaf -= 1
         return float(world.returns()[seat])
+
+
+# ---------------------------------------------------------------------- hints
+@dataclass(frozen=True)
+class OptionFigures:
+    """One compared option of a hint: its average value over ``worlds`` sampled worlds (in the
+    measure of its ``Advice``), in how many of them it came out well for the seat (``good``:
+    ahead, the contract won or beaten as the seat wants), and for a card of the play in how
+    many it is sure to take the trick in progress whatever the later seats play (``takes``)."""
+
+    action: str
+    mean: float
+    worlds: int
+    good: int
+    takes: int | None = None
+
+
+@dataclass(frozen=True)
+class Advice:
+    """The search bot's choice for a seat (``action``, ``action_id``) and its figures.
+
+    ``measure`` says what the values are: ``money`` (the seat's net in ``unit``), ``wins``
+    (the contract won (1) or lost with best play by all; ``declarer``: whether the seat is
+    the declarer, else the values are 0 when the contract is beaten and -1 when it is made),
+    ``points`` (the declarer's card points, negative for a defender), ``ramsch`` (the seat's
+    own card points, negative) or ``forced`` (one legal action, nothing compared).
+    """
+
+    action: str
+    action_id: int
+    options: tuple[OptionFigures, ...]
+    measure: str
+    declarer: bool
+    unit: str
+    suits: str
+
+    @property
+    def chosen(self) -> OptionFigures | None:
+        return next((o for o in self.options if o.action == self.action), None)
+
+    def why(self) -> Message:
+        """One line of why, as a catalogue message (``hint.*``)."""
+        name = action_message(self.action, self.suits)
+        own = self.chosen
+        if self.measure == "forced" or own is None:
+            return message("hint.only", action=name)
+        seen = message("hint.seen", worlds=own.worlds)
+        if own.takes is not None:
+            return message("hint.card", action=name, takes=own.takes, worlds=own.worlds, seen=seen,
+                           result=self._result(own))
+        others = sorted((o for o in self.options if o is not own), key=lambda o: -o.mean)
+        if not others:
+            return message("hint.choice", action=name, result=self._result(own), seen=seen)
+        other = others[0]
+        return message("hint.choice_versus", action=name, result=self._result(own), seen=seen,
+                       other=action_message(other.action, self.suits), other_result=self._result(other))
+
+    def _result(self, option: OptionFigures) -> Message:
+        if self.measure == "wins":
+            key = "hint.result.won" if self.declarer else "hint.result.beaten"
+            return message(key, good=option.good, worlds=option.worlds)
+        if self.measure == "points":
+            return message("hint.result.points", points=number_message(abs(option.mean), signed=False))
+        if self.measure == "ramsch":
+            return message("hint.result.ramsch", points=number_message(-option.mean, signed=False))
+        return message("hint.result.money", value=number_message(option.mean),
+                       unit=message(f"hint.unit.{self.unit.replace(' ', '_')}"), good=option.good,
+                       worlds=option.worlds)
+
+
+def number_message(value: float, signed: bool = True) -> Message:
+    """A number to one decimal, written as the reader's language writes it (6.2 / 6,2)."""
+    tenths = round(value * 10)
+    sign = "+" if signed and tenths > 0 else "-" if tenths < 0 else ""
+    return message("hint.number", sign=sign, whole=abs(tenths) // 10, tenth=abs(tenths) % 10)
+
+
+def action_message(action: str, suits: str = "french") -> Message | str:
+    """An action named briefly for a hint: a card, a contract, several cards, or its menu entry."""
+    head, _, rest = action.partition(":")
+    if head in ("play", "call", "give") and is_card(rest):
+        return card_message(rest, suits)
+    if head in ("contract", "bid") and rest and rest != "pass":
+        return contract_message(rest, suits)
+    if head in ("discard", "exchange") and rest:
+        cards = [c for c in rest.split(",") if is_card(c)]
+        named: Message | str = message("hint.no_card")
+        if cards:
+            named = card_message(cards[-1], suits)
+            for card in reversed(cards[:-1]):
+                named = message("hint.cards", first=card_message(card, suits), rest=named)
+        return message(f"hint.{head}", cards=named)
+    return choice_message(action, suits)
+
+
+def advise(state: Any, seat: int, seed: int, samples: int | None = None, backend: str | None = None) -> Advice:
+    """A hint for ``seat``: ``PimcBot.advise`` with the hint budget (``HINT_SAMPLES``), the same
+    for the same ``seed`` and the same view of the seat."""
+    family = str(state.game.rules.family)
+    bot = PimcBot(family, random.Random(seed), HINT_SAMPLES[family] if samples is None else samples,
+                  backend=backend)
+    return bot.advise(state, seat)
+
+
+class _Tally:
+    """The figures ``_best`` leaves for a hint (see ``Advice``); it never draws at random."""
+
+    def __init__(self, seat: int, family: str) -> None:
+        self.seat = seat
+        self.family = family
+        self.cards = False  # the options are cards of the play
+        self.tapp_query: str | None = None  # set when Tapp's play is solved (see _tapp_query)
+        self.measure = "forced"
+        self.declarer = False
+        self.options: list[int] = []
+        self.totals: list[float] = []
+        self.good: list[int] = []
+        self.takes: list[int] = []
+        self.worlds = 0
+
+    def start(self, options: list[int]) -> None:
+        self.options = list(options)
+        self.totals = [0.0] * len(options)
+        self.good = [0] * len(options)
+        self.takes = [0] * len(options)
+        self.measure = "money"
+
+    def add(self, world: Any, options: list[int], values: list[float]) -> None:
+        pos = None
+        if self.cards:
+            from ..solve import position_from_state
+
+            pos = position_from_state(world)
+            for i, a in enumerate(options):
+                self.takes[i] += _takes_trick(pos, a)
+        if self.tapp_query is not None:
+            if pos is None:
+                from ..solve import position_from_state
+
+                pos = position_from_state(world)
+            kind = _tapp_query(pos.kind, self.tapp_query)
+            self.measure = {"ramsch": "ramsch", "points": "points"}.get(kind, "wins")
+            self.declarer = pos.declarer == self.seat
+        for i, value in enumerate(values):
+            self.totals[i] += value
+            if self.measure == "wins":
+                self.good[i] += value > 0.5 if self.declarer else value > -0.5
+            else:
+                self.good[i] += value > 0
+        self.worlds += 1
+
+
+def _takes_trick(pos: Any, card: int) -> bool:
+    """Is the seat on turn sure to take the trick in progress with ``card``, whatever the later
+    seats play? A later card that does not beat it leaves the lead suit and the winning card as
+    they were, so each later seat's legal cards are the same for all such continuations: one
+    continuation is followed, and any legal card that beats the trick's best answers "no"."""
+    from ..games.tricks import trick_winner_index
+
+    me = pos.turn
+    cur = pos.play(card)
+    if not cur.trick:  # the card ended the trick
+        return bool(cur.leader == me)
+    if cur.winner_so_far()[1] != me:
+        return False
+    while len(cur.trick) < len(cur.seats):
+        legal = cur.legal_cards()
+        index = len(cur.trick)
+        if any(trick_winner_index([*cur.trick, c], cur.ranks_per_suit, cur.trump) == index for c in legal):
+            return False
+        if index + 1 == len(cur.seats):
+            return True
+        cur = cur.play(legal[0])
+    return True
+
+
+def _tapp_query_for(view: View) -> str:
+    """What a Tapp deal's solved play asks when the contract does not decide it (``_tapp_query``):
+    every trick with Tout, reaching ``min_to_win`` under a fixed-value settlement, else the
+    exact card points."""
+    if view.get("tout"):
+        return "all_tricks"
+    return "reach" if _tapp_rules(view).settlement == "modern" else "points"
+
+
+def _tapp_query(kind: Any, default: str) -> str:
+    """The solver query of a Tapp world: Ramsch, Bettel (no trick), Durch/Rufer (all tricks),
+    otherwise ``default`` (``_tapp_query_for``)."""
+    from ..solve import Kind
+
+    if kind == Kind.RAMSCH:
+        return "ramsch"
+    if kind == Kind.NO_TRICK:
+        return "no_trick"
+    if kind == Kind.ALL_TRICKS:
+        return "all_tricks"
+    return default
 
 
 def _plays_until(view: View, tricks: int) -> int:

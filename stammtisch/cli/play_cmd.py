@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import random
 import re
+import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +17,7 @@ from typing import Any
 import typer
 from rich.text import Text
 
-from ..bots import BOT_NAMES, Bot, make_bot
+from ..bots import PLAYER_NAMES, Bot, make_bot
 from ..engine_facts import choice_message_for, display_suits
 from ..explain import explain
 from ..games.base import IllegalAction
@@ -49,9 +50,9 @@ def play_cmd(
     ruleset_id: str = typer.Argument(..., metavar="RULESET", help="e.g. tippen/grupp-1975 or tapp/modern"),
     players: int | None = typer.Option(None, "--players", "-n", help="Number of players."),
     option: list[str] = typer.Option([], "--option", "-o", help="Rule option key=value (repeatable)."),
-    bots: str = typer.Option("heuristic", "--bots", "-b",
-                             help="The other seats' bot: random, heuristic, pimc (samples worlds and "
-                                  "solves them) or ismcts."),
+    bots: str = typer.Option("club", "--bots", "--level", "-b",
+                             help="The other seats' level: beginner, club or expert; or an algorithm: "
+                                  "random, heuristic, pimc (samples worlds and solves them) or ismcts."),
     name: str | None = typer.Option(None, "--name", help="Your name at the table (default: You / Du)."),
     seat: int = typer.Option(0, "--seat", help="Your seat (0 = first)."),
     deals: int = typer.Option(0, "--deals", min=0, help="Stop after this many deals (0: until you quit)."),
@@ -62,6 +63,8 @@ def play_cmd(
                                        "(finished deals only)."),
     first_dealer: int | None = typer.Option(None, "--first-dealer",
                                                help="Seat of the first dealer (default: the first Ace dealt)."),
+    hints: bool = typer.Option(False, "--hints", help="Practice: '?' at any prompt asks the search bot "
+                               "(pimc) what it would do, with one line of why; '??' or 'help' shows the help."),
 ) -> None:
     """Play in the terminal: you in one seat, bots in the others.
 
@@ -69,6 +72,10 @@ def play_cmd(
     or just the card (HA, ♥A, ♥10). To lay away or exchange several cards, name them all at
     once by number or name, e.g. `1 3 5` or `C7 D8`. When only one action is legal it is played
     for you. 'q' or Ctrl-C stops (the unfinished deal is not saved), '?' shows help.
+
+    With --hints, '?' gives a hint instead: the search bot's choice from what you have seen
+    (never from the hidden cards) and one line of why, e.g. how often a card takes the trick
+    over the deals it sampled; '??' or 'help' shows the help.
     """
     from ..table import Table, draw_first_dealer
 
@@ -76,8 +83,8 @@ def play_cmd(
     if record is not None:
         check_output_file("--record", record, lang)
     rules = _build_rules(ruleset_id, players, option)
-    if bots not in BOT_NAMES:
-        raise CliError(t("cli.unknown_bot", lang, bot=repr(bots), bots=", ".join(BOT_NAMES)))
+    if bots not in PLAYER_NAMES:
+        raise CliError(t("cli.unknown_bot", lang, bot=repr(bots), bots=", ".join(PLAYER_NAMES)))
     n = rules.players
     _check_seat("--seat", seat, n, lang)
     _check_seat("--first-dealer", first_dealer, n, lang)
@@ -92,11 +99,12 @@ def play_cmd(
     except ValueError as e:
         raise CliError(str(e)) from None
     seat_bots = {p: make_bot(bots, rules.family, random.Random(rng.random())) for p in range(n) if p != seat}
-    session = Session(table, seat, seat_bots, rng, lang, display_suits(rules))
+    session = Session(table, seat, seat_bots, rng, lang, display_suits(rules), hints=hints,
+                      hint_seed=seed if seed is not None else random.SystemRandom().getrandbits(32))
     header = "play.header.you" if table.dealer == seat else "play.header"
     console.print(tx(header, lang, title=Text(rules.title, style="bold"),
                      names=", ".join(names), dealer=names[table.dealer]), highlight=False)
-    console.print(Text(t("play.hint", lang), style="dim"))
+    console.print(Text(t("hint.intro" if hints else "play.hint", lang), style="dim"))
     played = 0
     try:
         while deals == 0 or played < deals:
@@ -168,6 +176,9 @@ class Session:
     shown: int = 0
     last_trick: dict[str, Any] | None = None  # the view's last_trick, shown once
     forced_at: set[int] = field(default_factory=set)
+    hints: bool = False  # "?" asks the search bot for a hint
+    hint_seed: int = 0  # with the deal and the position, the seed of a hint (asked twice: the same)
+    state: Any = None  # the deal in progress
 
     @property
     def names(self) -> list[str]:
@@ -178,7 +189,7 @@ class Session:
 
     def play_one_deal(self) -> None:
         table, lang = self.table, self.lang
-        state = table.start_deal(table.shuffled_deck(self.rng))
+        state = self.state = table.start_deal(table.shuffled_deck(self.rng))
         console.rule(Text(t("play.deal", lang, number=len(table.deals), dealer=self.names[table.dealer])))
         self.shown, self.last_trick, self.forced_at = 0, None, set()
         while True:
@@ -280,13 +291,18 @@ class Session:
             raw = console.input(Text(t("play.your_cards" if choice else "play.your_action", lang), style="bold"))
             answer: Answer
             if choice is not None:
-                answer = read_card_set_answer(raw, hand, choice, lang, self.suits)
+                answer = read_card_set_answer(raw, hand, choice, lang, self.suits, self.hints)
             else:
-                answer = read_menu_answer(raw, legal, lang, self.suits)
+                answer = read_menu_answer(raw, legal, lang, self.suits, self.hints)
             if answer.quit:
                 raise QuitGame
             if answer.help:
                 self.say(t("play.help", lang))
+                if self.hints:
+                    self.say(t("hint.help", lang))
+                continue
+            if answer.hint:
+                self.say(Text(self._hint(view), style="green"))
                 continue
             if answer.message is not None:
                 self.say(Text(answer.message, style="yellow"))
@@ -298,6 +314,13 @@ class Session:
             except IllegalAction as e:
                 message = readable_refusal(e, self.names, self.seat, lang)
                 self.say(Text.assemble((t("play.not_allowed", lang, message=""), "red"), message))
+
+    def _hint(self, view: dict[str, Any]) -> str:
+        """The search bot's advice for the player's seat, in a line (``bots.pimc.advise``)."""
+        from ..bots.pimc import advise
+
+        seed = zlib.crc32(f"{self.hint_seed}/{len(self.table.deals)}/{len(view.get('log', []))}".encode())
+        return t("hint.line", self.lang, why=render(advise(self.state, self.seat, seed).why(), self.lang))
 
     def _show_card_choice(self, choice: CardSetChoice, hand: list[str]) -> None:
         lang = self.lang

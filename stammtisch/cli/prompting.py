@@ -18,6 +18,8 @@ from ..i18n.words import ACTION_WORDS, card_short, choice_text, contract_name, i
 CARD_SET_KINDS = ("discard", "exchange")
 QUIT_WORDS = frozenset({"q", "quit", "exit", "beenden", "ende"})
 HELP_WORDS = frozenset({"?", "help", "hilfe"})
+#: with hints on (``play --hints``), "?" asks for a hint and these ask for the help
+HINT_HELP_WORDS = frozenset({"??", "help", "hilfe"})
 YES_WORDS = frozenset({"", "y", "yes", "j", "ja"})
 NO_WORDS = frozenset({"n", "no", "nein", "q", "quit"})
 _PREFIXES = ("play:", "contract:", "bid:", "trump:", "call:", "give:")
@@ -25,12 +27,14 @@ _PREFIXES = ("play:", "contract:", "bid:", "trump:", "call:", "give:")
 
 @dataclass(frozen=True)
 class Answer:
-    """What one line of input asks for: an action to try, a message and ask again, quit, or help."""
+    """What one line of input asks for: an action to try, a message and ask again, quit, help,
+    or (hints on) a hint."""
 
     action: str | None = None
     message: str | None = None
     quit: bool = False
     help: bool = False
+    hint: bool = False
 
 
 def _card_aliases(suits: str) -> dict[str, str]:
@@ -89,22 +93,26 @@ def _menu_labels(legal: list[str], lang: str, suits: str) -> dict[str, str]:
     return labels
 
 
-def _quit_or_help(word: str) -> Answer | None:
-    """The words every prompt understands besides its own: quit and help."""
+def _quit_or_help(word: str, hints: bool = False) -> Answer | None:
+    """The words every prompt understands besides its own: quit and help, and with ``hints``
+    "?" for a hint ("??" is the help then)."""
     if word in QUIT_WORDS:
         return Answer(quit=True)
-    if word in HELP_WORDS:
+    if hints and word == "?":
+        return Answer(hint=True)
+    if word in (HINT_HELP_WORDS if hints else HELP_WORDS):
         return Answer(help=True)
     return None
 
 
-def read_menu_answer(raw: str, legal: list[str], lang: str = "en", suits: str = "french") -> Answer:
-    """One answer to a menu of legal actions (numbered from 1)."""
+def read_menu_answer(raw: str, legal: list[str], lang: str = "en", suits: str = "french",
+                     hints: bool = False) -> Answer:
+    """One answer to a menu of legal actions (numbered from 1); ``hints``: "?" asks for a hint."""
     text = raw.strip()
     word = text.lower()
     if not text:
         return Answer(message=t("play.choose_range", lang, last=len(legal)))
-    understood = _quit_or_help(word)
+    understood = _quit_or_help(word, hints)
     if understood is not None:
         return understood
     if text.isdigit():
@@ -167,11 +175,12 @@ class CardSetChoice:
 
 
 def read_card_set_answer(raw: str, hand: list[str], choice: CardSetChoice, lang: str = "en",
-                         suits: str = "french") -> Answer:
-    """One answer to "choose N of your cards": numbers into the shown hand and/or card names."""
+                         suits: str = "french", hints: bool = False) -> Answer:
+    """One answer to "choose N of your cards": numbers into the shown hand and/or card names;
+    ``hints``: "?" asks for a hint."""
     text = raw.strip()
     word = text.lower()
-    understood = _quit_or_help(word)
+    understood = _quit_or_help(word, hints)
     if understood is not None:
         return understood
     head, sep, rest = text.partition(":")

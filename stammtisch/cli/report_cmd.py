@@ -8,7 +8,7 @@ from pathlib import Path
 import typer
 from rich.markup import escape
 
-from ..bots import BOT_NAMES
+from ..bots import PLAYER_NAMES
 from ..i18n import t
 from .common import EXIT_FAILED_CHUNKS, EXIT_INTERRUPTED, CliError, _build_rules, app, console, err_console
 
@@ -24,7 +24,8 @@ def report_cmd(
     seed: int = typer.Option(1, "--seed", help="Random seed (the report names it, so anyone can repeat it)."),
     players: int | None = typer.Option(None, "--players", "-n", help="Number of players (every rule set)."),
     bots: list[str] = typer.Option(["heuristic"], "--bots", "-b",
-                                   help="Bot per seat (random, heuristic, pimc, ismcts); the last one fills the rest."),
+                                   help="Bot per seat: a level (beginner, club, expert) or an algorithm "
+                                        "(random, heuristic, pimc, ismcts); the last one fills the rest."),
     option: list[str] = typer.Option([], "--option", "-o", help="Rule option key=value (every rule set)."),
     chunk_deals: int = typer.Option(100, "--chunk-deals", min=1,
                                     help="Deals per chunk = one table session (the pot carries within it)."),
@@ -48,8 +49,8 @@ def report_cmd(
     del compare  # several rule sets are a comparison; the flag is there for the spelling in the docs
     _check_players(players, option)
     for b in bots:
-        if b not in BOT_NAMES:
-            raise CliError(t("cli.unknown_bot", bot=repr(b), bots=", ".join(BOT_NAMES)))
+        if b not in PLAYER_NAMES:
+            raise CliError(t("cli.unknown_bot", bot=repr(b), bots=", ".join(PLAYER_NAMES)))
     if out.exists() and not out.is_dir():
         raise CliError(t("report.out_is_file", path=out))
     jobs = []

@@ -13,7 +13,7 @@ import typer
 from rich.markup import escape
 from rich.table import Table as RichTable
 
-from ..bots import BOT_NAMES
+from ..bots import PLAYER_NAMES
 from ..i18n import t
 from ..record import RecordError, save
 from ..rules.base import RuleError, parse_override
@@ -70,7 +70,8 @@ def simulate_cmd(
                                     help="Random seed: the same seed (and --chunk-deals) gives the same games "
                                          "on any number of workers. Without it a seed is drawn and printed."),
     bots: list[str] = typer.Option(["heuristic"], "--bots", "-b",
-                                   help="Bot per seat (random, heuristic, pimc, ismcts); repeat for several seats, "
+                                   help="Bot per seat: a level (beginner, club, expert) or an algorithm "
+                                        "(random, heuristic, pimc, ismcts); repeat for several seats, "
                                         "the last one fills the rest."),
     option: list[str] = typer.Option([], "--option", "-o", help="Rule option key=value (repeatable)."),
     records: Path | None = typer.Option(None, "--records",
@@ -108,8 +109,8 @@ def simulate_cmd(
     rules = _build_rules(ruleset_id, players, option)
     _check_seat("--first-dealer", first_dealer, rules.players)
     for b in bots:
-        if b not in BOT_NAMES:
-            raise refuse("cli.unknown_bot", bot=repr(b), bots=", ".join(BOT_NAMES))
+        if b not in PLAYER_NAMES:
+            raise refuse("cli.unknown_bot", bot=repr(b), bots=", ".join(PLAYER_NAMES))
     if records is not None and records.exists() and not records.is_dir():
         raise refuse("simulate.records_not_dir", path=records)
     try:

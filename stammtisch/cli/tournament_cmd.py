@@ -5,33 +5,24 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from ..bots import BOT_NAMES
+from ..bots import PLAYER_NAMES
+from ..i18n import language, t
 from .common import CliError, _build_rules, app, check_output_folder, console, err_console
 
-# User-facing texts, together until the i18n catalogue takes them; refusals carry a stable code.
-TEXTS = {
-    "unknown_bot": "unknown bot {bot!r}; bots are {bots}",
-    "two_bots": "a tournament needs at least two different bots (--bots A,B)",
-    "too_many": "{count} bots do not fit at a table of {players}",
-    "title": "{ruleset}: duplicate tournament, {deals} deals per arrangement × {arrangements} "
-             "arrangements, seed {seed}",
-    "bot": "bot", "mean": "net per deal", "ci": "95% interval", "deals": "deals",
-    "pair": "{a} − {b}: {estimate:+.3f} per deal, 95% interval [{low:+.3f}, {high:+.3f}] "
-            "over {n} sessions{verdict}",
-    "better": " — {a} is better", "worse": " — {b} is better", "unclear": " — not distinguishable yet",
-    "roles": "By role (net per deal):",
-    "problems": "warning: {line}",
-}
+if TYPE_CHECKING:
+    from ..sim.stats import Interval
+    from ..sim.tournament import Verdict
 
 
-def _refuse(key: str, **values: Any) -> CliError:
-    error = CliError(TEXTS[key].format(**values))
+def _refuse(key: str, lang: str, **values: Any) -> CliError:
+    """A refusal in one line; ``rule`` carries the catalogue key as a stable code."""
+    error = CliError(t(key, lang, **values))
     error.rule = key  # type: ignore[attr-defined]
     return error
 
@@ -39,7 +30,8 @@ def _refuse(key: str, **values: Any) -> CliError:
 @app.command("tournament")
 def tournament_cmd(
     ruleset_id: str = typer.Argument(..., metavar="RULESET", help="e.g. tippen/grupp-1975 or tapp/modern"),
-    bots: str = typer.Option(..., "--bots", "-b", help="The bots, comma-separated: e.g. heuristic,random."),
+    bots: str = typer.Option(..., "--bots", "-b", help="The bots, comma-separated: levels (beginner, club, "
+                                                       "expert) or algorithms, e.g. heuristic,random."),
     deals: int = typer.Option(1000, "--deals", "-k", min=1,
                               help="Deals per arrangement of the bots (the same decks for every arrangement)."),
     seed: int | None = typer.Option(None, "--seed", help="Random seed (the same seed, the same figures on "
@@ -56,6 +48,7 @@ def tournament_cmd(
     records: Path | None = typer.Option(None, "--records",
                                         help="Write the game records into this folder: one record per session "
                                              "and arrangement (replayable with `stammtisch replay`)."),
+    german: bool = typer.Option(False, "--german", help="The report in German."),
 ) -> None:
     """Duplicate tournament: every session's decks are played with every arrangement of the bots
     over the seats, so the luck of the cards cancels. Per bot the mean net per deal with a 95%
@@ -66,19 +59,20 @@ def tournament_cmd(
     """
     from ..sim.batch import BatchError, choose_backend, progress_bar
     from ..sim.simulate import new_seed
-    from ..sim.tournament import arrangements, run_tournament
+    from ..sim.tournament import arrangements, run_tournament, verdict
 
+    lang = language(german)
     names = [b.strip() for b in bots.split(",") if b.strip()]
     for b in names:
-        if b not in BOT_NAMES:
-            raise _refuse("unknown_bot", bot=b, bots=", ".join(BOT_NAMES))
+        if b not in PLAYER_NAMES:
+            raise _refuse("cli.unknown_bot", lang, bot=repr(b), bots=", ".join(PLAYER_NAMES))
     if len(set(names)) < 2:
-        raise _refuse("two_bots")
+        raise _refuse("tournament.two_bots", lang)
     rules = _build_rules(ruleset_id, players, option)
     if len(set(names)) > rules.players:
-        raise _refuse("too_many", count=len(set(names)), players=rules.players)
+        raise _refuse("tournament.too_many", lang, count=len(set(names)), players=rules.players)
     if records is not None:
-        check_output_folder("--records", records)
+        check_output_folder("--records", records, lang)
     job_seed = seed if seed is not None else new_seed()
     sessions = -(-deals // session_deals)
     try:
@@ -93,27 +87,44 @@ def tournament_cmd(
         raise CliError("no session finished")
     data = {"ruleset": ruleset_id, **result.to_json()}
     for line in data["problems"]:
-        err_console.print(Text(TEXTS["problems"].format(line=line), style="yellow"))
+        err_console.print(Text(t("tournament.problems", lang, line=line), style="yellow"))
     if as_json:
         sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
         return
-    console.print(Text(TEXTS["title"].format(ruleset=ruleset_id, deals=data["deals_per_arrangement"],
-                                             arrangements=len(arrangements(names, rules.players)),
-                                             seed=job_seed), style="bold"))
-    t = RichTable()
+    console.print(Text(t("tournament.title", lang, ruleset=ruleset_id, deals=data["deals_per_arrangement"],
+                         arrangements=len(arrangements(names, rules.players)), seed=job_seed), style="bold"))
+    table = RichTable()
     for col in ("bot", "mean", "ci", "deals"):
-        t.add_column(TEXTS[col], justify="left" if col == "bot" else "right")
+        table.add_column(t(f"tournament.col_{col}", lang), justify="left" if col == "bot" else "right")
     for bot, interval in result.per_bot().items():
         deals_played = sum(s[bot].deals for s in result.sessions)
-        t.add_row(Text(bot), f"{interval.estimate:+.3f}", f"[{interval.low:+.3f}, {interval.high:+.3f}]",
-                  str(deals_played))
-    console.print(t)
+        table.add_row(Text(bot), f"{interval.estimate:+.3f}", f"[{interval.low:+.3f}, {interval.high:+.3f}]",
+                      str(deals_played))
+    console.print(table)
     for a, b, interval in result.pairs():
-        verdict = (TEXTS["better"] if interval.low > 0 else TEXTS["worse"] if interval.high < 0
-                   else TEXTS["unclear"]).format(a=a, b=b)
-        console.print(Text(TEXTS["pair"].format(a=a, b=b, estimate=interval.estimate, low=interval.low,
-                                                high=interval.high, n=interval.n, verdict=verdict)))
-    console.print(Text(TEXTS["roles"]))
+        console.print(Text(pair_line(a, b, interval, lang)))
+        note = unsettled_line(verdict(interval, result.session_deals), lang)
+        if note:
+            console.print(Text(note, style="yellow"))
+    console.print(Text(t("tournament.roles", lang)))
     for bot, roles in result.roles().items():
         parts = [f"{role} {i.estimate:+.2f} ({d})" for role, (i, d) in roles.items()]
         console.print(Text(f"  {bot}: " + ", ".join(parts)))
+
+
+def pair_line(a: str, b: str, interval: Interval, lang: str = "en") -> str:
+    """One pair's difference with its interval and which bot it shows better, if any."""
+    key = ("tournament.better_first" if interval.low > 0 else "tournament.better_second" if interval.high < 0
+           else "tournament.not_distinguishable")
+    return t("tournament.pair", lang, a=a, b=b, estimate=f"{interval.estimate:+.3f}",
+             low=f"{interval.low:+.3f}", high=f"{interval.high:+.3f}", n=interval.n, verdict=t(key, lang, a=a, b=b))
+
+
+def unsettled_line(v: Verdict, lang: str = "en") -> str:
+    """One line saying that a pair's interval settles nothing, and how many deals would; empty
+    when it settles."""
+    if v.settled:
+        return ""
+    if v.reason == "wide":
+        return t("tournament.unsettled", lang, deals=v.deals_needed, sessions=v.sessions_needed)
+    return t(f"tournament.unsettled_{v.reason}", lang)

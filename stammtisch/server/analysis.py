@@ -47,13 +47,23 @@ class AnalysisQueueFull(WorkerError):
 
 
 def analyse_deal(record: dict[str, Any], deal: int) -> dict[str, Any]:
-    """The analysis of deal ``deal`` (1-based) of a full record, as JSON data (worker side)."""
+    """The analysis of deal ``deal`` (1-based) of a full record, as JSON data (worker side).
+
+    ``lines``: the analysis in words, a list of catalogue messages (``i18n.message``: ``key``
+    and ``params``, a parameter maybe itself a message) that the page renders in its reader's
+    language."""
+    from ..rules import ruleset
     from ..solve.analysis import analyze_record
+    from ..solve.lines import analysis_lines
 
     found = analyze_record(record, deal)
     if not found:  # the deal never reached the play phase (everyone passed, …)
-        return {"deal": deal, "played": False, "plays": [], "mistakes": []}
-    return {"played": True, **found[0].to_json()}
+        return {"deal": deal, "played": False, "plays": [], "mistakes": [], "lines": []}
+    names = [str(p) for p in record["players"]]
+    options = dict(record.get("options", {}))
+    options.setdefault("players", len(names))
+    suits = str(getattr(ruleset(record["ruleset"], options), "suits", "french"))
+    return {"played": True, **found[0].to_json(), "lines": analysis_lines(found[0], names, suits)}
 
 
 class Analyst:

@@ -62,7 +62,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from ..bots import BOT_NAMES, SEARCH_BOTS
+from ..bots import BOT_NAMES, LEVEL_NAMES, PLAYER_NAMES, SEARCH_BOTS, algorithm_of
 from ..explain import explain_messages
 from ..games.base import IllegalAction
 from ..record import table_to_record
@@ -103,8 +103,11 @@ levels deep, at most seat_rate per second per seat, all its sockets together):
                       decline it (agree: false); it is made, and this table closed, once every
                       seated player (a human seat whose player is connected) has agreed; the
                       table's "rematch_votes" lists the seats that have
+  {"type": "hint"}    at a practice table ("hints" in the table's info), the seat on turn asks
+                      what the search bot would do (at most hint_rate per second per seat)
 Server → client:
-  {"type": "hello", "role": "seat"|"spectator", "seat": int|null, "table": id}
+  {"type": "hello", "role": "seat"|"spectator"|"admin", "seat": int|null, "table": id}
+                      (the admin watches as a spectator does, and may close the table)
   {"type": "state", "event": n, "view": <view(seat)> | null, "table": {…}}  after every event;
                       "table" only when the table's info changed since this client last got
                       it, but for its "events", which is n: keep the last one and set its
@@ -120,6 +123,9 @@ Server → client:
   {"type": "chat", "messages": [{"seat", "name", "text", "at"}], "history": true}  the latest
                                  lines on connecting; then each new line (without "history")
   {"type": "rematch", "table": id, "link": "/t/…#token"}  this client's seat at the rematch
+  {"type": "hint asked", "seat": n, "name": "…"}  to every client: a seat asked for a hint
+  {"type": "hint", "event": n, "action": "play:HA", "why": {"key", "params"}}  to the asker
+                                 alone: the bot's action and one line of why, for state n
 A table with a turn timer (turn_seconds > 0): when the seat on turn has not acted in time, a
 bot plays for it (its seat shows "away": true) until its player connects again, acts or sends
 "back".
@@ -182,8 +188,8 @@ class SeatIn(BaseModel):
     def _bot(cls, v: str | None) -> str | None:
         if v in (None, "", "human"):
             return None
-        if v not in BOT_NAMES:
-            raise ValueError(f"unknown bot {v!r}; bots are {', '.join(BOT_NAMES)}")
+        if v not in PLAYER_NAMES:
+            raise ValueError(f"unknown bot {v!r}; bots are {', '.join(PLAYER_NAMES)}")
         return v
 
 
@@ -198,6 +204,7 @@ class TableIn(BaseModel):
     # between deals: "wait" (the next deal when every seated player pressed Next; the default
     # with a human seat) or seconds (ServerLimits.pace_min/max; a table of bots: the server's)
     pace: Literal["wait"] | float | None = None
+    hints: bool = False  # a practice table: a seat on turn may ask the search bot for a hint
 
 
 class TakeIn(BaseModel):
@@ -371,13 +378,14 @@ NOT_AT_THE_WEB_TABLE = frozenset({"openspiel-ismcts"})
 
 
 def available_bots(family: str) -> list[str]:
-    """The bot names the web table seats for a game family: the bots that exist for it
-    (``BOT_NAMES``: each plays both families, an optional one is listed only where it can play)
-    but those ``NOT_AT_THE_WEB_TABLE``. Nothing is hidden here when a bot fails to be made: that
-    is a bug, and it surfaces where the bot is seated."""
+    """The bot names the web table seats for a game family: the levels first (Beginner, Club
+    player, Expert), then the algorithms for researchers (``BOT_NAMES``: each plays both
+    families, an optional one is listed only where it can play) but those
+    ``NOT_AT_THE_WEB_TABLE``. Nothing is hidden here when a bot fails to be made: that is a
+    bug, and it surfaces where the bot is seated."""
     if family not in ("tippen", "tapp"):
         raise ValueError(f"unknown game family {family!r}")
-    return [name for name in BOT_NAMES if name not in NOT_AT_THE_WEB_TABLE]
+    return [*LEVEL_NAMES, *(name for name in BOT_NAMES if name not in NOT_AT_THE_WEB_TABLE)]
 
 
 def rulesets_payload() -> list[dict[str, Any]]:
@@ -728,7 +736,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         if body.max_deals is not None and all(s.bot for s in body.seats) \
                 and body.max_deals > limits.bot_table_max_deals:
             return _error(400, MESSAGES["bot deals"].format(n=limits.bot_table_max_deals), "max_deals")
-        searchers = sum(1 for s in body.seats if s.bot in SEARCH_BOTS)
+        searchers = sum(1 for s in body.seats if s.bot and algorithm_of(s.bot) in SEARCH_BOTS)
         if searchers and manager.search_bots_of(address) + searchers > limits.search_bots_per_address:
             manager.count_refusal("search bots")
             return _error(429, MESSAGES["search bots"].format(n=limits.search_bots_per_address),
@@ -738,7 +746,8 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             return _error(429, refusal.message, refusal.rule, {"Retry-After": "60"})
         social = StoredSocial(turn_seconds=body.turn_seconds, listed=body.listed,
                               open_seats=open_seats, creator=address, lobby_seats=open_seats,
-                              pace=None if body.pace is None else str(body.pace))
+                              pace=None if body.pace is None else str(body.pace),
+                              hints=body.hints)
         created = await manager.create(body.ruleset, options,
                                        [(s.name, s.bot) for s in body.seats], body.max_deals,
                                        social=social)
@@ -760,6 +769,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             "max_deals": created["table"].max_deals,
             "turn_seconds": body.turn_seconds,
             "listed": body.listed,
+            "hints": body.hints,
         }
 
     @app.get("/api/tables")
@@ -1071,7 +1081,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
                     live.bucket_for(seat if role == "seat" else None), address,
                     write_now=direct_writer(ws), outbox=manager.outbox)
         sender = asyncio.create_task(conn.sender())
-        conn.send(dumps({"type": "hello", "role": "seat" if conn.seat is not None else "spectator",
+        conn.send(dumps({"type": "hello", "role": role,
                          "seat": conn.seat, "table": table_id}))
 
         receive: Receive = ws.scope.get(SERVER_RECEIVE) or ws.receive
@@ -1209,7 +1219,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             if kind == "ping":
                 conn.send('{"type":"pong"}' if seq is None else dumps({"type": "pong", "seq": seq}))
                 return
-            if kind not in ("action", "next", "start", "chat", "back", "rematch"):
+            if kind not in ("action", "next", "start", "chat", "back", "rematch", "hint"):
                 raise IllegalAction("protocol", f"unknown message type {kind[:40]!r}")
             if kind == "chat":
                 line = msg.get("text")
@@ -1223,6 +1233,9 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
                 await live.act(conn.seat, *action_fields(msg))
             elif kind == "next":
                 await live.next_deal(early=True, seat=conn.seat)
+            elif kind == "hint":
+                answer = await live.hint(conn.seat)
+                conn.send(dumps(answer if seq is None else {**answer, "seq": seq}))
             elif kind == "back":
                 await live.back(conn.seat)
             elif kind == "rematch":

@@ -41,11 +41,9 @@ def _deal_keys(conn: Connection) -> None:
 def _social_owners(conn: Connection) -> None:
     """Who made a table (for the live tables an address may hold), the seats that were the
     lobby's (never reissued to the table's admin), the human seats that ever connected (a
-    table that never had two lives shorter), the seats whose link went on to the rematch, and
-    the table's pace between deals."""
+    table that never had two lives shorter), and the seats whose link went on to the rematch."""
     _add_columns(conn, "st_table_social", {"creator": "VARCHAR(64)", "lobby_seats": "TEXT",
-                                           "humans": "TEXT", "rematch_claimed": "TEXT",
-                                           "pace": "VARCHAR(16)"})
+                                           "humans": "TEXT", "rematch_claimed": "TEXT"})
     # the seats open now were the lobby's; their links, made for the creator by the servers
     # before, stop working (a stranger who takes such a seat gets a link of his own)
     rows = conn.execute(text("SELECT table_id, open_seats FROM st_table_social "
@@ -59,8 +57,13 @@ def _social_owners(conn: Connection) -> None:
                               "WHERE table_id = :t AND seat = :s"), {"t": table_id, "s": seat})
 
 
+def _table_choices(conn: Connection) -> None:
+    """What a table's creator chose beyond the rules: the pace between deals, and hints."""
+    _add_columns(conn, "st_table_social", {"pace": "VARCHAR(16)", "hints": "BOOLEAN"})
+
+
 #: The steps, in order: step ``i`` (1-based) brings version ``i - 1`` to ``i``.
-STEPS: list[Callable[[Connection], None]] = [_deal_keys, _social_owners]
+STEPS: list[Callable[[Connection], None]] = [_deal_keys, _social_owners, _table_choices]
 LATEST = len(STEPS)
 
 

@@ -194,6 +194,8 @@ class SocialRow(Base):
     rematch_claimed: Mapped[str | None] = mapped_column(Text, nullable=True)
     # "wait" (the next deal when every seated person asks for it) or seconds between deals
     pace: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    # a practice table: any seat may ask the search bot for a hint
+    hints: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
 
 
 class ChatRow(Base):
@@ -239,6 +241,7 @@ class StoredSocial:
     humans: list[int] = field(default_factory=list)  # human seats that ever connected
     rematch_claimed: list[int] = field(default_factory=list)  # old links that led to the rematch
     pace: str | None = None  # "wait", or seconds between deals as text; None: the server's default
+    hints: bool = False  # any seat may ask the search bot for a hint
 
 
 @dataclass
@@ -438,7 +441,8 @@ class Storage:
                     open_seats=json.dumps(social.open_seats), rematch_id=social.rematch_id,
                     creator=social.creator, lobby_seats=json.dumps(social.lobby_seats),
                     humans=json.dumps(social.humans),
-                    rematch_claimed=json.dumps(social.rematch_claimed), pace=social.pace))
+                    rematch_claimed=json.dumps(social.rematch_claimed), pace=social.pace,
+                    hints=social.hints))
 
     def start_deal(self, table_id: str, number: int, deck: list[str], first_dealer: int,
                    deal_key: int | None = None) -> None:
@@ -542,7 +546,7 @@ class Storage:
                             lobby_seats=list(json.loads(row.lobby_seats or "[]")),
                             humans=list(json.loads(row.humans or "[]")),
                             rematch_claimed=list(json.loads(row.rematch_claimed or "[]")),
-                            pace=row.pace)
+                            pace=row.pace, hints=bool(row.hints))
 
     def set_spectator_digest(self, table_id: str, digest: str) -> None:
         with self.engine.begin() as conn:

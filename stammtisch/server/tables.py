@@ -55,7 +55,7 @@ from typing import Any, TypeVar
 
 import orjson
 
-from ..bots import SEARCH_BOTS, Bot, make_bot
+from ..bots import SEARCH_BOTS, Bot, algorithm_of, make_bot
 from ..engine_facts import choice_message_for
 from ..explain import explain_messages
 from ..games.base import Account, IllegalAction
@@ -146,6 +146,10 @@ SOCIAL_MESSAGES = {
     "capacity": "the server holds as many tables as it may; try again later",
     "rate": "too many new tables from your address; try again in a minute",
     "quota": "your address has as many live tables as it may ({n}); close or finish one first",
+    "no hints": "this table gives no hints; a practice table does",
+    "hint turn": "a hint is for the seat on turn",
+    "hint rate": "you are asking for hints too fast; wait a moment",
+    "hint failed": "no hint could be computed just now; try again",
 }
 
 #: Actions that name a card or a set of cards: no menu entry of their own (``_choices_json``).
@@ -410,7 +414,8 @@ class LiveTable:
     # attributes in slots, not a dict per table: one lookup less at each of the many reads
     # an event makes (bench/server_side_by_side.py weighs such small savings)
     __slots__ = ("_deal_parts", "_dealer_cache", "_fixed_part", "_info_cache", "_info_parts",
-                 "_choices_cache", "next_ready", "pace", "bot_failures", "bot_trouble", "creator",
+                 "_choices_cache", "next_ready", "pace", "hints", "hint_buckets", "bot_failures",
+                 "bot_trouble", "creator",
                  "humans", "lobby_seats",
                  "rematch_asker", "rematch_claimed", "rematch_votes",
                  "_seats_part",
@@ -490,6 +495,8 @@ class LiveTable:
         # a number: that many seconds after a deal; None: the server's pause (a table of bots)
         self.pace: str | float | None = "wait" if any(s.bot is None for s in seats) else None
         self.next_ready: set[int] = set()
+        self.hints = False  # a practice table: a seat on turn may ask the search bot for a hint
+        self.hint_buckets: dict[int, Bucket] = {}
         self.rematch_votes: set[int] = set()  # seats that asked for (agreed to) a rematch
         self.rematch_asker = ""  # the address of the first seat that asked (its creation)
         self.rematch_claimed: set[int] = set()  # seats whose link led on to the rematch
@@ -511,6 +518,7 @@ class LiveTable:
         self.rematch_id = social.rematch_id
         if social.pace is not None:
             self.pace = "wait" if social.pace == "wait" else float(social.pace)
+        self.hints = social.hints
         self.creator = social.creator
         self.lobby_seats = set(social.lobby_seats) | self.open_seats
         self.humans = set(social.humans)
@@ -725,6 +733,7 @@ class LiveTable:
             # seconds between deals (then ``next_deal_at`` says when)
             "pace": self.manager.deal_pause if self.pace is None else self.pace,
             "next_ready": sorted(self.next_ready),
+            "hints": self.hints,
             # the seat whose search bot keeps failing (the table tries again, ever less often)
             "bot_trouble": self.bot_trouble,
         }
@@ -1333,7 +1342,7 @@ class LiveTable:
             state = self.table.state
             assert state is not None
             name = self._bot_name(seat)
-            if name not in SEARCH_BOTS:
+            if algorithm_of(name) not in SEARCH_BOTS:
                 try:
                     text = state.action_to_string(self._bot_for(seat).act(state, seat))
                 except Exception:
@@ -1487,6 +1496,41 @@ class LiveTable:
         for c in self.conns:
             c.send(msg)
 
+    async def hint(self, seat: int) -> dict[str, Any]:
+        """What the search bot would do for ``seat``, on turn at a practice table, from what
+        that seat sees: ``{"action", "why"}`` (``why`` a catalogue message), for that seat
+        alone. Every client is told that the seat asked, never the hint. Raises IllegalAction
+        when the table has no hints, the seat is not on turn, or it asks too often."""
+        async with self.lock:
+            if not self.hints:
+                raise IllegalAction("hints", SOCIAL_MESSAGES["no hints"])
+            state = self.table.state
+            if (self.closed or state is None or state.is_terminal()
+                    or state.current_player() != seat):
+                raise IllegalAction("hint turn", SOCIAL_MESSAGES["hint turn"])
+            bucket = self.hint_buckets.get(seat)
+            if bucket is None:
+                bucket = self.hint_buckets[seat] = Bucket(self.limits.hint_rate,
+                                                          self.limits.hint_burst)
+            if not bucket.allow():
+                raise IllegalAction("hint rate", SOCIAL_MESSAGES["hint rate"])
+            deal = self._deal_so_far()
+            event = self.events
+            asked = dumps({"type": "hint asked", "seat": seat, "name": self.seats[seat].name})
+            for c in self.conns:
+                c.send(asked)
+        try:
+            # its own queue slot (beside a bot's decision); a second hint waiting: ValueError
+            advice: dict[str, Any] = await self.manager.thinker.advise(
+                deal, seat, seed=zlib.crc32(f"{self.id}:{event}:hint".encode()),
+                owner=self.creator, table=self.id)
+        except ValueError:
+            raise IllegalAction("hint rate", SOCIAL_MESSAGES["hint rate"]) from None
+        except Exception as e:
+            log.warning("table %s: no hint for seat %d: %s", self.id, seat, e)
+            raise IllegalAction("hint failed", SOCIAL_MESSAGES["hint failed"]) from None
+        return {"type": "hint", "event": event, **advice}
+
     def listing(self) -> dict[str, Any] | None:
         """What the lobby shows of this table, or None when it is not open to strangers."""
         if not self.listed or not self.open_seats or self.closed or self.broken:
@@ -1590,7 +1634,8 @@ class LiveTable:
         social = StoredSocial(turn_seconds=self.turn_seconds, listed=self.listed,
                               open_seats=sorted(self.open_seats), creator=self.rematch_asker,
                               lobby_seats=sorted(self.lobby_seats),
-                              pace=None if self.pace is None else str(self.pace))
+                              pace=None if self.pace is None else str(self.pace),
+                              hints=self.hints)
         try:
             made = await manager.create(self.ruleset_id, self.options,
                                         [(s.name, s.bot) for s in self.seats], self.max_deals,
@@ -2096,7 +2141,7 @@ class TableManager:
     def search_bots_of(self, address: str) -> int:
         """The search-bot seats (pimc, ismcts) of the live tables ``address`` made."""
         return sum(1 for t in self.tables.values() if t.creator == address and not t.closed
-                   for s in t.seats if s.bot in SEARCH_BOTS)
+                   for s in t.seats if s.bot and algorithm_of(s.bot) in SEARCH_BOTS)
 
     async def sweep(self, now: float | None = None) -> int:
         """Archive the tables that expired; returns how many."""

@@ -26,7 +26,7 @@ from typing import Any
 
 from .worker_pool import DEFAULT_MAX_RESTARTS, DEFAULT_RESTART_WINDOW, WorkerPool, WorkersFailing
 
-__all__ = ["DealSoFar", "Thinker", "WorkersFailing", "decide"]
+__all__ = ["DealSoFar", "Thinker", "WorkersFailing", "advise", "decide"]
 
 
 @dataclass(frozen=True)
@@ -42,9 +42,8 @@ class DealSoFar:
     actions: tuple[str, ...]
 
 
-def decide(deal: DealSoFar, bot_name: str, seat: int, seed: int) -> str:
-    """Rebuild the deal and let the bot choose for ``seat`` (runs in the worker)."""
-    from ..bots import make_bot
+def rebuild(deal: DealSoFar) -> Any:
+    """The deal's state as it stands (in the worker)."""
     from ..games import TableState, new_game
     from ..rules import ruleset
 
@@ -53,8 +52,26 @@ def decide(deal: DealSoFar, bot_name: str, seat: int, seed: int) -> str:
     state = game.new_deal(TableState(deal.dealer, deal.pot, deal.reserve), game.deck_from_strings(list(deal.deck)))
     for text in deal.actions:
         state.apply(state.string_to_action(text))
-    bot = make_bot(bot_name, rules.family, random.Random(seed))
-    return state.action_to_string(bot.act(state, seat))
+    return state
+
+
+def decide(deal: DealSoFar, bot_name: str, seat: int, seed: int) -> str:
+    """Rebuild the deal and let the bot choose for ``seat`` (runs in the worker)."""
+    from ..bots import make_bot
+
+    state = rebuild(deal)
+    bot = make_bot(bot_name, state.game.rules.family, random.Random(seed))
+    text: str = state.action_to_string(bot.act(state, seat))
+    return text
+
+
+def advise(deal: DealSoFar, seat: int, seed: int) -> dict[str, Any]:
+    """Rebuild the deal and ask the search bot for a hint for ``seat`` (runs in the worker):
+    ``{"action": str, "why": Message}`` (``stammtisch.bots.pimc.Advice``)."""
+    from ..bots.pimc import advise as pimc_advise
+
+    advice = pimc_advise(rebuild(deal), seat, seed)
+    return {"action": advice.action, "why": advice.why()}
 
 
 class Thinker:
@@ -79,6 +96,17 @@ class Thinker:
         key: Hashable = table if table is not None else object()
         text: str = await self.worker_pool.submit(owner, key, decide, deal, bot_name, seat, seed)
         return text
+
+    async def advise(self, deal: DealSoFar, seat: int, seed: int, owner: str = "",
+                     table: str | None = None) -> dict[str, Any]:
+        """A hint for ``seat``: ``{"action": str, "why": Message}`` (the search bot's choice and
+        one line of why, a catalogue message to render in the reader's language). In the same
+        worker and fair queue as ``decide``; a table has at most one hint waiting (``ValueError``
+        otherwise), beside its bot decision, if any. ``WorkersFailing`` likewise. ``seed``: the
+        same seed and the same view of the seat give the same hint."""
+        key: Hashable = (table, "hint") if table is not None else object()
+        answer: dict[str, Any] = await self.worker_pool.submit(owner, key, advise, deal, seat, seed)
+        return answer
 
     @property
     def _pool(self) -> ProcessPoolExecutor | None:

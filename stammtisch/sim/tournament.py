@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -81,6 +82,41 @@ class BotTally:
 
 
 SessionResult = dict[str, BotTally]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What a pair's interval settles. ``settled``: its 95 % interval excludes zero (or is no
+    wider than the estimate). Otherwise ``reason`` says why not: ``wide`` (the interval holds
+    zero and its half-width exceeds the estimate: ``sessions_needed`` and ``deals_needed`` per
+    arrangement would bring the half-width below the estimate at the observed variance, since
+    it shrinks with the square root of the sessions); ``zero`` (the estimate is zero: no number
+    of deals settles a difference of zero, and the data state no size to look for instead);
+    ``one_session`` (one session gives no interval)."""
+
+    settled: bool
+    reason: str | None = None
+    sessions_needed: int | None = None
+    deals_needed: int | None = None
+
+    def to_json(self) -> dict[str, object]:
+        return {"settled": self.settled, "unsettled_reason": self.reason,
+                "sessions_to_settle": self.sessions_needed, "deals_to_settle": self.deals_needed}
+
+
+def verdict(interval: Interval, session_deals: int) -> Verdict:
+    """Whether ``interval`` (over sessions of ``session_deals`` deals) settles its difference,
+    and if not how many sessions and deals would: n = n_now × (half-width / |estimate|)²,
+    rounded up."""
+    half = interval.half_width
+    if not math.isfinite(half):
+        return Verdict(False, "one_session")
+    if half <= abs(interval.estimate) or not interval.covers(0.0):
+        return Verdict(True)
+    if interval.estimate == 0:
+        return Verdict(False, "zero")
+    sessions = math.ceil(interval.n * (half / abs(interval.estimate)) ** 2)
+    return Verdict(False, "wide", sessions, sessions * session_deals)
 
 
 @dataclass(frozen=True)
@@ -172,7 +208,8 @@ class TournamentResult:
             "complete": self.outcome.complete,
             "problems": self.outcome.problems("sessions"),
             "per_bot": {b: i.to_json() for b, i in self.per_bot().items()},
-            "pairs": [{"first": a, "second": b, "difference": i.to_json()} for a, b, i in self.pairs()],
+            "pairs": [{"first": a, "second": b, "difference": i.to_json(),
+                       **verdict(i, self.session_deals).to_json()} for a, b, i in self.pairs()],
             "roles": {b: {role: {**i.to_json(), "deals": d} for role, (i, d) in roles.items()}
                       for b, roles in self.roles().items()},
         }

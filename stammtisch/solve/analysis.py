@@ -11,6 +11,13 @@ declarer gains by his card.
 This is an open-hand ("double dummy") judgement: a card is a mistake here only if it costs
 something when everybody can see every hand; a good player who could not know may still have
 chosen it.
+
+Beyond the figures of the contract, every mistake carries what it cost in the table's unit
+(counters, game points or cents): the rest of the deal is played out with best play after the
+best card and after the card played, and the mover's payments compared. The decisions before
+the play are judged the same way (``decisions.py``): Tippen's tap or pass and exchange, Tapp's
+discard, and the Tapp *par*: every contract the declarer could have named, its open-hand
+result and payment. ``analysis_lines`` says it all as catalogue messages.
 """
 
 from __future__ import annotations
@@ -24,6 +31,7 @@ from typing import Any
 from ..record import Record, load, replay
 from ..sim.batch import Backend, BatchOutcome, Chunk, plan_chunks, run_batch
 from ..table import Table
+from .decisions import DecisionJudgement, Recorded, judge_decision, par, phase, playout_money
 from .model import Kind, Position
 from .position import position_from_state
 from .solver import Solver
@@ -36,10 +44,16 @@ class PlayJudgement:
     before: int  # the best value the player could still reach
     after: int  # what the chosen card leaves
     loss: int
+    trick: int = 0  # the trick it was played to, 1 = the first
+    better: list[str] = field(default_factory=list)  # the cards that keep ``before`` (a mistake)
+    side: str = "own"  # whose figure it is: "declarer", "defender" or the mover's "own"
+    money_best: int | None = None  # the mover's payment after the best card (a mistake only)
+    money_played: int | None = None  # … and after the card played
 
     def to_json(self) -> dict[str, Any]:
         return {"seat": self.seat, "action": self.action, "before": self.before, "after": self.after,
-                "loss": self.loss}
+                "loss": self.loss, "trick": self.trick, "better": self.better, "side": self.side,
+                "money_best": self.money_best, "money_played": self.money_played}
 
 
 @dataclass
@@ -48,6 +62,12 @@ class DealAnalysis:
     measure: str  # what the values count: declarer-points, won, own-points, own-tricks
     start_value: Any  # an int, or per seat (Ramsch, Tippen)
     plays: list[PlayJudgement] = field(default_factory=list)
+    game: str = "tapp"
+    unit: str = "game points"  # the table's unit: counters, game points or cents
+    declarer: int | None = None
+    contract: str | None = None
+    decisions: list[DecisionJudgement] = field(default_factory=list)
+    par: dict[str, Any] | None = None  # Tapp: per contract the declarer could name (decisions.par)
 
     def mistakes(self) -> list[PlayJudgement]:
         """The plays that cost something, the largest first (ties in order of play)."""
@@ -56,7 +76,9 @@ class DealAnalysis:
     def to_json(self) -> dict[str, Any]:
         return {"deal": self.deal + 1, "measure": self.measure, "start_value": self.start_value,
                 "plays": [p.to_json() for p in self.plays],
-                "mistakes": [p.to_json() for p in self.mistakes()]}
+                "mistakes": [p.to_json() for p in self.mistakes()],
+                "game": self.game, "unit": self.unit, "declarer": self.declarer, "contract": self.contract,
+                "decisions": [d.to_json() for d in self.decisions], "par": self.par}
 
 
 def _measure(pos: Position) -> str:
@@ -81,6 +103,12 @@ def _start_value(solver: Solver, pos: Position) -> Any:
     return {str(s): v for s, v in solver.guaranteed_tricks(pos).items()}
 
 
+def _side(pos: Position) -> str:
+    if pos.kind in (Kind.POINTS, Kind.ALL_TRICKS, Kind.NO_TRICK):
+        return "declarer" if pos.side >> pos.turn & 1 else "defender"
+    return "own"
+
+
 def _mover_wants_more(pos: Position) -> bool:
     """Whether the seat on turn wants the contract's value high (the declarer's side, a
     Tippen player for his tricks) or low (a defender; a Ramsch player for his own points)."""
@@ -92,16 +120,18 @@ def _mover_wants_more(pos: Position) -> bool:
 
 
 def analyze_record(source: str | Path | Record, deal: int | None = None, backend: str = "numba",
-                   progress: Callable[[int], None] | None = None) -> list[DealAnalysis]:
+                   progress: Callable[[int], None] | None = None,
+                   all_discards: bool = False) -> list[DealAnalysis]:
     """Analyse every deal of a record (or only deal number ``deal``, 1-based) that reached the
     play phase, in this process. The record is replayed and verified on the way
-    (``record.replay``); ``progress`` is called with the plays judged so far in the deal."""
-    return _analyze_deals(load(source), _wanted(deal), backend, progress)
+    (``record.replay``); ``progress`` is called with the plays judged so far in the deal.
+    ``all_discards``: solve every Frage discard, not the bounded set (``decisions.DISCARD_LIMIT``)."""
+    return _analyze_deals(load(source), _wanted(deal), backend, progress, all_discards)
 
 
 def analyze_record_batch(source: str | Path | Record, deal: int | None, batch: Backend,
                          progress: Callable[[int], None] | None = None,
-                         backend: str = "numba") -> BatchOutcome[list[DealAnalysis]]:
+                         backend: str = "numba", all_discards: bool = False) -> BatchOutcome[list[DealAnalysis]]:
     """The same analysis cut into chunks of deals and run on ``batch`` (processes or Ray).
 
     Every worker replays the record (cheap, and it verifies the deals before the ones it
@@ -117,7 +147,7 @@ def analyze_record_batch(source: str | Path | Record, deal: int | None, batch: B
     else:
         chunk_deals = max(1, -(-count // (4 * batch.workers)))  # a few chunks per worker
         chunks = plan_chunks(count, chunk_deals, 0)
-    task = functools.partial(_analyze_chunk, data, backend)
+    task = functools.partial(_analyze_chunk, data, backend, all_discards)
     return run_batch(task, chunks, batch, progress)
 
 
@@ -125,14 +155,39 @@ def _wanted(deal: int | None) -> range | None:
     return None if deal is None else range(deal - 1, deal)
 
 
-def _analyze_chunk(data: Record, backend: str, chunk: Chunk) -> list[DealAnalysis]:
-    return _analyze_deals(data, range(chunk.start, chunk.start + chunk.size), backend, None)
+def _analyze_chunk(data: Record, backend: str, all_discards: bool, chunk: Chunk) -> list[DealAnalysis]:
+    return _analyze_deals(data, range(chunk.start, chunk.start + chunk.size), backend, None, all_discards)
+
+
+def _unit(table: Table) -> str:
+    from ..sim.simulate import unit_of
+
+    return unit_of(table.rules)
+
+
+def _judge_decisions(game: str, before: list[tuple[Any, Recorded]], all_discards: bool,
+                     declarer: int | None) -> tuple[list[DecisionJudgement], dict[str, Any] | None]:
+    """The decisions before the play (``before``: the state each was made in and the action)."""
+    out: list[DecisionJudgement] = []
+    later = [r for _, r in before]
+    for i, (state, (_seat, text)) in enumerate(before):
+        kind = phase(state)
+        if game == "tapp" and kind != "discard":
+            continue  # the contract choice is judged by the par
+        out.append(judge_decision(state, text, later[i + 1:], all_discards, kind))
+    found = None
+    if game == "tapp" and declarer is not None:
+        first = next((i for i, (_, (seat, _t)) in enumerate(before) if seat == declarer), None)
+        if first is not None:
+            found = par(before[first][0], later[first + 1:], all_discards)
+    return out, found
 
 
 def _analyze_deals(data: Record, wanted: range | None, backend: str,
-                   progress: Callable[[int], None] | None) -> list[DealAnalysis]:
+                   progress: Callable[[int], None] | None, all_discards: bool = False) -> list[DealAnalysis]:
     out: list[DealAnalysis] = []
     current: dict[int, tuple[Solver, DealAnalysis]] = {}
+    before: dict[int, list[tuple[Any, Recorded]]] = {}  # per deal: the decisions before the play
     last = None if wanted is None else wanted.stop
 
     class _Done(Exception):
@@ -146,14 +201,20 @@ def _analyze_deals(data: Record, wanted: range | None, backend: str,
         index = len(table.deals) - 1
         if wanted is not None and index not in wanted:
             return
-        state = table.current_state()
+        state: Any = table.current_state()
         if state.view(None)["phase"] != "play":
+            before.setdefault(index, []).append((state.clone(), (state.current_player(), text)))
             return
         pos = position_from_state(state)
         entry = current.get(index)
         if entry is None:
             solver = Solver(pos, backend=backend)
-            analysis = DealAnalysis(index, _measure(pos), _start_value(solver, pos))
+            declarer = pos.declarer if pos.declarer >= 0 else None
+            analysis = DealAnalysis(index, _measure(pos), _start_value(solver, pos), game=pos.game,
+                                    unit=_unit(table), declarer=declarer,
+                                    contract=getattr(state, "contract_string", lambda: None)())
+            analysis.decisions, analysis.par = _judge_decisions(pos.game, before.pop(index, []),
+                                                                all_discards, declarer)
             current[index] = entry = (solver, analysis)
             out.append(analysis)
         solver, analysis = entry
@@ -161,7 +222,14 @@ def _analyze_deals(data: Record, wanted: range | None, backend: str,
         card = state.string_to_action(text)
         best = max(values.values()) if _mover_wants_more(pos) else min(values.values())
         after = values[card]
-        analysis.plays.append(PlayJudgement(pos.turn, text, best, after, abs(best - after)))
+        judgement = PlayJudgement(pos.turn, text, best, after, abs(best - after), pos.tricks_played + 1,
+                                  side=_side(pos))
+        if judgement.loss:
+            better = [c for c in pos.legal_cards() if values[c] == best]
+            judgement.better = [state.action_to_string(c) for c in better]
+            judgement.money_best = _money_after(state, better[0], pos.turn, solver)
+            judgement.money_played = _money_after(state, card, pos.turn, solver)
+        analysis.plays.append(judgement)
         if progress is not None:
             progress(len(analysis.plays))
 
@@ -170,3 +238,10 @@ def _analyze_deals(data: Record, wanted: range | None, backend: str,
     except _Done:
         pass
     return out
+
+
+def _money_after(state: Any, card: int, seat: int, solver: Solver) -> int:
+    """What the deal pays ``seat`` when ``card`` is played now and best play follows."""
+    branch = state.clone()
+    branch.apply(card)
+    return playout_money(branch, seat, solver)

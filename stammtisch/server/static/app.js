@@ -246,8 +246,16 @@ function botLabel(b) {
 function seatRow(i, name, bot) {
   const bots = currentBots();
   if (!bots.includes(bot)) bot = bots[bots.length - 1];
+  // opponents by level first, the algorithms after them for researchers
+  const levels = bots.filter((b) => has("bot.level." + b));
+  const others = bots.filter((b) => b && !levels.includes(b) && b !== "open");
+  const option = (b) => el("option", { value: b, text: botLabel(b), selected: b === bot,
+    title: has(`bot.level.${b}.about`) ? tc(`bot.level.${b}.about`) : null });
   const sel = el("select", { "data-testid": `seat-bot-${i}`, class: "bot", "aria-label": t("seatWho", { n: i + 1 }) },
-    ...bots.map((b) => el("option", { value: b, text: botLabel(b), selected: b === bot })));
+    option(""),
+    ...(levels.length ? [el("optgroup", { label: t("botLevels") }, ...levels.map(option))] : []),
+    ...(others.length ? [el("optgroup", { label: t("botAlgorithms") }, ...others.map(option))] : []),
+    ...bots.filter((b) => b === "open").map(option));
   return el("div", { class: "seat-row" }, el("span", { text: `${i + 1}.`, "aria-hidden": "true" }),
     el("input", { "data-testid": `seat-name-${i}`, class: "name", value: name, maxlength: 24, required: true,
       "aria-label": t("seatName", { n: i + 1 }) }), sel);
@@ -270,7 +278,7 @@ function renderSeats(n) {
   const box = $("seats");
   const old = [...box.querySelectorAll(".seat-row")].map((r) => [r.querySelector(".name").value, r.querySelector(".bot").value]);
   box.replaceChildren(...Array.from({ length: n }, (_, i) => seatRow(i, old[i] ? old[i][0] : DEFAULT_NAMES[i],
-    old[i] ? old[i][1] : (i === 0 ? "" : "heuristic"))));
+    old[i] ? old[i][1] : (i === 0 ? "" : "club"))));
 }
 
 // keep: option values to show instead of the defaults (a language switch keeps what was chosen)
@@ -326,7 +334,8 @@ function renderMine() {
   const list = JSON.parse(localStorage.getItem("stammtisch.tables") || "[]");
   $("mine").hidden = list.length === 0;
   $("mine-list").replaceChildren(...list.map((e) => el("li", {}, el("b", { text: rulesetTitle(e.ruleset, e.ruleset) + " " }),
-    ...e.links.map((l) => el("a", { href: l.link, class: "chip", text: l.seat === null ? t("spectator") : l.name })))));
+    ...e.links.map((l) => el("a", { href: l.link, class: "chip", text: l.seat === null ? t("spectator") : l.name })),
+    ...(e.admin ? [el("a", { href: e.admin, class: "chip", "data-testid": `mine-admin-${e.id}`, text: t("adminLink") })] : []))));
 }
 
 // the rule sets by name, Tippen's and Tapp's apart
@@ -379,13 +388,15 @@ async function showLobby() {
     const options = collectOptions();
     if (seats.length !== (currentRuleset() || {}).players) options.players = String(seats.length);
     const body = { ruleset: $("ruleset").value, options, seats, ...social.createFields(seats) };
+    if ($("hints").checked) body.hints = true;
     const pace = $("pace").value;
     if (pace) body.pace = pace === "wait" ? "wait" : Number(pace);
     try {
       const res = await api("/api/tables", body);
       const links = res.seats.filter((s) => s.link && !s.open).map((s) => ({ name: s.name, link: s.link, seat: s.seat }));
       links.push({ name: t("spectator"), link: res.spectator.link, seat: null });
-      rememberTable({ id: res.id, ruleset: res.ruleset, links });
+      // the creator keeps the admin link in this browser ("My tables"): he can end the table
+      rememberTable({ id: res.id, ruleset: res.ruleset, links, admin: `/t/${res.id}#${res.admin_token}` });
       $("links").replaceChildren(...links.map((l) => {
         const abs = location.origin + l.link;
         const testid = l.seat === null ? "link-spectator" : `link-seat-${l.seat}`;
@@ -486,6 +497,10 @@ function connect() {
   ws.onmessage = (ev) => {
     const m = JSON.parse(ev.data);
     if (m.type === "hello") { game.seat = m.seat; game.role = m.role; }
+    else if (m.type === "hint") { game.hint = { event: m.event, action: m.action, why: m.why }; render(); announce([hintLine(game.hint)]); }
+    else if (m.type === "hint asked") {
+      social.onMessage({ type: "chat", messages: [{ seat: m.seat, name: m.name, notice: "hintAsked" }] });
+    }
     else if (m.type === "state") {
       // a refusal (e.g. "stale": the click answered an older state) stays shown until the state moves on
       if (m.event !== game.lastEvent) { game.selected.clear(); game.error = null; }
@@ -856,6 +871,14 @@ function render() {
   $("start-ws").hidden = game.seat === null;
   $("start-ws").onclick = () => send({ type: "start" });
   $("record-link").href = `/api/tables/${info.id}/record?token=${encodeURIComponent(game.token)}`;
+  // during play the download leaves out the cards this link did not see; once the table has
+  // ended, a seat's or the admin's link downloads the whole record that replay and analyze read
+  const full = info.closed && game.role !== "spectator";
+  $("record-link").textContent = t(full ? "recordFull" : "recordRedacted");
+  $("record-link").dataset.full = full ? "true" : "false";
+  $("record-note").textContent = full ? t("recordFullNote") : t("recordRedactedNote");
+  $("admin-box").hidden = !(game.role === "admin" && !info.closed);
+  renderHint(info, v);
   $("deals-btn").hidden = false;
   $("deals-btn").disabled = finishedDeals(info) === 0;
   if (game.deals.open && game.deals.total !== finishedDeals(info)) renderDeals();  // a deal ended meanwhile
@@ -949,6 +972,18 @@ function analysisPanel(a, prefix) {
   }
   const d = a.data;
   if (!d.played) { box.append(el("p", { text: t("analysisNoPlay") })); return box; }
+  if (Array.isArray(d.lines) && d.lines.length) {
+    // the server's lines (catalogue messages): each mistake with its trick, the better cards and
+    // its cost from the player's side; the decisions before the play; the par of the deal.
+    // A line's leading spaces say its level.
+    box.append(el("ul", { "data-testid": prefix + "analysis-lines", class: "analysis-lines" }, ...d.lines.map((m) => {
+      const text = renderText(m);
+      const level = text.length - text.trimStart().length;
+      return el("li", { "data-level": String(Math.min(3, Math.floor(level / 2))), text: text.trim() });
+    })));
+    box.append(el("p", { class: "note", text: t("analysisNote") }));
+    return box;
+  }
   const measure = t("measure." + d.measure);
   box.append(el("p", { "data-testid": prefix + "analysis-start", text: t("analysisStart", { measure, value: analysisValue(d.start_value, d.players) }) }));
   const who = (seat) => (seat === game.seat ? null : d.players[seat]);
@@ -1042,6 +1077,29 @@ function initDeals() {
   dlg.addEventListener("close", () => { game.deals.open = false; $("deals-btn").focus(); });
 }
 
+// ---------------------------------------------------------------- hints at a practice table
+
+// the why-line names the action itself ("♣K: takes this trick in 41 of 48 deals …")
+function hintLine(h) { return t("hintIs", { why: renderText(h.why) }); }
+
+function renderHint(info, v) {
+  const onTurn = !!(v && !v.terminal && game.seat !== null && v.current_player === game.seat);
+  $("hint-box").hidden = !(info.hints && onTurn);
+  const h = game.hint;
+  // a hint answers one state: it goes when the table moves on
+  $("hint-text").textContent = h && h.event === game.lastEvent ? hintLine(h) : "";
+  $("hint-btn").disabled = !!(h && h.event === game.lastEvent);
+}
+
+function initAdmin() {
+  $("hint-btn").addEventListener("click", () => { game.error = null; send({ type: "hint" }); });
+  $("end-table").addEventListener("click", async () => {
+    if (!confirm(t("endConfirm"))) return;
+    try { await api(`/api/tables/${game.tableId}/close`, { token: game.token }); $("admin-error").textContent = ""; }
+    catch (e) { $("admin-error").textContent = apiError(e); }
+  });
+}
+
 function showTable(id) {
   $("table").hidden = false;
   game.tableId = id;
@@ -1049,6 +1107,7 @@ function showTable(id) {
   if (!game.token) { $("turn").textContent = t("badLink"); return; }
   initHand();
   initDeals();
+  initAdmin();
   social.initTable();
   connect();
 }

@@ -78,7 +78,10 @@ const social = {
   renderChat() {
     $("chat-box").hidden = false;
     const box = $("chat-log");
-    box.replaceChildren(...social.chat.map((x) => el("li", {}, el("b", { text: x.name + ": " }), el("span", { class: "chat-text", text: x.text }))));
+    // a notice of the table (e.g. "Anna asked for a hint") is rendered in the reader's language
+    box.replaceChildren(...social.chat.map((x) => (x.notice
+      ? el("li", { class: "notice", "data-notice": x.notice }, el("i", { text: t(x.notice, { name: x.name }) }))
+      : el("li", {}, el("b", { text: x.name + ": " }), el("span", { class: "chat-text", text: x.text })))));
     box.scrollTop = box.scrollHeight;
   },
 

@@ -1,0 +1,374 @@
+"""What a deal pays with all cards open: play-outs, the decisions before the play, the par.
+
+* ``playout_money``: the rest of a deal played with best play by all (the contract's two
+  sides; Tippen and Ramsch: the judged seat against everyone else, as the analysis judges
+  them), and what it pays the judged seat in the table's unit.
+* ``judge_decision``: an action made before the play (Tippen's tap or pass, an exchange, a
+  Tapp discard) against the others the seat could have made. After the alternative, the other
+  seats act as they did in the record where that is still legal (else they pass where they
+  may, else take their first legal action), the seat's own later choices are searched too, and
+  the play is played out. A Tapp discard is judged by the declarer's open-hand card points
+  (one solve per discard) and only the best one is played out for money.
+* ``par``: per contract the declarer could have named, the best of its trumps and discards and
+  what it pays; the par is the best (bridge players' "par" for the deal).
+
+A Frage discard has up to C(14, 3) = 364 choices at 30–40 ms a solve: ``DISCARD_LIMIT`` keeps
+the ones without trumps that bank the most card points (the discard counts for the declarer),
+and the one made; ``all_discards=True`` solves every one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .model import Goal, Kind, Position
+from .position import position_from_state
+from .solver import Solver
+
+#: discards solved per Frage decision unless every one is asked for (see the module docstring)
+DISCARD_LIMIT = 40
+#: a seat's later choices with more options than this are not searched: the one of the record
+#: (when legal) or the first legal one is taken
+OPTION_LIMIT = 16
+
+#: one recorded action before the play: (seat, action text)
+Recorded = tuple[int, str]
+
+
+def phase(state: Any) -> str:
+    return str(state.view(None, head=False)["phase"])
+
+
+def seat_goal(solver: Solver, pos: Position, seat: int) -> tuple[Goal, bool]:
+    """The goal a play-out follows when ``seat`` is judged, and whether it is a won/lost one
+    (all tricks, no trick: decided by a threshold, not a count)."""
+    if pos.kind == Kind.POINTS:
+        return solver.points_goal(), False
+    if pos.kind == Kind.ALL_TRICKS:
+        return solver.tricks_goal(), True
+    if pos.kind == Kind.NO_TRICK:
+        return solver.bettel_goal(), True
+    if pos.kind == Kind.RAMSCH:
+        return solver.ramsch_goal(seat), False
+    return solver.tippen_goal(seat), False
+
+
+def playout(state: Any, solver: Solver, goal: Goal, binary: bool) -> Any:
+    """A copy of ``state`` (play phase) played to its end with best play for ``goal``: the
+    maximizers pick the card with the highest value, the others the lowest (ties: the lowest
+    card)."""
+    s = state.clone()
+    while not s.is_terminal() and phase(s) == "play":
+        pos = position_from_state(s)
+        cards = pos.legal_cards()
+        card = cards[0]
+        if len(cards) > 1:
+            if binary:
+                total = pos.tricks_played + pos.tricks_left
+                values = {c: int(solver.at_least(goal, total, pos.play(c))) for c in cards}
+            else:
+                values = solver.move_values(goal, pos)
+            pick = max if goal.maximizers >> pos.turn & 1 else min
+            best = pick(values.values())
+            card = next(c for c in cards if values[c] == best)
+        s.apply(card)
+    return s
+
+
+def playout_money(state: Any, seat: int, solver: Solver | None = None) -> int:
+    """What the deal pays ``seat`` (his net change) when it is played out from ``state`` with
+    best play (see ``playout``). ``solver``: one made on this deal's play, to share its table."""
+    if state.is_terminal():
+        return int(state.returns()[seat])
+    pos = position_from_state(state)
+    solver = solver or Solver(pos)
+    goal, binary = seat_goal(solver, pos, seat)
+    return int(playout(state, solver, goal, binary).returns()[seat])
+
+
+def open_value(state: Any) -> int:
+    """The contract's open-hand value of a play-phase state: the declarer's card points, or
+    1/0 for won/lost (all tricks, no trick); 0 when the deal is over."""
+    return open_measure(state)[0]
+
+
+def open_measure(state: Any) -> tuple[int, str]:
+    """``open_value`` and what it counts: "declarer-points" or "won" (also Ramsch: "none")."""
+    if state.is_terminal():
+        return 0, "none"
+    pos = position_from_state(state)
+    solver = Solver(pos)
+    if pos.kind == Kind.POINTS:
+        return solver.declarer_points(pos), "declarer-points"
+    if pos.kind == Kind.ALL_TRICKS:
+        return int(solver.all_tricks(pos)), "won"
+    if pos.kind == Kind.NO_TRICK:
+        return int(solver.no_trick(pos)), "won"
+    return 0, "none"
+
+
+@dataclass
+class Outcome:
+    """Where a line of choices leads: the seat's payment, the contract and its open-hand
+    value (Tapp), and the seat's own choices on the way."""
+
+    money: int
+    contract: str | None = None
+    value: int | None = None
+    choices: list[str] = field(default_factory=list)
+    measure: str = "none"  # what ``value`` counts (``open_measure``)
+
+
+@dataclass
+class _Search:
+    seat: int
+    others: dict[int, list[str]]  # per other seat: his recorded actions still to come
+    own: list[str]  # the seat's own recorded actions still to come
+    all_discards: bool
+    discards_searched: int = 0
+    discards_total: int = 0
+
+
+def _apply_text(state: Any, text: str) -> bool:
+    try:
+        action = state.string_to_action(text)
+    except Exception:  # noqa: BLE001 - a notation the engine refuses is not legal here
+        return False
+    if action not in state.legal_actions():
+        return False
+    state.apply(action)
+    return True
+
+
+def _other_acts(state: Any, search: _Search, seat: int) -> None:
+    queue = search.others.get(seat, [])
+    if queue and _apply_text(state, queue.pop(0)):
+        return
+    if _apply_text(state, "pass"):
+        return
+    state.apply(state.legal_actions()[0])
+
+
+def _until_own(state: Any, search: _Search) -> None:
+    while not state.is_terminal() and phase(state) != "play" and state.current_player() != search.seat:
+        _other_acts(state, search, state.current_player())
+
+
+def _copy(search: _Search) -> _Search:
+    return _Search(search.seat, {s: list(q) for s, q in search.others.items()}, list(search.own),
+                   search.all_discards)
+
+
+def _leaf(state: Any, search: _Search) -> Outcome:
+    contract = state.contract_string() if hasattr(state, "contract_string") else None
+    if state.is_terminal():
+        return Outcome(int(state.returns()[search.seat]), contract)
+    if not contract:
+        return Outcome(playout_money(state, search.seat), contract)
+    value, measure = open_measure(state)
+    return Outcome(playout_money(state, search.seat), contract, value, measure=measure)
+
+
+def _options(state: Any, search: _Search) -> list[int]:
+    legal = list(state.legal_actions())
+    if phase(state) == "discard" and len(legal) > OPTION_LIMIT:
+        return [_best_discard(state, search, legal)]
+    if len(legal) <= OPTION_LIMIT:
+        return legal
+    for text in search.own[:1]:
+        try:
+            action = state.string_to_action(text)
+        except Exception:  # noqa: BLE001
+            continue
+        if action in legal:
+            return [action]
+    return legal[:1]
+
+
+def _discard_points(state: Any, action: int, search: _Search) -> int:
+    s = state.clone()
+    s.apply(action)
+    inner = _copy(search)
+    while not s.is_terminal() and phase(s) != "play":  # e.g. the Tout announcement: not yet
+        if s.current_player() != search.seat:
+            _other_acts(s, inner, s.current_player())
+        elif not _apply_text(s, "no-tout"):
+            s.apply(s.legal_actions()[0])
+    return open_value(s)
+
+
+def _best_discard(state: Any, search: _Search, legal: list[int]) -> int:
+    """The discard with the most open-hand card points for the declarer among those solved."""
+    chosen = list(legal) if search.all_discards else discard_subset(state, legal, search.own[:1])
+    search.discards_searched, search.discards_total = len(chosen), len(legal)
+    scores = {a: _discard_points(state, a, search) for a in chosen}
+    return max(chosen, key=lambda a: scores[a])
+
+
+def discard_subset(state: Any, legal: Sequence[int], made: Sequence[str]) -> list[int]:
+    """The bounded set of Frage discards solved: those without trumps banking the most card
+    points (``DISCARD_LIMIT``), and the one made."""
+    game = state.game
+    base = game.A_DISCARD
+    points = game.pack.points
+    trumps = state.trump_mask
+
+    def banked(action: int) -> int:
+        mask = action - base
+        return sum(points[c] for c in range(mask.bit_length()) if mask >> c & 1)
+
+    plain = [a for a in legal if not (a - base) & trumps] or list(legal)
+    chosen = sorted(plain, key=lambda a: -banked(a))[:DISCARD_LIMIT]
+    for text in made:
+        try:
+            action = state.string_to_action(text)
+        except Exception:  # noqa: BLE001
+            continue
+        if action in legal and action not in chosen:
+            chosen.append(action)
+    return chosen
+
+
+def best_line(state: Any, search: _Search) -> Outcome:
+    """The best the seat can reach from ``state`` (before the play) by his own choices."""
+    s = state.clone()
+    _until_own(s, search)
+    if s.is_terminal() or phase(s) == "play":
+        return _leaf(s, search)
+    best: Outcome | None = None
+    for action in _options(s, search):
+        inner = _copy(search)
+        if inner.own:
+            inner.own.pop(0)
+        branch = s.clone()
+        text = branch.action_to_string(action)
+        branch.apply(action)
+        out = best_line(branch, inner)
+        out.choices.insert(0, text)
+        if best is None or out.money > best.money:
+            best = out
+        search.discards_searched = max(search.discards_searched, inner.discards_searched)
+        search.discards_total = max(search.discards_total, inner.discards_total)
+    assert best is not None
+    return best
+
+
+def _queues(seat: int, later: Sequence[Recorded]) -> tuple[dict[int, list[str]], list[str]]:
+    others: dict[int, list[str]] = {}
+    own: list[str] = []
+    for s, text in later:
+        (own if s == seat else others.setdefault(s, [])).append(text)
+    return others, own
+
+
+@dataclass
+class DecisionJudgement:
+    """One decision before the play: what was done and what it pays with all cards open,
+    against the best the seat could have done (in the table's unit)."""
+
+    seat: int
+    kind: str  # "declare" (Tippen tap or pass), "exchange", "discard", "other"
+    action: str
+    money: int
+    best: str
+    best_money: int
+    options: list[dict[str, Any]] = field(default_factory=list)  # {"action", "money"}
+    searched: int = 0  # discards solved (0: not a discard)
+    total: int = 0  # discards there were
+
+    @property
+    def loss(self) -> int:
+        return max(0, self.best_money - self.money)
+
+    def to_json(self) -> dict[str, Any]:
+        out = {"seat": self.seat, "kind": self.kind, "action": self.action, "money": self.money,
+               "best": self.best, "best_money": self.best_money, "loss": self.loss,
+               "options": self.options}
+        if self.total:
+            out.update(searched=self.searched, total=self.total)
+        return out
+
+
+def judge_decision(state: Any, action: str, later: Sequence[Recorded], all_discards: bool = False,
+                   kind: str = "other") -> DecisionJudgement:
+    """The decision ``action`` of the seat on turn in ``state`` (before the play) against his
+    other legal actions; ``later``: the record's actions after it, before the play."""
+    seat = state.current_player()
+    others, own = _queues(seat, later)
+    legal = list(state.legal_actions())
+    search = _Search(seat, others, own, all_discards)
+    if phase(state) == "discard" and len(legal) > OPTION_LIMIT:
+        candidates = discard_subset(state, legal, [action]) if not all_discards else legal
+        search.discards_searched, search.discards_total = len(candidates), len(legal)
+        scores = {a: _discard_points(state, a, search) for a in candidates}
+        best_action = max(candidates, key=lambda a: scores[a])
+        made = state.string_to_action(action)
+        options = [best_action] if best_action == made else [best_action, made]
+    else:
+        options = legal if len(legal) <= OPTION_LIMIT else [state.string_to_action(action)]
+    results: list[dict[str, Any]] = []
+    for a in options:
+        branch = state.clone()
+        text = branch.action_to_string(a)
+        branch.apply(a)
+        inner = _copy(search)
+        out = best_line(branch, inner) if text != action else _follow_record(branch, inner)
+        results.append({"action": text, "money": out.money})
+    made_money = next(r["money"] for r in results if r["action"] == action)
+    top = max(results, key=lambda r: r["money"])
+    if top["money"] == made_money:
+        top = next(r for r in results if r["action"] == action)
+    return DecisionJudgement(seat, kind, action, made_money, top["action"], top["money"], results,
+                             search.discards_searched, search.discards_total)
+
+
+def _follow_record(state: Any, search: _Search) -> Outcome:
+    """Where the record's own later choices lead (the seat's as well as the others')."""
+    s = state.clone()
+    while not s.is_terminal() and phase(s) != "play":
+        cur = s.current_player()
+        if cur != search.seat:
+            _other_acts(s, search, cur)
+        elif not (search.own and _apply_text(s, search.own.pop(0))):
+            s.apply(s.legal_actions()[0])
+    return _leaf(s, search)
+
+
+def par(state: Any, later: Sequence[Recorded], all_discards: bool = False) -> dict[str, Any]:
+    """Tapp: per contract the declarer could have named from ``state`` (his first decision of
+    the deal), the best line to it and what it pays him; the best is the par.
+
+    The contract is whatever the declarer's own first action leads to (a bid, ``play``/``weg``),
+    refined by his later choices (trump, discard, Tout, the Modern contract)."""
+    seat = state.current_player()
+    others, own = _queues(seat, later)
+    search = _Search(seat, others, own[1:], all_discards)
+    contracts: dict[str, dict[str, Any]] = {}
+
+    def walk(s: Any, inner: _Search, choices: list[str]) -> None:
+        s = s.clone()
+        _until_own(s, inner)
+        mine = s.declarer == seat
+        decided = s.is_terminal() or phase(s) == "play"
+        if not decided and mine and phase(s) not in ("auction", "contract", "declare", "trump", "tout"):
+            decided = True  # the contract is named: the rest is the best line to it
+        if decided:
+            out = _leaf(s, inner) if s.is_terminal() or phase(s) == "play" else best_line(s, inner)
+            name = (out.contract or s.contract_string() or "pass") if mine else "pass"
+            entry = {"contract": name, "money": out.money, "value": out.value if mine else None,
+                     "measure": out.measure if mine else "none", "choices": choices + out.choices}
+            if name not in contracts or out.money > contracts[name]["money"]:
+                contracts[name] = entry
+            return
+        for action in _options(s, inner):
+            branch = s.clone()
+            text = branch.action_to_string(action)
+            branch.apply(action)
+            walk(branch, _copy(inner), choices + [text])
+
+    walk(state, search, [])
+    ranked = sorted(contracts.values(), key=lambda e: -e["money"])
+    return {"seat": seat, "contracts": ranked, "best": ranked[0] if ranked else None,
+            "searched": search.discards_searched, "total": search.discards_total}

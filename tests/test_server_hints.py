@@ -1,0 +1,126 @@
+"""Hints at a practice table, over the WebSocket protocol: the seat on turn asks, the search bot
+answers that seat alone with one of its legal actions and a line of why; every client (the
+spectator too) is told that a hint was asked, never the hint. A table without hints, a seat not
+on turn and a spectator are refused by rule, and the table is unchanged."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+from server_helpers import WsClient
+
+from stammtisch.i18n import render
+from stammtisch.server.app import create_app
+from stammtisch.server.limits import ServerLimits
+
+pytestmark = pytest.mark.timeout(300)
+
+SEATS = [{"name": "Anna"}, {"name": "Bernd"}, {"name": "Carla"}]
+
+
+@pytest.fixture()
+def http(tmp_path):
+    app = create_app(f"sqlite:///{tmp_path / 'st.sqlite'}", bot_delay=0, deal_pause=1000,
+                     limits=ServerLimits(hint_rate=100.0, hint_burst=100.0))
+    with TestClient(app) as client:
+        yield client
+
+
+def table(http, hints: bool, ruleset: str = "tippen/grupp-1975") -> dict:
+    r = http.post("/api/tables", json={"ruleset": ruleset, "seats": SEATS, "hints": hints})
+    assert r.status_code == 201, r.text
+    t = r.json()
+    assert t["hints"] is hints
+    assert http.post(f"/api/tables/{t['id']}/start", json={"token": t["admin_token"]}).status_code == 200
+    return t
+
+
+def is_state(m):
+    return m["type"] == "state"
+
+
+@pytest.mark.parametrize("ruleset", ["tippen/grupp-1975", "tapp/modern"])
+def test_the_seat_on_turn_gets_a_hint_and_everybody_hears_it_was_asked(http, ruleset):
+    t = table(http, True, ruleset)
+    tid = t["id"]
+    tokens = [s["token"] for s in t["seats"]] + [t["spectator"]["token"]]
+    with http.websocket_connect(f"/ws/{tid}?token={tokens[0]}") as w0, \
+            http.websocket_connect(f"/ws/{tid}?token={tokens[1]}") as w1, \
+            http.websocket_connect(f"/ws/{tid}?token={tokens[2]}") as w2, \
+            http.websocket_connect(f"/ws/{tid}?token={tokens[3]}") as ws:
+        clients = [WsClient(w) for w in (w0, w1, w2, ws)]
+        for c in clients:
+            c.until(is_state)
+        assert clients[0].table["hints"] is True
+        on_turn = clients[0].view["current_player"]
+        asker = clients[on_turn]
+        event = asker.state["event"]
+        legal = asker.view["legal_actions"]
+        asker.ws.send_json({"type": "hint", "seq": 3})
+        before_hint = []
+        hint = asker.until(lambda m: before_hint.append(m) or m["type"] == "hint")
+        assert hint["seq"] == 3 and hint["event"] == event
+        assert hint["action"] in legal
+        for lang in ("en", "de"):
+            line = render(hint["why"], lang)
+            assert line and "{" not in line
+        # every client, the asker and the spectator too, is told who asked; only the asker
+        # gets the hint: the others' next messages are the notice, then the next state
+        told = {"type": "hint asked", "seat": on_turn, "name": SEATS[on_turn]["name"]}
+        assert told in before_hint  # the asker hears it too, before the hint comes
+        for i, c in enumerate(clients):
+            if i != on_turn:
+                assert c.until(lambda m: m["type"] == "hint asked") == told
+        asker.send_action(hint["action"])
+        for i, c in enumerate(clients):
+            if i == on_turn:
+                c.until_event(event + 1)
+                continue
+            seen = []
+            while c.state["event"] < event + 1:
+                seen.append(c.recv())
+            assert all(m["type"] != "hint" for m in seen)
+        # the seat that acted is no longer on turn: its next ask is refused, nothing changes
+        if clients[0].view["current_player"] != on_turn:
+            asker.ws.send_json({"type": "hint"})
+            assert asker.next_error()["rule"] == "hint turn"
+        spectator = clients[3]
+        spectator.ws.send_json({"type": "hint"})
+        assert spectator.next_error()["rule"] == "spectator"
+
+
+def test_a_table_without_hints_refuses_and_stays(http):
+    t = table(http, False)
+    tid = t["id"]
+    with http.websocket_connect(f"/ws/{tid}?token={t['seats'][0]['token']}") as w0, \
+            http.websocket_connect(f"/ws/{tid}?token={t['seats'][1]['token']}") as w1, \
+            http.websocket_connect(f"/ws/{tid}?token={t['seats'][2]['token']}") as w2:
+        clients = [WsClient(w) for w in (w0, w1, w2)]
+        for c in clients:
+            c.until(is_state)
+        assert clients[0].table["hints"] is False
+        asker = clients[clients[0].view["current_player"]]
+        event = asker.state["event"]
+        asker.ws.send_json({"type": "hint"})
+        error = asker.next_error()
+        assert error["rule"] == "hints"
+        assert http.get(f"/api/tables/{tid}").json()["events"] == event
+
+
+def test_hints_too_fast_are_refused(tmp_path):
+    app = create_app(f"sqlite:///{tmp_path / 'st.sqlite'}", bot_delay=0, deal_pause=1000,
+                     limits=ServerLimits(hint_rate=0.001, hint_burst=1.0))
+    with TestClient(app) as http:
+        t = table(http, True)
+        tid = t["id"]
+        with http.websocket_connect(f"/ws/{tid}?token={t['seats'][0]['token']}") as w0, \
+                http.websocket_connect(f"/ws/{tid}?token={t['seats'][1]['token']}") as w1, \
+                http.websocket_connect(f"/ws/{tid}?token={t['seats'][2]['token']}") as w2:
+            clients = [WsClient(w) for w in (w0, w1, w2)]
+            for c in clients:
+                c.until(is_state)
+            asker = clients[clients[0].view["current_player"]]
+            asker.ws.send_json({"type": "hint"})
+            asker.until(lambda m: m["type"] == "hint")
+            asker.ws.send_json({"type": "hint"})
+            assert asker.next_error()["rule"] == "hint rate"
