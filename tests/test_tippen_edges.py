@@ -562,7 +562,7 @@ def test_exchange_texts_are_the_same_when_remembered_and_stay_bounded(monkeypatc
     every event): a remembered text is the one it makes afresh, and the memory is bounded."""
     import itertools
 
-    import stammtisch.games.tippen as tippen
+    import stammtisch.games.tippen.game as tippen
 
     monkeypatch.setattr(tippen, "EXCHANGE_TEXTS_KEPT", 100)
     g = game("tippen/grupp-1975", players=3)

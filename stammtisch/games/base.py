@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any, Protocol
 
 Account = int | str
@@ -32,14 +33,44 @@ class IllegalAction(ValueError):
         self.message = message
 
 
+class Payment(StrEnum):
+    """What a transfer pays for: set by the engine where it makes the payment, and read by
+    whoever explains a deal (the deal summary's ``payments``, ``stammtisch.explain``). The
+    values are the codes records and views carry."""
+
+    ANTE = "ante"
+    ANTE_SCHIEBEN = "ante-schieben"  # Tippen: the next dealer antes after a shove
+    ANTE_JUMP = "ante-jump"  # Tippen: the seat a double Hupf und Sprung skips
+    RESERVE_OUT = "reserve-out"  # Tippen: above the maximum bête, pot to the reserve
+    RESERVE_IN = "reserve-in"  # Tippen: bête from the reserve into play
+    LONE_TAPPER = "lone-tapper"
+    DROP = "drop"  # Tippen: the 1859 sniffer drops out
+    TRICK = "trick"  # Tippen: the pot's share for a trick (``Transfer.trick`` says which)
+    BETE = "bete"
+    DOUBLE_BETE_SNIFF = "double-bete-sniff"  # the 1859 sniffer took no trick
+    DOUBLE_BETE = "double-bete"  # a modern sniffer or a knocker took no trick
+    BETE_ONE_TRICK = "bete-one-trick"  # a modern sniffer or a knocker took one trick
+    CONTRACT_WON = "contract-won"  # Tapp: a defender pays the declarer
+    CONTRACT_LOST = "contract-lost"  # Tapp: the declarer pays a defender
+    POT = "pot"  # Tapp: the declarer pays into the pot or takes from it
+    RAMSCH = "ramsch"
+    RAMSCH_JUNGFER = "ramsch-jungfer"  # the payee took no trick
+    OTHER = "other"
+
+
 @dataclass(frozen=True)
 class Transfer:
-    """``amount`` counters move from ``source`` to ``target`` (accounts as above)."""
+    """``amount`` counters move from ``source`` to ``target`` (accounts as above).
+
+    ``reason`` is the English text records show; ``code`` what the payment is for, and
+    ``trick`` the trick a ``Payment.TRICK`` pays (0 otherwise)."""
 
     source: Account
     target: Account
     amount: int
     reason: str
+    code: Payment = Payment.OTHER
+    trick: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {"from": self.source, "to": self.target, "amount": self.amount, "reason": self.reason}

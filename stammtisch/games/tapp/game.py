@@ -24,17 +24,17 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from operator import itemgetter
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ...cards import SUITS
 from ...rules.tapp import TappRules
-from ..base import IllegalAction, TableState, Transfer
+from ..base import IllegalAction, Payment, TableState, Transfer
 from ..engine import EngineGame, Secret
 from ..tricks import beaters_table
+from .auction import AuctionState
 from .contracts import HISTORIC_BIDS, MODERN_CONTRACTS, MODERN_INDEX, modern_value
-
-if TYPE_CHECKING:
-    from .state import TappState
+from .rounds import RoundsState
+from .state import TappState
 
 #: Dealing patterns as data: ("tapp", k) puts k cards on the tapp; ("each", k) gives a packet
 #: of k cards to every player in turn, starting with forehand. Cards come off the top.
@@ -168,9 +168,6 @@ class TappGame(EngineGame):
         self.transfer_memo: dict[tuple[Any, ...], Transfer] = {}
         #: fixed-value settlements: (declarer, contract, won) -> (transfers, net per seat)
         self.fixed_settlements: dict[tuple[int, int, bool], tuple[tuple[Transfer, ...], tuple[int, ...]]] = {}
-        from .auction import AuctionState
-        from .rounds import RoundsState
-
         self.state_class: type[TappState] = AuctionState if rules.flow == "auction" else RoundsState
         self.simple_actions = {"pass": self.A_PASS, "contract:pass": self.A_PASS, "hold": self.A_HOLD,
                                "tout": self.A_TOUT, "no-tout": self.A_NOTOUT, "play": self.A_PLAY,
@@ -214,14 +211,15 @@ class TappGame(EngineGame):
             acc = [sum(map(get, take(deck))) for take in self._takers]
         return self.state_class(self, table, acc)
 
-    def transfer(self, source: int | str, target: int | str, amount: int, reason: str) -> Transfer:
+    def transfer(self, source: int | str, target: int | str, amount: int, reason: str,
+                 code: Payment) -> Transfer:
         """A settlement ``Transfer`` (frozen: shared between deals from a small memo)."""
-        key = (source, target, amount, reason)
+        key = (source, target, amount, reason, code)
         t = self.transfer_memo.get(key)
         if t is None:
             if len(self.transfer_memo) > 4096:
                 self.transfer_memo.clear()
-            t = self.transfer_memo[key] = Transfer(source, target, amount, reason)
+            t = self.transfer_memo[key] = Transfer(source, target, amount, reason, code)
         return t
 
     # ------------------------------------------------------------------ notation

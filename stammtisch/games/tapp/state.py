@@ -11,33 +11,23 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
-from enum import IntEnum
 from itertools import combinations, repeat
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from ..base import POT, DealResult, IllegalAction, TableState, Transfer, net_change
+from ..base import POT, DealResult, IllegalAction, Payment, TableState, Transfer, net_change
 from ..engine import EngineState
 from ..tricks import legal_follows
 from .contracts import MODERN_CONTRACTS, Kind
-from .game import TappGame
+from .phases import PHASE_NAMES, Phase
+from .sampling import resample_tapp
 from .scoring import historic_settlement, ramsch_settlement
 
+if TYPE_CHECKING:
+    from .game import TappGame
 
-class Phase(IntEnum):
-    AUCTION = 0  # historic: bid, hold or pass
-    TRUMP = 1  # Classic suit Solo: name the trump suit
-    DISCARD = 2  # Frage: discard as many as picked up
-    TOUT = 3  # historic: announce Tout or not
-    DECLARE = 4  # Modern round 1: play or weg
-    CONTRACT = 5  # Modern round 2: name a contract or pass
-    CALL = 6  # Rufer: call a card
-    GIVE = 7  # Rufer: give a card back
-    PLAY = 8
-    OVER = 9
+__all__ = ["PHASE_NAMES", "Phase", "TappState"]
 
 
-PHASE_NAMES = ("auction", "trump", "discard", "tout", "declare", "contract", "call", "give",
-               "play", "over")
 # plain ints for the hot paths
 PLAY, OVER = int(Phase.PLAY), int(Phase.OVER)
 K_BETTEL, K_ALL, K_RAMSCH = int(Kind.BETTEL), int(Kind.ALL), int(Kind.RAMSCH)
@@ -96,7 +86,7 @@ class TappState(EngineState):
         self.last_trick: tuple[int, tuple[int, ...], int] | None = None
         self.log: list[tuple[int, int]] = []
         self.transfers: list[Transfer] = (
-            [Transfer(dealer, POT, game.rules.pot_ante, "ante")] if game.ante else [])
+            [Transfer(dealer, POT, game.rules.pot_ante, "ante", Payment.ANTE)] if game.ante else [])
         self.called = -1
         self.holder = -1  # the seat that held the called card (-1: none, or it lay in the tapp)
         self.called_in_tapp = False
@@ -164,8 +154,6 @@ class TappState(EngineState):
 
     def resample(self, seat: int | None, rng: random.Random) -> TappState:
         """A full state consistent with what ``seat`` knows, random in the rest (``sampling``)."""
-        from ..sampling import resample_tapp
-
         return resample_tapp(self, self._viewer(seat), rng)
 
     def _pot_now(self) -> int:
@@ -410,7 +398,9 @@ class TappState(EngineState):
         transfer = g.transfer
         if self.kind == K_RAMSCH:
             for payer, payee, amt in ramsch_settlement(self.points, self.ntricks):
-                tr.append(transfer(payer, payee, amt, "ramsch"))
+                jungfer = self.ntricks[payee] == 0  # the payee took no trick
+                tr.append(transfer(payer, payee, amt, "ramsch",
+                                   Payment.RAMSCH_JUNGFER if jungfer else Payment.RAMSCH))
             return
         if d < 0:
             return
@@ -426,9 +416,9 @@ class TappState(EngineState):
                 for s in range(n):
                     if s != d:
                         if won:
-                            out.append(transfer(s, d, value, name))
+                            out.append(transfer(s, d, value, name, Payment.CONTRACT_WON))
                         else:
-                            out.append(transfer(d, s, value, name))
+                            out.append(transfer(d, s, value, name, Payment.CONTRACT_LOST))
                 done = g.fixed_settlements[key] = (tuple(out), tuple(net_change(out, n)))
             tr.extend(done[0])
             self._net = done[1]  # no other transfers in this settlement
@@ -441,13 +431,13 @@ class TappState(EngineState):
         for s in range(n):
             if s != d and per:
                 if per > 0:
-                    tr.append(Transfer(s, d, per, reason))
+                    tr.append(Transfer(s, d, per, reason, Payment.CONTRACT_WON))
                 else:
-                    tr.append(Transfer(d, s, -per, reason))
+                    tr.append(Transfer(d, s, -per, reason, Payment.CONTRACT_LOST))
         if to_pot > 0:
-            tr.append(Transfer(d, POT, to_pot, reason + " (pot)"))
+            tr.append(Transfer(d, POT, to_pot, reason + " (pot)", Payment.POT))
         elif to_pot < 0:
-            tr.append(Transfer(POT, d, -to_pot, reason + " (pot)"))
+            tr.append(Transfer(POT, d, -to_pot, reason + " (pot)", Payment.POT))
 
     def won(self) -> bool | None:
         """Did the declarer win (None: no declarer, a draw, or not over)."""
@@ -497,15 +487,7 @@ class TappState(EngineState):
         payments: list[dict[str, Any]] = []
         for tr in self.transfers:
             entry: dict[str, Any] = tr.to_json()
-            if tr.reason == "ante":
-                entry["code"] = "ante"
-            elif tr.reason == "ramsch":
-                jungfer = type(tr.target) is int and self.ntricks[tr.target] == 0
-                entry["code"] = "ramsch-jungfer" if jungfer else "ramsch"
-            elif tr.reason.endswith(" (pot)"):
-                entry["code"] = "pot"
-            else:
-                entry["code"] = "contract-won" if tr.target == d else "contract-lost"
+            entry["code"] = tr.code.value
             payments.append(entry)
         names = g.pack.cards
         plays = self.log[len(self.log) - self.played * n:] if self.played else []

@@ -1,0 +1,421 @@
+"""``TippenState``: one Tippen deal in progress (the phases: ``stammtisch.games.tippen``).
+
+The word phases before the play are in ``words``, the settlement in ``scoring``, the fields
+and shared helpers in ``core``; here are the play (the hot path), the dispatch, refusals,
+the view and what a seat may know.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from ...cards import SUITS, cards_in
+from ..base import POT, RESERVE, IllegalAction, Payment, TableState
+from ..tricks import legal_follows
+from .core import TippenCore
+from .phases import (
+    ACTIVE,
+    CHOICE,
+    DECLARE,
+    DISCARD,
+    DROP,
+    EXCHANGE,
+    OVER,
+    PHASE_HINT,
+    PHASE_NAMES,
+    PLAY,
+    ROB,
+    SHOVE,
+    TAKE_NONE,
+    TAKE_SNIFF1859,
+    UNDECIDED,
+    UP_FACE,
+    UP_HIDDEN,
+    UP_NONE,
+    W_ROB,
+    WORDS,
+)
+from .sampling import resample_tippen
+from .scoring import Settlement
+from .words import WordPhases
+
+if TYPE_CHECKING:
+    from .game import TippenGame
+
+
+class TippenState(WordPhases, Settlement):
+    """One Tippen deal in progress (see the package docstring)."""
+
+    game: TippenGame
+    OVER = OVER
+    PHASE_NAMES = PHASE_NAMES
+
+    __slots__ = ()
+
+    def __init__(self, game: TippenGame, table: TableState, deck: list[int]):
+        r = game.rules
+        n = game.num_players
+        self.game = game
+        self.table = table
+        self.deck = tuple(deck)
+        self.dealer = table.dealer
+        self.phase = SHOVE
+        self.cur = table.dealer
+        self.hands = [0] * n
+        self.status = [UNDECIDED] * n
+        self.declared = [None] * n
+        self.talon = ()
+        self.talon_pos = 0
+        self.upcard = -1
+        self.up_state = UP_NONE
+        self.trump_index = -1
+        self.trump_mask = 0
+        self.trump_card = -1
+        self.taken = TAKE_NONE
+        self.discards = 0
+        self.dead = 0
+        self.played = 0
+        self.trick = []
+        self.led_suit = -1
+        self.win_card = -1
+        self.win_seat = -1
+        self.last_trick = None
+        self.tricks_won = [0] * n
+        self.tricks_done = 0
+        self.transfers = []
+        self.pot = table.pot
+        self.reserve = table.reserve
+        self.pot_in_play = None
+        self.trick_value = None
+        self.bete = None
+        self.compulsory = None
+        self.declaring = False
+        self.anted = [False] * n
+        self.log = []
+        self.outcome = None
+        self.next_dealer = -1
+        self.jump_cards = None
+        self.order_pos = 0
+        self.n_active = 0
+        self.robbed = False
+        self.looked = False  # the dealer has looked at his hand in the choice phase
+        self.folded = [0] * n  # the cards each passer laid face down
+        # Ante, then the maximum-bête rebalancing (rules reference §2.3): pot in play =
+        # min(carried, max_bete) + this deal's stakes; the rest waits in the reserve.
+        self._ante(self.dealer, "ante", Payment.ANTE)
+        carried = table.pot + table.reserve
+        in_play = carried if r.max_bete is None else min(carried, r.max_bete)
+        want_reserve = carried - in_play
+        if want_reserve > self.reserve:
+            self._move(POT, RESERVE, want_reserve - self.reserve, "max bête: rest to the reserve",
+                       Payment.RESERVE_OUT)
+        elif want_reserve < self.reserve:
+            self._move(RESERVE, POT, self.reserve - want_reserve, "bête from the reserve into play",
+                       Payment.RESERVE_IN)
+        if not r.schieben:
+            self._after_shoving()
+
+    # -- legal actions and apply (PLAY first: the hot path) --------------------------------
+    def _play_mask(self) -> int:
+        """The cards the current player may play (phase PLAY)."""
+        g = self.game
+        r = g.rules
+        hand = self.hands[self.cur]
+        if not self.trick:
+            if r.forced_leads:
+                if self.tricks_done == 0 and self.n_active >= 3 and hand & self.trump_mask:
+                    return hand & self.trump_mask
+                if self.tricks_done == 1:
+                    ace = g.ace_of[self.trump_index]
+                    if hand >> ace & 1:
+                        return 1 << ace
+            return hand
+        return legal_follows(hand, g.suit_masks[self.led_suit], self.trump_mask, self.win_card,
+                             g.suit_masks[g.suit_of[self.win_card]], r.void_must_trump,
+                             r.head_trick)
+
+    def legal_actions(self) -> list[int]:
+        ph = self.phase
+        if ph == PLAY:
+            return cards_in(self._play_mask())
+        if ph == OVER:
+            return []
+        return self.LEGAL[ph](self)
+
+    def _is_legal(self, action: int) -> bool:
+        g = self.game
+        ph = self.phase
+        if ph == PLAY:
+            return 0 <= action < g.size and bool(self._play_mask() >> action & 1)
+        if ph == EXCHANGE:
+            mask = action - g.EXCHANGE_BASE
+            return mask >= 0 and mask & ~self.hands[self.cur] == 0 \
+                and mask.bit_count() <= g.rules.tricks
+        if ph == DISCARD:
+            c = action - g.DISCARD_BASE
+            return 0 <= c < g.size and bool(self.hands[self.cur] >> c & 1)
+        return action in self.legal_actions()
+
+    # -- apply, one method per phase ----------------------------------------------------------
+    def _apply(self, action: int) -> None:
+        if self.phase == PLAY:  # the hot path: no dispatch
+            if action < self.game.size and self._play_mask() >> action & 1:
+                self.log.append((self.cur, action))
+                self._play(action)
+                return
+        elif self._is_legal(action):
+            self.log.append((self.cur, action))
+            self.APPLY[self.phase](self, action)
+            return
+        rule, message = self._refusal(action)
+        raise IllegalAction(rule, message)
+
+    def _play(self, card: int) -> None:
+        g = self.game
+        seat = self.cur
+        bit = 1 << card
+        self.hands[seat] ^= bit
+        self.played |= bit
+        trick = self.trick
+        trick.append((seat, card))
+        if len(trick) == 1:
+            self.led_suit = g.suit_of[card]
+            self.win_card = card
+            self.win_seat = seat
+        elif g.beaters[self.trump_mask][self.win_card] >> card & 1:  # tricks.beats, as a table
+            self.win_card = card
+            self.win_seat = seat
+        if len(trick) < self.n_active:
+            self.cur = self._next_active(seat)
+            return
+        winner = self.win_seat
+        self.tricks_won[winner] += 1
+        self.tricks_done += 1
+        self.last_trick = (tuple(trick), winner)
+        self.trick = []
+        self.led_suit = -1
+        self.win_card = -1
+        self.win_seat = -1
+        self._move(POT, winner, self.trick_value or 0, f"trick {self.tricks_done}", Payment.TRICK,
+                   self.tricks_done)
+        if self.tricks_done == g.rules.tricks:
+            self._settle()
+        else:
+            self.cur = winner
+
+    LEGAL: ClassVar[dict[int, Callable[[TippenState], list[int]]]] = {
+        SHOVE: WordPhases._legal_shove, CHOICE: WordPhases._legal_choice,
+        DISCARD: WordPhases._legal_discard, DROP: WordPhases._legal_drop,
+        DECLARE: WordPhases._legal_declare, EXCHANGE: WordPhases._legal_exchange,
+        ROB: WordPhases._legal_rob,
+    }
+    APPLY: ClassVar[dict[int, Callable[[TippenState, int], None]]] = {
+        SHOVE: WordPhases._shove_or_deal, CHOICE: WordPhases._choose, DISCARD: WordPhases._discard,
+        DROP: WordPhases._drop_or_stay, DECLARE: WordPhases._declare,
+        EXCHANGE: WordPhases._exchange, ROB: WordPhases._rob, PLAY: _play,
+    }
+
+    # -- refusals -----------------------------------------------------------------------------
+    def _refusal(self, action: int) -> tuple[str, str]:
+        g = self.game
+        r = g.rules
+        S = g.size
+        ph = self.phase
+        who = f"seat {self.cur}"
+        try:
+            text = g.action_to_string(action)
+        except IllegalAction:
+            return "notation", f"{action} is not a Tippen action id"
+        is_word = g.WORD_BASE <= action < g.WORD_BASE + len(WORDS)
+        word = WORDS[action - g.WORD_BASE] if is_word else None
+        if word in ("tap", "pass") and self.compulsory and ph != DECLARE:
+            return ("compulsory hand: passing not allowed",
+                    "no bête stands: everyone must play this hand (Tipp-Zwang); there is no "
+                    "tap or pass")
+        if ph == PLAY and 0 <= action < S:
+            return self._play_refusal(action)
+        if ph == EXCHANGE and action >= g.EXCHANGE_BASE:
+            mask = action - g.EXCHANGE_BASE
+            if mask & ~self.hands[self.cur]:
+                return "card not in hand", f"{who} does not hold every card of {text}"
+            return "exchange", f"at most {r.tricks} cards may be exchanged"
+        if ph == DISCARD and S <= action < 2 * S:
+            return "card not in hand", f"the dealer does not hold {text[8:]}"
+        if ph == SHOVE and word == "shove":
+            return ("Schieben: at most one circuit",
+                    f"seat {(self.cur + 1) % g.num_players} has already anted this deal; "
+                    f"{who} must deal")
+        if ph == ROB and word == "rob":
+            return ("robbing: only the holder of the trump 7",
+                    f"{who} does not hold the trump 7 and cannot rob the upcard")
+        if ph == CHOICE and word == "sniff" and g.rules.sniffing != "none":
+            return ("sniffing: look at your hand first",
+                    "with knocking agreed the dealer first knocks (blind) or looks at his "
+                    "hand; only then may he sniff")
+        if ph == CHOICE and word == "knock" and g.rules.knocking:
+            return ("knocking: only before looking at the hand",
+                    "the dealer has looked at his hand and can no longer knock")
+        if ph == CHOICE and word in ("sniff", "knock"):
+            return (f"{'sniffing' if word == 'sniff' else 'knocking'} not agreed",
+                    f"this rule set does not allow the dealer to {word}")
+        return ("order of the deal",
+                f"{text!r} is not possible now: {PHASE_HINT[ph]}"
+                + (f" (seat {self.cur} to act)" if ph != OVER else ""))
+
+    def _play_refusal(self, card: int) -> tuple[str, str]:
+        g = self.game
+        hand = self.hands[self.cur]
+        name = g.card_names[card]
+        if not hand >> card & 1:
+            return "card not in hand", f"seat {self.cur} does not hold {name}"
+        if not self.trick:
+            if self.tricks_done == 0:
+                return ("forced trump lead (1859)",
+                        f"with {self.n_active} active players the first lead must be a trump")
+            return ("forced trump lead (1859)",
+                    "the winner of trick 1 holding the trump Ace (Daus) must lead it")
+        led = g.suit_masks[self.led_suit]
+        tm = self.trump_mask
+        if hand & led:
+            if not (1 << card) & led:
+                return "follow suit (Farbzwang)", f"{name} does not follow the led suit"
+            return "head the trick", f"{name} does not beat the winning card; a higher card must be played"
+        if hand & tm and not (1 << card) & tm:
+            return "must trump", f"void in the led suit: a trump must be played, not {name}"
+        return "head the trick", f"{name} does not overtrump; a higher trump must be played"
+
+    def clone(self) -> TippenState:
+        c = TippenState.__new__(TippenState)
+        for name in TippenCore.__slots__:
+            setattr(c, name, getattr(self, name))
+        c.hands = self.hands[:]
+        c.status = self.status[:]
+        c.declared = self.declared[:]
+        c.trick = self.trick[:]
+        c.tricks_won = self.tricks_won[:]
+        c.transfers = self.transfers[:]
+        c.anted = self.anted[:]
+        c.log = self.log[:]
+        c.folded = self.folded[:]
+        return c
+
+    def resample(self, seat: int | None, rng: random.Random) -> TippenState:
+        """A full state consistent with what ``seat`` knows, random in the rest (``sampling``)."""
+        return resample_tippen(self, self._viewer(seat), rng)
+
+    # -- what a seat may know -----------------------------------------------------------------
+    def card_sets(self) -> dict[str, int]:
+        """Where every card is (masks; for tests and tools, not for bots)."""
+        up = 1 << self.upcard if self.up_state in (UP_HIDDEN, UP_FACE) else 0
+        talon = 0
+        for c in self.talon[self.talon_pos:]:
+            talon |= 1 << c
+        undealt = 0
+        if self.phase == SHOVE or (self.outcome == "jump"):
+            for c in self.deck:
+                undealt |= 1 << c
+        hands = 0
+        for h in self.hands:
+            hands |= h
+        return {"hands": hands, "talon": talon, "upcard": up, "played": self.played,
+                "discards": self.discards, "dead": self.dead, "undealt": undealt}
+
+    def _blind(self, seat: int | None) -> bool:
+        """A dealer who may knock decides before looking at his hand (rules reference §6 T7)."""
+        return (seat == self.dealer and self.phase == CHOICE and self.game.rules.knocking
+                and not self.looked)
+
+    def _trump_card_public(self) -> bool:
+        """The card that fixed trumps lies face up (turned, 1821's dealer's last card, or
+        sniffed in 1859); a modern sniffer or a knocker takes it unseen."""
+        return self.taken in (TAKE_NONE, TAKE_SNIFF1859) and self.up_state != UP_HIDDEN
+
+    def known_mask(self, seat: int | None) -> int:
+        """The cards whose place ``seat`` may know (rules reference §2): everyone the cards played,
+        the face-up upcard, a public trump card until the dealer who holds it may have laid
+        it away face down (a 1859 sniffer's discard, a ``dealer-last`` dealer's exchange: its
+        identity stays public, its place does not), the Hupf und Sprung cards; a seat also its
+        own hand (not while deciding blind whether to knock), the cards it folded, discarded
+        or exchanged away; the dealer the trump card he took. Passers' cards, the talon and
+        others' discards stay hidden, even after the deal."""
+        g = self.game
+        known = self.played
+        if self.up_state == UP_FACE:
+            known |= 1 << self.upcard
+        d = self.dealer
+        # the trump card went into the dealer's hand (sniffed in 1859, or his own last card);
+        # an exchange of no card lays nothing away
+        in_dealers_hand = self.taken == TAKE_SNIFF1859 or g.rules.trump_card == "dealer-last"
+        laid_away = in_dealers_hand and any(
+            s == d and (g.DISCARD_BASE <= a < g.WORD_BASE or a > g.EXCHANGE_BASE) for s, a in self.log)
+        if self.trump_card >= 0 and ((self._trump_card_public() and not laid_away)
+                                     or (seat is not None and seat == d)):
+            known |= 1 << self.trump_card
+        for c in self.jump_cards or ():
+            known |= 1 << c
+        if seat is None:
+            return known
+        if not self._blind(seat):
+            known |= self.hands[seat]
+        known |= self.folded[seat]
+        for s, a in self.log:
+            if s == seat:
+                if g.DISCARD_BASE <= a < g.WORD_BASE:
+                    known |= 1 << (a - g.DISCARD_BASE)
+                elif a >= g.EXCHANGE_BASE:
+                    known |= a - g.EXCHANGE_BASE
+        return known
+
+    def _own_view(self, seat: int | None) -> tuple[list[str], list[str], str | None]:
+        """The view's keys that depend on the seat: its hand (none while it decides blind),
+        the cards it folded when it passed (he knows them, nobody else does), and the trump
+        card when it is public or the seat is the dealer. ``_add_view`` and
+        ``_redo_seat_view`` both take them from here."""
+        names = self.game.card_names
+        hand = ([] if seat is None or self._blind(seat)
+                else [names[c] for c in cards_in(self.hands[seat])])
+        folded = ([names[c] for c in cards_in(self.folded[seat])]
+                  if seat is not None and self.folded[seat] else [])
+        trump_card = None
+        if self.trump_card >= 0 and (self._trump_card_public() or seat == self.dealer):
+            trump_card = names[self.trump_card]
+        return hand, folded, trump_card
+
+    def _redo_seat_view(self, view: dict[str, Any], seat: int | None) -> None:
+        view["hand"], view["folded"], view["trump_card"] = self._own_view(seat)
+
+    def _add_view(self, view: dict[str, Any], seat: int | None) -> None:
+        g = self.game
+        names = g.card_names
+        n = g.num_players
+        trump_known = self.trump_index >= 0 and (self.taken != TAKE_NONE or self.up_state != UP_HIDDEN)
+        # key by key, not view.update({...}): no second dict of 25 keys made and merged at
+        # every view (the web table builds every seat's view at every event)
+        view["hand"], view["folded"], trump_card = self._own_view(seat)
+        view["hand_sizes"] = [h.bit_count() for h in self.hands]
+        view["trump"] = SUITS[self.trump_index] if trump_known else None
+        view["upcard"] = names[self.upcard] if self.up_state == UP_FACE else None
+        view["trump_card"] = trump_card
+        view["trick"] = [[s, names[c]] for s, c in self.trick]
+        view["last_trick"] = ({"cards": [[s, names[c]] for s, c in self.last_trick[0]],
+                               "winner": self.last_trick[1]} if self.last_trick else None)
+        view["tricks_won"] = list(self.tricks_won)
+        view["pot"] = self.pot
+        view["reserve"] = self.reserve
+        view["active"] = [s for s in range(n) if self.status[s] == ACTIVE]
+        view["declared"] = list(self.declared)
+        view["compulsory"] = self.compulsory
+        view["pot_in_play"] = self.pot_in_play
+        view["trick_value"] = self.trick_value
+        view["bete"] = self.bete
+        view["talon_size"] = len(self.talon) - self.talon_pos
+        view["anted"] = [s for s in range(n) if self.anted[s]]
+        view["taken_by_dealer"] = (None, "sniff", "sniff", "knock")[self.taken]
+        # only a table that plays with robbing can have a rob in its log
+        view["robbed"] = g.rules.robbing and any(a == g.WORD_BASE + W_ROB for _, a in self.log)
+        view["outcome"] = self.outcome
+        view["jump_cards"] = [names[c] for c in self.jump_cards] if self.jump_cards else None
+        if self.phase == OVER:
+            view["next_dealer"] = self.next_dealer
