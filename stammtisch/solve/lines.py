@@ -88,9 +88,11 @@ def _play_line(p: Any, a: Any, names: list[str], suits: str) -> Message:
 def _money_line(p: Any, unit: str, names: list[str]) -> Message | None:
     if p.money_best is None or p.money_played is None or p.money_best == p.money_played:
         return None
+    cost = p.money_best - p.money_played
+    key = _UNITS.get(unit, "analyze.unit.game_points")
     return message("analyze.money", name=names[p.seat], played=_money(p.money_played),
-                   best=_money(p.money_best), cost=p.money_best - p.money_played,
-                   unit=message(_UNITS.get(unit, "analyze.unit.game_points")))
+                   best=_money(p.money_best), cost=cost, unit=message(key),
+                   cost_unit=message(key + "_one" if cost == 1 else key))
 
 
 def _heading(a: Any, names: list[str], suits: str) -> list[Message]:
@@ -107,7 +109,8 @@ def _heading(a: Any, names: list[str], suits: str) -> list[Message]:
     out = [message(key, deal=deal)]
     each = "analyze.start.own_points" if a.measure == "own-points" else "analyze.start.tricks"
     for seat, value in a.start_value.items():
-        out.append(message(each, name=names[int(seat)], value=value))
+        one = value == 1 and each == "analyze.start.tricks"
+        out.append(message(each + "_one" if one else each, name=names[int(seat)], value=value))
     return out
 
 
