@@ -1,4 +1,4 @@
-"""Game records, format ``stammtisch-record/1`` (DESIGN.md layer 5).
+"""Game records, format ``stammtisch-record/1`` (layer 5 of docs/engine-conventions.md).
 
 A record holds the rule set, the options that differ from its preset, the players, the first
 dealer, and per deal the deck (full pack order after shuffle and cut, top first) and the

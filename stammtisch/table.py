@@ -1,4 +1,4 @@
-"""A table: a sequence of deals with the same players (DESIGN.md layer 4).
+"""A table: a sequence of deals with the same players (layer 4 of docs/engine-conventions.md).
 
 The table rotates the deal, carries the pot (and the Tippen reserve) from deal to deal, applies
 each finished deal's transfers to its ledger, and keeps what a game record needs: per deal the

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from stammtisch.analysis.deals import analyze_record
 from stammtisch.cli import app
 from stammtisch.record import replay
-from stammtisch.solve.analysis import analyze_record
 
 RECORDS = Path(__file__).parent / "records"
 TAPP = sorted(RECORDS.glob("rules-3-*.json"))
@@ -71,8 +71,8 @@ def test_a_missing_record_is_one_line():
 
 @pytest.mark.parametrize("name", ["rules-2.4-example-6-max-bete-dreiblatt-1859.json", "rules-3-wt-solo-80.json"])
 def test_the_batch_analysis_on_worker_processes_equals_the_one_in_this_process(name):
+    from stammtisch.analysis.deals import analyze_record_batch
     from stammtisch.sim.batch import Backend
-    from stammtisch.solve.analysis import analyze_record_batch
 
     path = RECORDS / name
     alone = [a.to_json() for a in analyze_record(path)]

@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+import importlib
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+#: Bots of optional extras, by the module that makes them, imported by name when asked for:
+#: OpenSpiel's ISMCTS plays through the RL adapters of ``stammtisch.envs``, which seat bots of
+#: this package as opponents, so a static import either way would be a circle. Each module has
+#: ``unavailable_reason(family)`` (nothing heavy imported) and ``make_bot(rng)``.
+OPTIONAL_BOT_MODULES = {"openspiel-ismcts": "stammtisch.envs.openspiel_bot"}
+
+
+def _optional_module(name: str) -> Any:
+    return importlib.import_module(OPTIONAL_BOT_MODULES[name])
+
 
 def _optional_bots() -> tuple[str, ...]:
     """Bots from optional extras, listed only where they can play (nothing heavy is imported)."""
-    from ..envs.openspiel_bot import unavailable_reason
-
-    return ("openspiel-ismcts",) if all(unavailable_reason(f) is None for f in ("tippen", "tapp")) else ()
+    return tuple(name for name in OPTIONAL_BOT_MODULES
+                 if all(_optional_module(name).unavailable_reason(f) is None for f in ("tippen", "tapp")))
 
 
 #: Bots that search (``pimc``, ``ismcts``) take a per-move budget (``make_bot``'s ``samples``,
@@ -168,11 +178,11 @@ def make_bot(name: str, family: str, rng: random.Random | None = None, *, sample
         from .tapp import TappHeuristic
 
         return ViewBot(TappHeuristic(rng))
-    if name == "openspiel-ismcts":
-        from ..envs.openspiel_bot import OpenSpielISMCTS, unavailable_reason
-
-        reason = unavailable_reason(family)
+    if name in OPTIONAL_BOT_MODULES:
+        module = _optional_module(name)
+        reason = module.unavailable_reason(family)
         if reason is not None:
             raise ValueError(reason)
-        return OpenSpielISMCTS(rng)
+        bot: Bot = module.make_bot(rng)
+        return bot
     raise ValueError(f"unknown bot {name!r}; bots are {', '.join(PLAYER_NAMES)}")

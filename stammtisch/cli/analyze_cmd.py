@@ -38,9 +38,9 @@ def analyze_cmd(
     The solver's compiled kernel is built on its first use on a machine (up to a minute); later
     runs load it from the cache.
     """
+    from ..analysis.deals import analyze_record_batch
     from ..record import RecordError, load
     from ..sim.batch import BatchError, choose_backend, progress_bar
-    from ..solve.analysis import analyze_record_batch
 
     lang = language(german)
     if not record.is_file():
@@ -87,7 +87,7 @@ def _suits(data: dict[str, Any]) -> str:
 
 
 def print_analyses(analyses: list[Any], names: list[str], lang: str = "en", suits: str = "french") -> None:
-    from ..solve.lines import analysis_lines
+    from ..analysis.lines import analysis_lines
 
     for a in analyses:
         for i, line in enumerate(analysis_lines(a, names, suits)):

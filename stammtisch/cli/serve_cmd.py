@@ -116,10 +116,20 @@ def serve_cmd(
     from sqlalchemy.exc import SQLAlchemyError
 
     from ..server.app import run
+    from ..server.sqlite_guard import SqliteInUse, hold_sqlite
+    from ..server.storage import default_database_url
 
     limits = parse_limits(limit)
     if database_url:
         check_database_url(database_url)
+    try:
+        # one process per SQLite file (held until this process ends): several need PostgreSQL
+        hold_sqlite(database_url or default_database_url())
+    except SqliteInUse as e:
+        raise CliError(t("cli.sqlite_in_use", path=str(e.path))) from None
+    except OSError as e:  # the lock file cannot be made: the database could not be either
+        raise CliError(t("cli.database_unusable", url=repr(database_url or "./data"),
+                         reason=e.strerror or e)) from None
     if uds is None:
         check_port(host, port)
         console.print(Text(t("serve.listening", host=host, port=port)), highlight=False)

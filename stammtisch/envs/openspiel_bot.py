@@ -57,3 +57,8 @@ class OpenSpielISMCTS:
 
     def choose(self, view: dict[str, Any], legal: list[str]) -> str:
         raise NotImplementedError("openspiel-ismcts decides from the state (act), not from a view")
+
+
+def make_bot(rng: random.Random) -> OpenSpielISMCTS:
+    """The bot as ``stammtisch.bots.make_bot`` makes it (``OPTIONAL_BOT_MODULES``)."""
+    return OpenSpielISMCTS(rng)

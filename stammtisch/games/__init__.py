@@ -1,4 +1,4 @@
-"""Game engines: all game logic lives in this package (DESIGN.md layer 3).
+"""Game engines: all game logic lives in this package (layer 3 of docs/engine-conventions.md).
 
 ``new_game(rules)`` finds the engine of a rule set's family in ``ENGINES``, the one registry
 of engines (a new family is one entry here); ``shared_game(rules)`` is the one engine that

@@ -1,4 +1,4 @@
-"""The Game / State API shared by every engine (OpenSpiel-like, DESIGN.md layer 3).
+"""The Game / State API shared by every engine (OpenSpiel-like; layer 3 of docs/engine-conventions.md).
 
 A ``Game`` is built from a validated rule set and is immutable. A ``State`` is one deal in
 progress. Randomness enters only as an explicit deck order, so a deal is a pure function of

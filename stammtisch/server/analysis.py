@@ -52,9 +52,9 @@ def analyse_deal(record: dict[str, Any], deal: int) -> dict[str, Any]:
     ``lines``: the analysis in words, a list of catalogue messages (``i18n.message``: ``key``
     and ``params``, a parameter maybe itself a message) that the page renders in its reader's
     language."""
+    from ..analysis.deals import analyze_record
+    from ..analysis.lines import analysis_lines
     from ..rules import ruleset
-    from ..solve.analysis import analyze_record
-    from ..solve.lines import analysis_lines
 
     found = analyze_record(record, deal)
     if not found:  # the deal never reached the play phase (everyone passed, …)

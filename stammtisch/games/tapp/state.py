@@ -5,6 +5,10 @@ historic auction and the Modern rounds; each is a small subclass (``auction.Auct
 ``rounds.RoundsState``) that adds its phases. Everything after the contract is here: the
 Frage discard, the play (the hot path: int masks and per-game tables only), the early end,
 the settlement (pure functions in ``scoring``), the result, the view and what a seat knows.
+
+Somewhat over ~600 lines on purpose: these methods read and write the one set of slots of the
+state on the play's hot path; what differs between the flows is in the subclasses already, and
+the sampler in ``sampling``. Splitting the view off as a mixin would only move lines.
 """
 
 from __future__ import annotations

@@ -23,9 +23,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import Goal, Kind, Position
-from .position import position_from_state
-from .solver import Solver
+from ..solve.model import Goal, Kind, Position
+from ..solve.position import position_from_state
+from ..solve.solver import Solver
 
 #: discards solved per Frage decision unless every one is asked for (see the module docstring)
 DISCARD_LIMIT = 40

@@ -30,11 +30,11 @@ from typing import Any
 
 from ..record import Record, load, replay
 from ..sim.batch import Backend, BatchOutcome, Chunk, plan_chunks, run_batch
+from ..solve.model import Kind, Position
+from ..solve.position import position_from_state
+from ..solve.solver import Solver
 from ..table import Table
 from .decisions import DecisionJudgement, Recorded, judge_decision, par, phase, playout_money
-from .model import Kind, Position
-from .position import position_from_state
-from .solver import Solver
 
 
 @dataclass
