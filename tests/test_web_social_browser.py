@@ -82,9 +82,16 @@ def play_my_turns(page, rng, until, limit=400):
             legal = json.loads(page.get_by_test_id("legal-actions").text_content())
             if legal:
                 before = event_of(page)
-                perform(page, choose(legal, rng, ["tap", "exchange:", "play:"]))
-                page.wait_for_function(f"Number(document.body.dataset.event) > {before}",
-                                       timeout=10000)
+                action = choose(legal, rng, ["tap", "exchange:", "play:"])
+                perform(page, action)
+                try:
+                    page.wait_for_function(f"Number(document.body.dataset.event) > {before}",
+                                           timeout=10000)
+                except Exception as e:  # say what the page showed: a refusal, or nothing
+                    raise AssertionError(
+                        f"{action} at event {before} never moved the table on; the page says "
+                        f"{page.get_by_test_id('error').text_content()!r}, event {event_of(page)}, "
+                        f"legal {page.get_by_test_id('legal-actions').text_content()}") from e
                 continue
         time.sleep(0.05)
     raise AssertionError("never came")
