@@ -13,7 +13,8 @@
 Errors are JSON ``{"error": "…", "rule": code}`` with a 4xx status, as elsewhere in the API.
 The pages are ours (docs/guide); raw HTML in them is escaped, not passed through.
 
-``app.create_app`` includes the router.
+Wiring (app.py): ``from .guide_routes import router as guide_router`` and
+``app.include_router(guide_router)`` inside ``create_app``.
 """
 
 from __future__ import annotations
@@ -21,8 +22,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from ... import guide, i18n
-from ...guide import GuideError
+from .. import guide, i18n
+from ..guide import GuideError
 
 router = APIRouter()
 
