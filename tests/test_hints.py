@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from test_bots_search import _hidden, deal_states
+from test_server_workers import a_deal
 
 from stammtisch.bots.pimc import Advice, PimcBot, advise, number_message
 from stammtisch.i18n import render
@@ -140,16 +141,6 @@ def test_a_forced_action_is_said_to_be_the_only_choice():
 
 
 # --- the server's worker ---------------------------------------------------------------------
-
-
-def a_deal(seed: int = 1) -> tuple[DealSoFar, int, set[str]]:
-    rid, options = "tippen/grupp-1975", {"players": 3}
-    table = Table(ruleset(rid, options), ["a", "b", "c"], 0)
-    state = table.start_deal(table.shuffled_deck(random.Random(seed)))
-    ts = table.table_state()
-    deal = DealSoFar(rid, options, ts.dealer, ts.pot, ts.reserve, tuple(table.deals[-1].deck),
-                     tuple(table.deals[-1].actions))
-    return deal, state.current_player(), {state.action_to_string(a) for a in state.legal_actions()}
 
 
 def stand_in_advise(deal: DealSoFar, seat: int, seed: int) -> dict:

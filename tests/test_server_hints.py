@@ -5,6 +5,9 @@ on turn and a spectator are refused by rule, and the table is unchanged."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+
 import pytest
 from fastapi.testclient import TestClient
 from server_helpers import WsClient
@@ -39,18 +42,22 @@ def is_state(m):
     return m["type"] == "state"
 
 
+@contextmanager
+def connected(http, t: dict, spectator: bool = False) -> Iterator[list[WsClient]]:
+    """A client per seat (and the spectator's last), each past its first state."""
+    tokens = [s["token"] for s in t["seats"]] + ([t["spectator"]["token"]] if spectator else [])
+    with ExitStack() as stack:
+        clients = [WsClient(stack.enter_context(http.websocket_connect(f"/ws/{t['id']}?token={tok}")))
+                   for tok in tokens]
+        for c in clients:
+            c.until(is_state)
+        yield clients
+
+
 @pytest.mark.parametrize("ruleset", ["tippen/grupp-1975", "tapp/modern"])
 def test_the_seat_on_turn_gets_a_hint_and_everybody_hears_it_was_asked(http, ruleset):
     t = table(http, True, ruleset)
-    tid = t["id"]
-    tokens = [s["token"] for s in t["seats"]] + [t["spectator"]["token"]]
-    with http.websocket_connect(f"/ws/{tid}?token={tokens[0]}") as w0, \
-            http.websocket_connect(f"/ws/{tid}?token={tokens[1]}") as w1, \
-            http.websocket_connect(f"/ws/{tid}?token={tokens[2]}") as w2, \
-            http.websocket_connect(f"/ws/{tid}?token={tokens[3]}") as ws:
-        clients = [WsClient(w) for w in (w0, w1, w2, ws)]
-        for c in clients:
-            c.until(is_state)
+    with connected(http, t, spectator=True) as clients:
         assert clients[0].table["hints"] is True
         on_turn = clients[0].view["current_player"]
         asker = clients[on_turn]
@@ -91,20 +98,14 @@ def test_the_seat_on_turn_gets_a_hint_and_everybody_hears_it_was_asked(http, rul
 
 def test_a_table_without_hints_refuses_and_stays(http):
     t = table(http, False)
-    tid = t["id"]
-    with http.websocket_connect(f"/ws/{tid}?token={t['seats'][0]['token']}") as w0, \
-            http.websocket_connect(f"/ws/{tid}?token={t['seats'][1]['token']}") as w1, \
-            http.websocket_connect(f"/ws/{tid}?token={t['seats'][2]['token']}") as w2:
-        clients = [WsClient(w) for w in (w0, w1, w2)]
-        for c in clients:
-            c.until(is_state)
+    with connected(http, t) as clients:
         assert clients[0].table["hints"] is False
         asker = clients[clients[0].view["current_player"]]
         event = asker.state["event"]
         asker.ws.send_json({"type": "hint"})
         error = asker.next_error()
         assert error["rule"] == "hints"
-        assert http.get(f"/api/tables/{tid}").json()["events"] == event
+        assert http.get(f"/api/tables/{t['id']}").json()["events"] == event
 
 
 def test_hints_too_fast_are_refused(tmp_path):
@@ -112,13 +113,7 @@ def test_hints_too_fast_are_refused(tmp_path):
                      limits=ServerLimits(hint_rate=0.001, hint_burst=1.0))
     with TestClient(app) as http:
         t = table(http, True)
-        tid = t["id"]
-        with http.websocket_connect(f"/ws/{tid}?token={t['seats'][0]['token']}") as w0, \
-                http.websocket_connect(f"/ws/{tid}?token={t['seats'][1]['token']}") as w1, \
-                http.websocket_connect(f"/ws/{tid}?token={t['seats'][2]['token']}") as w2:
-            clients = [WsClient(w) for w in (w0, w1, w2)]
-            for c in clients:
-                c.until(is_state)
+        with connected(http, t) as clients:
             asker = clients[clients[0].view["current_player"]]
             asker.ws.send_json({"type": "hint"})
             asker.until(lambda m: m["type"] == "hint")
