@@ -79,6 +79,7 @@ from .limits import (
     ServerLimits,
     check_option_bounds,
     check_rules_bounds,
+    count_down,
 )
 from .names import NameError_, clean_name, look_alike_pair
 from .spill import Spill
@@ -1157,11 +1158,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             waiting[0] = False
             if proto is not None:
                 proto.take_now = None
-            left = manager.ws_per_address.get(address, 1) - 1
-            if left > 0:
-                manager.ws_per_address[address] = left
-            else:
-                manager.ws_per_address.pop(address, None)
+            count_down(manager.ws_per_address, address)
             live.detach(conn)
             conn.stop()
             await sender

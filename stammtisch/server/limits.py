@@ -9,10 +9,13 @@ followed by 4,299 zeros was accepted and broke the table at its fourth deal.
 
 from __future__ import annotations
 
+from collections.abc import Hashable, MutableMapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from ..rules import PRESETS, TappRules, TippenRules
+
+K = TypeVar("K", bound=Hashable)
 
 
 def _option_maxima() -> dict[str, int]:
@@ -139,3 +142,15 @@ def check_rules_bounds(rules: Any) -> str | None:
         if isinstance(value, int) and not isinstance(value, bool) and value > maximum:
             return f"option {name} may be at most {maximum}, not {value}"
     return None
+
+
+def count_down(counts: MutableMapping[K, int], key: K) -> bool:
+    """One less of ``key`` (connections of an address, jobs out for an owner); at zero the key
+    goes, so the mapping holds only live counts and does not grow with every address ever
+    seen. True when it went."""
+    left = counts.get(key, 0) - 1
+    if left > 0:
+        counts[key] = left
+        return False
+    counts.pop(key, None)
+    return True

@@ -45,7 +45,7 @@ from typing import Any
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.utils import get_remote_addr
 
-from .limits import ServerLimits
+from .limits import ServerLimits, count_down
 from .proxy import ProxiedClient
 
 log = logging.getLogger("stammtisch.server")
@@ -133,11 +133,7 @@ class ConnectionCounts:
 
     def remove(self, address: str) -> None:
         self.total -= 1
-        left = self.per_address.get(address, 1) - 1
-        if left > 0:
-            self.per_address[address] = left
-        else:
-            self.per_address.pop(address, None)
+        count_down(self.per_address, address)
 
 
 #: Open files the server needs besides its connections, kept free of them: 19 at rest (the

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from ..workers import process_pool
+from .limits import count_down
 
 log = logging.getLogger("stammtisch.server")
 
@@ -106,11 +107,7 @@ class FairQueue(Generic[T]):
 
     def done(self, owner: str) -> None:
         """An item of ``owner`` taken by ``pop`` has been dealt with."""
-        out = self._out.get(owner, 0) - 1
-        if out > 0:
-            self._out[owner] = out
-        else:
-            self._out.pop(owner, None)
+        if count_down(self._out, owner):
             self._forget_idle(owner)
 
     def remove(self, owner: str, key: Hashable, item: T) -> bool:
