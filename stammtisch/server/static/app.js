@@ -356,7 +356,7 @@ function renderLobby() {
   renderOptions(collectOptions(), names.length || null);
   renderPace();
   renderMine();
-  social.refreshOpenTables();
+  social.renderOpenTables();
 }
 
 function openRules(ruleset, part) {

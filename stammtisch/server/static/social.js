@@ -8,6 +8,7 @@ const social = {
   chat: [],        // the table's chat lines, oldest first
   ticker: null,    // the turn timer's countdown
   lobbyTimer: null,
+  openTables: null,  // the lobby list's last answer
   LISTED_TIMER: 60,  // seconds: the turn timer a listed table gets by default
 
   // ------------------------------------------------------------ lobby
@@ -38,10 +39,16 @@ const social = {
 
   async refreshOpenTables() {
     if ($("lobby").hidden) return;
-    let data;
-    try { data = await api("/api/tables"); } catch (e) { return; }
-    $("open-none").hidden = data.tables.length > 0;
-    $("open-list").replaceChildren(...data.tables.map((x) => el("li", { "data-testid": `open-table-${x.id}` },
+    try { social.openTables = (await api("/api/tables")).tables; } catch (e) { return; }
+    social.renderOpenTables();
+  },
+
+  // drawn from the last answer, so that a switch of language redraws the list at once
+  renderOpenTables() {
+    const tables = social.openTables;
+    if (!tables) return;
+    $("open-none").hidden = tables.length > 0;
+    $("open-list").replaceChildren(...tables.map((x) => el("li", { "data-testid": `open-table-${x.id}` },
       el("b", { text: rulesetTitle(x.ruleset, x.title) + " " }),
       el("span", { class: "muted", text: `${x.seats.map((s) => (s.free ? `(${t("openTag")})` : s.name)).join(", ")} · ` +
         t("seatsTakenFree", { taken: x.taken, free: x.free }) +
