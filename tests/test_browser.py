@@ -94,6 +94,28 @@ def event_of(page) -> int:
     return int(page.evaluate("document.body.dataset.event || '-1'"))
 
 
+# What the page and the server say when an action did not move the table on: the refusal
+# shown, the page's event, the server's event (a lost broadcast, or a lost action?)
+WHY_STUCK = """async () => {
+  const id = location.pathname.split('/t/')[1];
+  let server = null;
+  try { server = (await (await fetch('/api/tables/' + id)).json()).events; } catch (e) { server = String(e); }
+  return {page_event: document.body.dataset.event, server_event: server,
+    error: (document.querySelector('[data-testid=error]') || {}).textContent || '',
+    legal: (document.querySelector('[data-testid=legal-actions]') || {}).textContent || ''};
+}"""
+
+
+def wait_moved_on(page, before: int, action: str = "", timeout: float = 10000) -> None:
+    """Wait until the page shows an event after ``before`` (the action went through and came
+    back); if it never does, say what the page and the server showed."""
+    try:
+        page.wait_for_function(f"Number(document.body.dataset.event) > {before}", timeout=timeout)
+    except Exception as e:
+        raise AssertionError(f"{action or 'the action'} at event {before} never moved the table "
+                             f"on: {page.evaluate(WHY_STUCK)}") from e
+
+
 def choose(legal: list[str], rng: random.Random, prefer: list[str]) -> str:
     for p in prefer:
         hits = [a for a in legal if a == p or a.startswith(p)]
@@ -140,8 +162,7 @@ def play_deal(pages: dict[int, object], rng: random.Random, prefer: list[str], l
                 assert marked == {a[5:] for a in legal if a.startswith("play:")}
             before = event_of(page)
             perform(page, choose(legal, rng, prefer))
-            page.wait_for_function(f"Number(document.body.dataset.event) > {before}",
-                                   timeout=10000)
+            wait_moved_on(page, before)
             acted = True
         if not acted:
             time.sleep(0.05)
@@ -264,7 +285,7 @@ def test_server_killed_mid_deal_the_browsers_carry_on(browser, tmp_path):
                 if legal and page.get_by_test_id("turn").get_attribute("data-mine") == "true":
                     before = event_of(page)
                     perform(page, choose(legal, rng, ["tap", "exchange:-", "play:"]))
-                    page.wait_for_function(f"Number(document.body.dataset.event) > {before}")
+                    wait_moved_on(page, before)
                     acted += 1
             time.sleep(0.05)
 

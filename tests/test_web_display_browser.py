@@ -16,7 +16,7 @@ import random
 import time
 
 import pytest
-from test_browser import browser, choose, create_via_lobby, event_of, perform, server  # noqa: F401
+from test_browser import browser, choose, create_via_lobby, event_of, perform, server, wait_moved_on  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
@@ -95,7 +95,7 @@ def test_tippen_trick_hold_winner_card_look_and_pot(server, browser):  # noqa: F
                     seen_unplayable_on_turn = True
                 before = event_of(page)
                 perform(page, choose(legal, rng, ["tap", "exchange:-", "play:"]))
-                page.wait_for_function(f"Number(document.body.dataset.event) > {before}", timeout=10000)
+                wait_moved_on(page, before)
             else:
                 raise AssertionError("the deal did not end")
             deals += 1
@@ -103,7 +103,7 @@ def test_tippen_trick_hold_winner_card_look_and_pot(server, browser):  # noqa: F
             assert pots[0] == pots[1], pots
             before = event_of(page)
             page.get_by_test_id("next-deal").click()
-            page.wait_for_function(f"Number(document.body.dataset.event) > {before}", timeout=10000)
+            wait_moved_on(page, before)
             page.get_by_test_id("deal-result").wait_for(state="hidden")
     finally:
         ctx.close()
@@ -134,14 +134,14 @@ def test_tapp_taken_tapp_is_not_on_the_table(server, browser):  # noqa: F811
                     discarded_after_taking = True
                 before = event_of(page)
                 perform(page, choose(legal, rng, ["play", "contract:frage", "discard:", "play:"]))
-                page.wait_for_function(f"Number(document.body.dataset.event) > {before}", timeout=10000)
+                wait_moved_on(page, before)
             else:
                 raise AssertionError("the deal did not end")
             if discarded_after_taking:
                 break
             before = event_of(page)
             page.get_by_test_id("next-deal").click()
-            page.wait_for_function(f"Number(document.body.dataset.event) > {before}", timeout=10000)
+            wait_moved_on(page, before)
             page.get_by_test_id("deal-result").wait_for(state="hidden")
         assert discarded_after_taking, "Anna never declared a Frage in 30 deals"
         assert page.locator("[data-testid=hand] .card.from-tapp").count() == 0  # only while discarding

@@ -14,7 +14,7 @@ import re
 import time
 
 import pytest
-from test_browser import browser, choose, create_via_lobby, event_of, perform, server  # noqa: F401
+from test_browser import browser, choose, create_via_lobby, event_of, perform, server, wait_moved_on  # noqa: F401
 
 from stammtisch.i18n import catalogue
 
@@ -92,7 +92,7 @@ def play_in_german(page, rng, prefer, limit=400) -> int:
         checks += 1
         before = event_of(page)
         perform(page, choose(legal, rng, prefer))
-        page.wait_for_function(f"Number(document.body.dataset.event) > {before}", timeout=10000)
+        wait_moved_on(page, before)
     raise AssertionError("the deal did not end")
 
 
@@ -124,7 +124,7 @@ def test_the_whole_page_in_german_has_no_english_left(server, browser, ruleset, 
                 break
             before = event_of(page)
             page.get_by_test_id("next-deal").click()
-            page.wait_for_function(f"Number(document.body.dataset.event) > {before}", timeout=10000)
+            wait_moved_on(page, before)
             page.get_by_test_id("deal-result").wait_for(state="hidden")
             checks += play_in_german(page, rng, prefer)
         assert checks >= 5

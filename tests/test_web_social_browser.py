@@ -12,7 +12,7 @@ import time
 import urllib.request
 
 import pytest
-from test_browser import ARGS, CHROMIUM, choose, event_of, perform
+from test_browser import ARGS, CHROMIUM, choose, event_of, perform, wait_moved_on
 
 from stammtisch.server.app import create_app
 from stammtisch.server.limits import ServerLimits
@@ -84,14 +84,7 @@ def play_my_turns(page, rng, until, limit=400):
                 before = event_of(page)
                 action = choose(legal, rng, ["tap", "exchange:", "play:"])
                 perform(page, action)
-                try:
-                    page.wait_for_function(f"Number(document.body.dataset.event) > {before}",
-                                           timeout=10000)
-                except Exception as e:  # say what the page showed: a refusal, or nothing
-                    raise AssertionError(
-                        f"{action} at event {before} never moved the table on; the page says "
-                        f"{page.get_by_test_id('error').text_content()!r}, event {event_of(page)}, "
-                        f"legal {page.get_by_test_id('legal-actions').text_content()}") from e
+                wait_moved_on(page, before, action)
                 continue
         time.sleep(0.05)
     raise AssertionError("never came")
@@ -260,7 +253,7 @@ def test_a_rematch_asks_the_other_seated_player_first(server, browser):
                 if p.get_by_test_id("turn").get_attribute("data-mine") == "true" and legal:
                     before = event_of(p)
                     perform(p, choose(legal, rng, ["tap", "exchange:", "play:"]))
-                    p.wait_for_function(f"Number(document.body.dataset.event) > {before}", timeout=10000)
+                    wait_moved_on(p, before)
             time.sleep(0.05)
         anna.get_by_test_id("rematch").click()
         asked = bernd.get_by_test_id("rematch-asked")

@@ -32,7 +32,7 @@ import time
 import urllib.request
 
 import pytest
-from test_browser import browser, choose, event_of, perform  # noqa: F401  (fixture)
+from test_browser import browser, choose, event_of, perform, wait_moved_on  # noqa: F401  (fixture)
 
 from stammtisch.i18n import catalogue, render
 from stammtisch.i18n.words import action_phrase, card_name, contract_name
@@ -138,8 +138,9 @@ def play_until(page, rng, prefer, until, deals=12, limit=3000):
             time.sleep(0.03)
             continue
         before = event_of(page)
-        perform(page, choose(legal, rng, prefer))
-        page.wait_for_function(f"Number(document.body.dataset.event) > {before}", timeout=10000)
+        action = choose(legal, rng, prefer)
+        perform(page, action)
+        wait_moved_on(page, before, action)
     raise AssertionError("the state never came")
 
 
@@ -246,7 +247,7 @@ def test_the_table_seats_the_trick_and_the_hand_at_every_width_and_language(serv
         card = next(a for a in legal if a.startswith("play:"))
         before = event_of(page)
         perform(page, card)
-        page.wait_for_function(f"Number(document.body.dataset.event) > {before}")
+        wait_moved_on(page, before)
         page.locator("[data-testid=last-trick] .played").first.wait_for()
         page.locator("[data-testid=trick][data-finished=false]").wait_for()
         winners = page.locator("[data-testid=last-trick] .played[data-winner=true]")
@@ -272,7 +273,7 @@ def play_both(pages, rng, prefer) -> None:
             if legal and not p.get_by_test_id("deal-result").is_visible():
                 before = event_of(p)
                 perform(p, choose(legal, rng, prefer))
-                p.wait_for_function(f"Number(document.body.dataset.event) > {before}", timeout=10000)
+                wait_moved_on(p, before)
                 acted = True
         if not acted:
             time.sleep(0.03)
@@ -459,7 +460,7 @@ def test_a_choice_of_cards_says_how_many_and_accepts_only_a_legal_set(server, br
         # a refused action says why, in German: a card that may not be played now
         before = event_of(page)
         confirm.click()
-        page.wait_for_function(f"Number(document.body.dataset.event) > {before}")
+        wait_moved_on(page, before)
 
         def follow_with_a_choice(page, legal):
             return any(a.startswith("play:") for a in legal) and page.locator(
@@ -658,7 +659,7 @@ def keyboard_deal(page, rng, prefer, lang: str, suits: str = "french") -> int:
         else:
             tab_to(page, lambda f, wanted=action: f["action"] == wanted)
         page.keyboard.press("Enter")
-        page.wait_for_function(f"Number(document.body.dataset.event) > {before}", timeout=10000)
+        wait_moved_on(page, before)
         if head == "play" and arg:
             played += 1
             said = action_phrase(action, lang, None, suits)
