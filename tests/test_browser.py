@@ -124,22 +124,23 @@ def choose(legal: list[str], rng: random.Random, prefer: list[str]) -> str:
     return rng.choice(legal)
 
 
-def perform(page, action: str) -> None:
-    """Carry out an action the way a person does: click the card, select cards, or a button."""
+def perform(page, action: str, timeout: float | None = None) -> None:
+    """Carry out an action the way a person does: click the card, select cards, or a button
+    (``timeout``: how long each click waits for its target, in ms; Playwright's default else)."""
     head, _, arg = action.partition(":")
     confirm = page.get_by_test_id(f"confirm-{head}")
     if confirm.count():
         cards = [] if arg in ("", "-") else arg.split(",")
         for c in cards:
-            page.get_by_test_id(f"card-{c}").click()
+            page.get_by_test_id(f"card-{c}").click(timeout=timeout)
         assert confirm.get_attribute("data-action") == action
-        confirm.click()
+        confirm.click(timeout=timeout)
     elif head == "play" and page.get_by_test_id(f"card-{arg}").count():
         card = page.get_by_test_id(f"card-{arg}")
         assert card.get_attribute("data-legal") == "true"
-        card.click()
+        card.click(timeout=timeout)
     else:
-        page.get_by_test_id(f"action-{action}").click()
+        page.get_by_test_id(f"action-{action}").click(timeout=timeout)
 
 
 def play_deal(pages: dict[int, object], rng: random.Random, prefer: list[str], limit=400):
