@@ -497,9 +497,7 @@ def committed_events(db: Path) -> dict[str, int]:
     out: dict[str, int] = {}
     for tid, n in con.execute("SELECT table_id, COUNT(*) FROM st_deals GROUP BY table_id"):
         out[tid] = out.get(tid, 0) + n
-    for tid, n in con.execute("SELECT table_id, COUNT(*) FROM st_actions GROUP BY table_id"):
-        out[tid] = out.get(tid, 0) + n
-    # the actions of deals with a key, found as the server finds them: through their deal
+    # the actions, found as the server finds them: through their deal
     for tid, n in con.execute("SELECT d.table_id, COUNT(*) FROM st_moves m JOIN st_deals d "
                               "ON m.deal_key = d.deal_key GROUP BY d.table_id"):
         out[tid] = out.get(tid, 0) + n

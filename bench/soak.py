@@ -404,14 +404,11 @@ class Soak:
         stored: Counter[str] = Counter()
         for tid, n in con.execute("SELECT table_id, COUNT(*) FROM st_deals GROUP BY table_id"):
             stored[tid] += n
-        actions = (con.execute("SELECT COUNT(*) FROM st_actions").fetchone()[0]
-                   + con.execute("SELECT COUNT(*) FROM st_moves").fetchone()[0])
+        actions = con.execute("SELECT COUNT(*) FROM st_moves").fetchone()[0]
         tables_in_db = con.execute("SELECT COUNT(*) FROM st_tables").fetchone()[0]
         spill = Path(str(self.db) + ".spill")  # emptied by the drain, or at the latest at shut-down
         spill_rows_left = spill.read_bytes().count(b"\n") if spill.exists() else 0
-        for tid, n in con.execute("SELECT table_id, COUNT(*) FROM st_actions GROUP BY table_id"):
-            stored[tid] += n
-        # the actions of deals with a key, found as the server finds them: through their deal
+        # the actions, found as the server finds them: through their deal
         for tid, n in con.execute("SELECT d.table_id, COUNT(*) FROM st_moves m JOIN st_deals d "
                                   "ON m.deal_key = d.deal_key GROUP BY d.table_id"):
             stored[tid] += n

@@ -5,10 +5,10 @@ different leaf of the primary-key index: every row dirties a page of its own, wh
 writes to the write-ahead log (two system calls and 4 KiB each). This bench repeats the
 server's commit pattern (``Storage.write_batch(now=True)``: one multi-row INSERT per group,
 the row writer's pragmas, a checkpoint every ``ROWS_BETWEEN_CHECKPOINTS`` rows) on three
-layouts of the action rows, each in a database file of its own (DDL from ``storage.py``):
+layouts of the action rows, each in a database file of its own (DDL from ``models.py``, and
+``TABLE_KEY_DDL`` here):
 
-- ``table_key``: ``st_actions``, keyed by (table_id, deal, idx): the actions of deals dealt
-  before deal keys (the layout the older deals keep);
+- ``table_key``: ``st_actions``, keyed by (table_id, deal, idx): the layout before deal keys;
 - ``deal_key``: ``st_moves``, keyed by (deal key, idx), the deal key global to the server:
   the live deals are the newest keys, so a group's rows share the rightmost few leaves;
 - ``no_index``: a plain append-only table, the floor (a table's rows could not be found).
@@ -34,10 +34,15 @@ from typing import Any
 from sqlalchemy.dialects import sqlite as sqlite_dialect
 from sqlalchemy.schema import CreateTable
 
-from stammtisch.server.storage import ROW_WRITER_PRAGMAS, ActionRow, MoveRow, TableRow
-from stammtisch.server.tables import ROWS_BETWEEN_CHECKPOINTS
+from stammtisch.server.event_store import ROWS_BETWEEN_CHECKPOINTS
+from stammtisch.server.models import MoveRow, TableRow
+from stammtisch.server.row_writer import ROW_WRITER_PRAGMAS
 
 LAYOUTS = ("table_key", "deal_key", "no_index")
+TABLE_KEY_DDL = ("CREATE TABLE st_actions (table_id VARCHAR(32) NOT NULL, deal INTEGER NOT NULL, "
+                 "idx INTEGER NOT NULL, seat INTEGER, action VARCHAR(200) NOT NULL, "
+                 "created FLOAT NOT NULL, PRIMARY KEY (table_id, deal, idx), "
+                 "FOREIGN KEY(table_id) REFERENCES st_tables (id))")
 NO_INDEX_DDL = ("CREATE TABLE st_actions (table_id VARCHAR(32) NOT NULL, deal INTEGER NOT NULL, "
                 "idx INTEGER NOT NULL, seat INTEGER, action VARCHAR(200) NOT NULL, "
                 "created FLOAT NOT NULL)")
@@ -57,7 +62,7 @@ def run(layout: str, tables: int, rows: int, commits: int, seed: int) -> dict[st
                    "PRAGMA cache_size=-32768", *ROW_WRITER_PRAGMAS):
         con.execute(pragma)
     con.execute(ddl(TableRow))
-    con.execute({"table_key": ddl(ActionRow), "deal_key": ddl(MoveRow),
+    con.execute({"table_key": TABLE_KEY_DDL, "deal_key": ddl(MoveRow),
                  "no_index": NO_INDEX_DDL}[layout])
     rng = random.Random(seed)
     ids = [f"{rng.getrandbits(128):032x}" for _ in range(tables)]

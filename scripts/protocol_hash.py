@@ -46,8 +46,8 @@ from typing import Any
 from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-import stammtisch.server.tables as server_core
-import stammtisch.server.tables as server_live
+import stammtisch.server.live_table as server_live
+import stammtisch.server.table_core as server_core
 import stammtisch.table as engine_table
 from stammtisch.games import new_game
 from stammtisch.rules import PRESETS, ruleset

@@ -214,8 +214,33 @@ def serving(code: str, **popen: Any) -> subprocess.Popen:
 def stored_record(http: Any, table_id: str) -> dict[str, Any]:
     """The full record of a table's finished deals as its database holds it (while the table
     plays, no token downloads it: the tests read it here)."""
-    from stammtisch.server.app import public_record, replayed
+    from stammtisch.server.records import public_record, replayed
 
     st = http.app.state.storage.load_table(table_id)
     assert st is not None, table_id
     return public_record(replayed(st))
+
+
+def new_app_client(tmp_path) -> Iterator[Any]:
+    """A TestClient of a new app on an SQLite file: bots act at once, a next deal waits long
+    (a test module's ``http`` fixture yields from it)."""
+    from fastapi.testclient import TestClient
+
+    from stammtisch.server.app import create_app
+
+    app = create_app(f"sqlite:///{tmp_path / 'st.sqlite'}", bot_delay=0, deal_pause=1000)
+    with TestClient(app) as client:
+        yield client
+
+
+def started_table(http, **kw):
+    """A table made by ``create_table`` and started by its admin."""
+    t = create_table(http, **kw)
+    r = http.post(f"/api/tables/{t['id']}/start", json={"token": t["admin_token"]})
+    assert r.status_code == 200, r.text
+    return t
+
+
+def connect(http, t, token):
+    """A TestClient WebSocket to table ``t`` with ``token``."""
+    return http.websocket_connect(f"/ws/{t['id']}?token={token}")

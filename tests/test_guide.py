@@ -241,7 +241,7 @@ def guide_client():
     from fastapi import FastAPI
     from fastapi.testclient import TestClient
 
-    from stammtisch.server.guide_routes import router
+    from stammtisch.server.routes.guide import router
 
     web = FastAPI()
     web.include_router(router)

@@ -17,11 +17,12 @@ import pytest
 from fastapi.testclient import TestClient
 from server_helpers import WsClient, create_table, play_until_terminal, stored_record, sync
 
-from stammtisch.games.base import IllegalAction
 from stammtisch.record import replay
 from stammtisch.server.app import create_app
 from stammtisch.server.limits import ServerLimits
-from stammtisch.server.tables import LiveTable
+from stammtisch.server.live_table import LiveTable
+from stammtisch.server.refusals import Refusal
+from stammtisch.server.table_core import TableCore
 from stammtisch.table import Table
 
 BOTS3 = [{"name": "a", "bot": "random"}, {"name": "b", "bot": "random"}, {"name": "c", "bot": "random"}]
@@ -58,7 +59,7 @@ HANG = 300.0
 
 def starts_waiting(monkeypatch) -> threading.Event:
     """Set as a table starts waiting for a person (``LiveTable.waiting`` turns true)."""
-    slot = LiveTable.__dict__["waiting"]
+    slot = TableCore.__dict__["waiting"]
     became = threading.Event()
 
     def set_waiting(live, value):
@@ -313,7 +314,7 @@ def test_a_live_table_keeps_only_its_latest_deal_and_undo_still_restores_every_c
         seen = what_seats_see(live)
         monkeypatch.setattr(storage, "write_batch", broken)
         seat = live.table.state.current_player()
-        with pytest.raises(IllegalAction, match="try again"):
+        with pytest.raises(Refusal, match="try again"):
             http.portal.call(live.act, seat, live.view(seat)["legal_actions"][0])
         assert what_seats_see(live) == seen
         monkeypatch.undo()
@@ -321,7 +322,7 @@ def test_a_live_table_keeps_only_its_latest_deal_and_undo_still_restores_every_c
         seen = what_seats_see(live)
         assert seen[0]["score"][-1]["deal"] == 23 and seen[0]["score_earlier"] == 3
         monkeypatch.setattr(storage, "write_batch", broken)
-        with pytest.raises(IllegalAction, match="try again"):
+        with pytest.raises(Refusal, match="try again"):
             http.portal.call(live.next_deal, True)
         assert what_seats_see(live) == seen
         monkeypatch.undo()
@@ -401,7 +402,7 @@ def test_reading_a_record_does_not_hold_up_the_commits_of_play(tmp_path, monkeyp
 
 def test_a_stored_record_is_replayed_off_the_event_loop(tmp_path, monkeypatch):
     """Replaying a long table takes milliseconds: never on the event loop every table shares."""
-    from stammtisch.server import app as app_module
+    from stammtisch.server import records as records_module
 
     app = make_app(tmp_path)
     with TestClient(app) as http:
@@ -410,13 +411,13 @@ def test_a_stored_record_is_replayed_off_the_event_loop(tmp_path, monkeypatch):
         live = app.state.manager.get(t["id"])
         play_out(http, live, random.Random(4))
         loop_thread = http.portal.call(threading.current_thread)
-        real, threads = app_module.replay_deals, []
+        real, threads = records_module.replay_deals, []
 
         def spy(table, st):
             threads.append(threading.current_thread())
             yield from real(table, st)
 
-        monkeypatch.setattr(app_module, "replay_deals", spy)
+        monkeypatch.setattr(records_module, "replay_deals", spy)
         for token in (t["seats"][1]["token"], t["seats"][0]["token"], t["spectator"]["token"]):
             r = http.get(f"/api/tables/{t['id']}/record", params={"token": token})
             assert r.status_code == 200, r.text
@@ -432,7 +433,8 @@ def test_the_table_json_of_every_broadcast_is_the_table_info_itself(tmp_path, mo
     """``LiveTable.info_json`` is built from cached parts (only the event number changes with
     most events): at every broadcast it is byte for byte ``info()`` with the per-deal keys
     last, through deals, a seat that comes and goes, a turn timer and the close."""
-    from stammtisch.server.tables import LiveTable, dumps
+    from stammtisch.server.fanout import dumps
+    from stammtisch.server.live_table import LiveTable
 
     checked, wrong, seen = [0], [], set()
     broadcast = LiveTable.broadcast_state
@@ -473,7 +475,7 @@ def test_the_table_json_of_every_broadcast_is_the_table_info_itself(tmp_path, mo
     assert checked[0] > 10 and seen == {"turn_deadline", "next_deal_at", "closed"}
 
 
-# --- body limit while streaming (real server: see test_server_transport.py) ---------------
+# --- body limit while streaming (real server: see test_server_wire.py) --------------------
 
 
 def test_declared_body_over_the_limit_is_refused_on_every_route(http):
@@ -541,7 +543,7 @@ def test_a_commit_that_keeps_failing_is_refused_with_try_again_and_nothing_chang
     app = make_app(tmp_path, commit_deadline=0.3, sqlite_busy_ms=20,
                    spill_after=None if spill == "off" else 0.02)
     if spill == "broken":  # the spill file cannot be written either (a full disk, say)
-        app.state.manager.spill.path = tmp_path / "missing-directory" / "st.sqlite.spill"
+        app.state.manager.store.spill.path = tmp_path / "missing-directory" / "st.sqlite.spill"
     with TestClient(app) as http:
         with two_humans_playing(http) as (t, me, other, events):
             snapshot = me.view
@@ -565,13 +567,13 @@ def test_a_locked_database_does_not_stop_play_the_spill_file_holds_the_events(tm
     app = make_app(tmp_path, commit_deadline=2 * HANG, sqlite_busy_ms=500, spill_after=0.05)
     spill = tmp_path / "st.sqlite.spill"
     emptied = threading.Event()
-    clear = app.state.manager.spill.clear
+    clear = app.state.manager.store.spill.clear
 
     def clear_and_tell():
         clear()
         emptied.set()
 
-    app.state.manager.spill.clear = clear_and_tell
+    app.state.manager.store.spill.clear = clear_and_tell
     with TestClient(app) as http:
         with two_humans_playing(http) as (t, me, other, events):
             action = me.view["legal_actions"][0]

@@ -4,11 +4,13 @@ refused."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
 from sqlalchemy import inspect, text
 
+from stammtisch.server.limits import ServerLimits
 from stammtisch.server.migrations import LATEST, VERSION_TABLE
 from stammtisch.server.storage import Storage, StoredSeat, StoredSocial
 
@@ -112,4 +114,144 @@ def test_the_owner_columns_round_trip(tmp_path):
     assert (st.social.creator, st.social.lobby_seats, st.social.humans, st.social.rematch_claimed) == \
         ("198.51.100.7", [1, 2], [0], [0])
     assert json.loads(json.dumps(st.social.open_seats)) == [2]
+    storage.close()
+
+
+#: ``st_actions`` as the servers before kept it: the actions of a deal keyed by (table, deal, idx).
+OLD_ACTIONS_DDL = ("CREATE TABLE st_actions (table_id VARCHAR(32) NOT NULL REFERENCES st_tables (id), "
+                   "deal INTEGER NOT NULL, idx INTEGER NOT NULL, seat INTEGER, "
+                   "action VARCHAR(200) NOT NULL, created FLOAT NOT NULL, "
+                   "PRIMARY KEY (table_id, deal, idx))")
+
+
+def play_tables(url: str, plays: list[int]) -> dict[str, list]:
+    """Tables played through the server's table manager, ``plays[i]`` actions each (their
+    deals go on as they end); each table's stored deals."""
+    from stammtisch.server.manager import TableManager
+
+    async def play() -> dict[str, list]:
+        storage = Storage(url)
+        manager = TableManager(storage, bot_delay=0, deal_pause=1000,
+                               limits=ServerLimits(commit_window=0.0))
+        out = {}
+        for n in plays:
+            made = await manager.create("tippen/grupp-1975", {"players": 3},
+                                        [("a", None), ("b", None), ("c", None)])
+            live = made["table"]
+            await live.start()
+            for _ in range(n):
+                t = live.table
+                if not t.in_deal:
+                    await live.next_deal()
+                    continue
+                st = t.state
+                await live.act(st.current_player(), st.action_to_string(st.legal_actions()[0]))
+            live.cancel_pending()
+            out[live.id] = storage.load_table(live.id).deals
+        manager.shutdown()
+        storage.close()
+        return out
+
+    return asyncio.run(play())
+
+
+def test_the_actions_of_the_old_layout_move_to_st_moves_once(database_url, monkeypatch):
+    """A database at version 3 whose deals keep their actions in ``st_actions`` (every deal of
+    one table, the first deal of another whose later deals have keys, as a server left it when
+    deal keys came): migrated once, every deal has a key of its own, every action reads back
+    the same from ``st_moves``, ``st_actions`` is gone, the tables replay and play on, new keys
+    start above all, and a second start runs no step."""
+    from stammtisch.server import migrations
+    from stammtisch.server.manager import TableManager
+
+    before = play_tables(database_url, [40, 40, 0])
+    old_only, mixed, unstarted = before
+    assert len(before[old_only]) >= 2 and len(before[mixed]) >= 2
+    storage = Storage(database_url)
+    with storage.engine.begin() as conn:  # as the schema was: actions of keyless deals in st_actions
+        conn.execute(text(OLD_ACTIONS_DDL))
+        keyless = ("(d.table_id = :old OR (d.table_id = :mixed AND d.number = 0))")
+        conn.execute(text("INSERT INTO st_actions (table_id, deal, idx, seat, action, created) "
+                          "SELECT m.table_id, m.deal, m.idx, m.seat, m.action, m.created "
+                          "FROM st_moves m JOIN st_deals d ON d.deal_key = m.deal_key "
+                          f"WHERE {keyless}"), {"old": old_only, "mixed": mixed})
+        conn.execute(text("DELETE FROM st_moves WHERE deal_key IN (SELECT d.deal_key FROM "
+                          f"st_deals d WHERE {keyless})"), {"old": old_only, "mixed": mixed})
+        conn.execute(text("UPDATE st_deals SET deal_key = NULL WHERE table_id = :old OR "
+                          "(table_id = :mixed AND number = 0)"), {"old": old_only, "mixed": mixed})
+        conn.execute(text(f"UPDATE {VERSION_TABLE} SET version = 3"))
+        moved = conn.execute(text("SELECT COUNT(*) FROM st_actions")).scalar_one()
+        top = conn.execute(text("SELECT MAX(deal_key) FROM st_deals")).scalar_one()
+    assert moved > 0
+    storage.close()
+
+    storage = Storage(database_url)
+    assert version(storage) == LATEST
+    assert "st_actions" not in inspect(storage.engine).get_table_names()
+    with storage.engine.connect() as conn:
+        keys = [r[0] for r in conn.execute(text("SELECT deal_key FROM st_deals"))]
+        assert conn.execute(text("SELECT COUNT(*) FROM st_moves")).scalar_one() == \
+            sum(len(actions) for deals in before.values() for _, actions in deals)
+    assert None not in keys and len(set(keys)) == len(keys)
+    for table_id, deals in before.items():
+        st = storage.load_table(table_id)
+        assert st is not None and st.deals == deals
+        assert (st.last_deal_key is None) == (not deals)
+    # the deals given keys by the migration: above every key in use, in the order dealt
+    assert storage.load_table(old_only).last_deal_key > top
+
+    async def play_on() -> None:
+        manager = TableManager(storage, bot_delay=0, deal_pause=1000,
+                               limits=ServerLimits(commit_window=0.0))
+        manager.load_all()
+        assert storage.new_deal_key() > max(keys)
+        for table_id in (old_only, mixed):
+            live = manager.tables[table_id]
+            assert not live.broken and live.deal_key == storage.load_table(table_id).last_deal_key
+            t = live.table
+            if not t.in_deal:
+                await live.next_deal()
+            st = t.state
+            await live.act(st.current_player(), st.action_to_string(st.legal_actions()[0]))
+            live.cancel_pending()
+        manager.shutdown()
+
+    asyncio.run(play_on())
+    for table_id in (old_only, mixed):
+        st = storage.load_table(table_id)
+        assert st is not None and st.deals[:len(before[table_id]) - 1] == before[table_id][:-1]
+        assert sum(map(len, (a for _, a in st.deals))) == \
+            sum(map(len, (a for _, a in before[table_id]))) + 1
+    storage.close()
+
+    def no_step(conn):
+        raise AssertionError("a step ran again")
+
+    monkeypatch.setattr(migrations, "STEPS", [no_step] * LATEST)
+    storage = Storage(database_url)
+    assert version(storage) == LATEST
+    assert storage.load_table(mixed).deals[0] == before[mixed][0]
+    storage.close()
+
+
+def test_rows_of_st_actions_without_their_deal_are_dropped_with_a_warning(tmp_path, caplog):
+    """An action whose deal has no row was never loaded: the migration leaves it out and says
+    how many it left."""
+    url = f"sqlite:///{tmp_path / 'st.sqlite'}"
+    storage = Storage(url)
+    storage.create_table("t1", "tippen/grupp-1975", {"players": 3},
+                         [StoredSeat(i, f"p{i}", None, None) for i in range(3)], "a", "s")
+    with storage.engine.begin() as conn:
+        conn.execute(text(OLD_ACTIONS_DDL))
+        conn.execute(text("INSERT INTO st_deals (table_id, number, deck, created) "
+                          "VALUES ('t1', 0, '[\"x\"]', 1.0)"))
+        conn.execute(text("INSERT INTO st_actions (table_id, deal, idx, seat, action, created) "
+                          "VALUES ('t1', 0, 0, 1, 'tap', 1.0), ('t1', 3, 0, 1, 'tap', 1.0)"))
+        conn.execute(text(f"UPDATE {VERSION_TABLE} SET version = 3"))
+    storage.close()
+    with caplog.at_level("WARNING", logger="stammtisch.server"):
+        storage = Storage(url)
+    assert "1 row(s) of st_actions belonged to no deal" in caplog.text
+    st = storage.load_table("t1")
+    assert st is not None and st.deals == [(["x"], [(1, "tap")])] and st.last_deal_key == 1
     storage.close()

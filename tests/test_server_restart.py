@@ -142,7 +142,8 @@ def test_sigkill_mid_deal_and_restart(tmp_path):
 def test_the_spill_drain_inserts_only_what_the_database_lacks(database_url):
     """``Storage.write_missing`` (the spill file's drain, spill.py) on both databases: rows a
     late commit already wrote are skipped, the others inserted, and running it twice is
-    harmless."""
+    harmless; a deal row without a key and actions named by their deal's number (a spill file
+    written before deal keys) go in as that deal's moves."""
     from sqlalchemy import text
 
     app = create_app(database_url, bot_delay=1000, deal_pause=1000)
@@ -154,15 +155,23 @@ def test_the_spill_drain_inserts_only_what_the_database_lacks(database_url):
         (deck, _), = storage.load_table(t["id"]).deals
         already = ("deal", {"table_id": t["id"], "number": 0, "deck": json.dumps(deck),
                             "created": 0.0, "deal_key": None})
-        new = [storage.deal_row(t["id"], 9, deck), storage.action_row(t["id"], 9, 0, 1, "tap"),
-               storage.action_row(t["id"], 9, 1, 2, "pass")]
+        key = storage.new_deal_key()
+        new = [storage.deal_row(t["id"], 9, deck, key), storage.move_row(key, t["id"], 9, 0, 1, "tap"),
+               storage.action_row(t["id"], 9, 1, 2, "pass"),
+               ("deal", {"table_id": t["id"], "number": 10, "deck": json.dumps(deck),
+                         "created": 0.0, "deal_key": None}),
+               storage.action_row(t["id"], 10, 0, 1, "pass")]
         storage.write_missing([already, *new[:2]])  # the first attempt got as far as this
         storage.write_missing([already, *new])
         assert all(storage._already_written(kind, params) for kind, params in [already, *new])
         with storage.engine.connect() as conn:
             count = "SELECT COUNT(*) FROM {} WHERE table_id = :t"
-            assert conn.execute(text(count.format("st_deals")), {"t": t["id"]}).scalar() == 2
-            assert conn.execute(text(count.format("st_actions")), {"t": t["id"]}).scalar() == 2
+            assert conn.execute(text(count.format("st_deals")), {"t": t["id"]}).scalar() == 3
+            moves = conn.execute(text(
+                "SELECT d.number, m.idx, m.seat, m.action FROM st_moves m JOIN st_deals d "
+                "ON d.deal_key = m.deal_key WHERE d.table_id = :t ORDER BY d.number, m.idx"),
+                {"t": t["id"]}).all()
+        assert [tuple(m) for m in moves] == [(9, 0, 1, "tap"), (9, 1, 2, "pass"), (10, 0, 1, "pass")]
 
 
 def test_a_group_commit_larger_than_one_insert_stores_every_row_in_order(database_url):
@@ -171,19 +180,20 @@ def test_a_group_commit_larger_than_one_insert_stores_every_row_in_order(databas
     a group with a row that is in already is refused whole."""
     from sqlalchemy import text
 
-    from stammtisch.server.storage import ROWS_PER_INSERT
+    from stammtisch.server.row_writer import ROWS_PER_INSERT
 
     app = create_app(database_url, bot_delay=1000, deal_pause=1000)
     with TestClient(app) as http:
         t = create_table(http)
         storage = app.state.storage
         n = 2 * ROWS_PER_INSERT + 7
-        rows = [storage.deal_row(t["id"], 5, ["x", "y"])]
-        rows += [storage.action_row(t["id"], 5, i, i % 3, f"a{i}") for i in range(n)]
-        rows += [storage.deal_row(t["id"], 6, ["z"])]
+        key = storage.new_deal_key()
+        rows = [storage.deal_row(t["id"], 5, ["x", "y"], key)]
+        rows += [storage.move_row(key, t["id"], 5, i, i % 3, f"a{i}") for i in range(n)]
+        rows += [storage.deal_row(t["id"], 6, ["z"], storage.new_deal_key())]
         storage.write_batch(rows)
         with storage.engine.connect() as conn:
-            got = conn.execute(text("SELECT idx, seat, action FROM st_actions WHERE table_id = :t "
+            got = conn.execute(text("SELECT idx, seat, action FROM st_moves WHERE table_id = :t "
                                     "ORDER BY idx"), {"t": t["id"]}).all()
             decks = conn.execute(text("SELECT number, deck FROM st_deals WHERE table_id = :t "
                                       "ORDER BY number"), {"t": t["id"]}).all()
@@ -191,5 +201,5 @@ def test_a_group_commit_larger_than_one_insert_stores_every_row_in_order(databas
         assert [(r[0], json.loads(r[1])) for r in decks] == [(5, ["x", "y"]), (6, ["z"])]
         # all or nothing: the new row is not stored either (the driver's own error)
         with pytest.raises(Exception, match="UNIQUE constraint|duplicate key"):
-            storage.write_batch([storage.action_row(t["id"], 5, n, 0, "new"), rows[3]])
-        assert not storage._already_written("action", storage.action_row(t["id"], 5, n, 0, "new")[1])
+            storage.write_batch([storage.move_row(key, t["id"], 5, n, 0, "new"), rows[3]])
+        assert not storage._already_written("move", storage.move_row(key, t["id"], 5, n, 0, "new")[1])

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from server_helpers import WsClient, create_table, play_until_terminal, sync
 
 from stammtisch.server.app import create_app
-from stammtisch.server.tables import Conn
+from stammtisch.server.fanout import Conn
 
 
 def test_every_client_holds_the_tables_info_after_every_state_message(tmp_path, monkeypatch):

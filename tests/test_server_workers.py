@@ -415,7 +415,7 @@ def test_a_table_whose_search_bot_keeps_failing_is_marked_and_asked_ever_less_of
     from server_helpers import WsClient, create_table
 
     from stammtisch.server.app import create_app
-    from stammtisch.server.tables import LiveTable
+    from stammtisch.server.live_table import LiveTable
 
     app = create_app(f"sqlite:///{tmp_path / 'st.sqlite'}", bot_delay=0, deal_pause=1000)
     failing = [True]

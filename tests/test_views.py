@@ -7,7 +7,7 @@ import pytest
 from stammtisch.games import TableState, new_game
 from stammtisch.rules import ruleset
 from stammtisch.rules.base import format_options
-from stammtisch.server.tables import view_bytes, view_head_json
+from stammtisch.server.fanout import view_bytes, view_head_json
 
 
 @pytest.mark.parametrize("rid,opts", [
@@ -87,7 +87,7 @@ def test_views_of_several_seats_equal_each_seats_own_view(rid: str, opts: dict[s
 
 
 def test_the_view_head_is_serialised_once_per_engine_and_the_memory_stays_bounded() -> None:
-    import stammtisch.server.tables as tables
+    import stammtisch.server.fanout as tables
 
     games = [new_game(ruleset("tippen/grupp-1975", {"stake": 3 * k}))
              for k in range(1, tables.VIEW_HEADS_KEPT + 3)]

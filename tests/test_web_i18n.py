@@ -64,7 +64,7 @@ def test_every_button_word_action_and_bot_has_a_label(lang):
     assert [w for w in ACTION_WORDS if f"web.a_{w}" not in texts] == []
     for head in ("exchange", "discard", "give", "play", "call"):
         assert f"web.c_{head}" in texts
-    from stammtisch.server.app import available_bots
+    from stammtisch.server.routes.tables import available_bots
 
     seated = set(available_bots("tippen")) | set(available_bots("tapp"))
     assert sorted(b for b in seated if f"web.bot_{b}" not in texts) == []  # every bot the lobby offers

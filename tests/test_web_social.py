@@ -14,11 +14,11 @@ from hypothesis import strategies as st
 from server_helpers import WsClient, sync
 from starlette.websockets import WebSocketDisconnect
 
-from stammtisch.games.base import IllegalAction
 from stammtisch.rules import PRESETS, ruleset
 from stammtisch.server.app import create_app
 from stammtisch.server.limits import ServerLimits
-from stammtisch.server.tables import clean_chat
+from stammtisch.server.refusals import Refusal
+from stammtisch.server.table_social import clean_chat
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -566,7 +566,7 @@ def test_spectators_and_strangers_cannot_use_seat_messages(http):
 def test_a_chat_line_is_stored_printable_trimmed_and_bounded_or_refused(text):
     try:
         line = clean_chat(text, 200)
-    except IllegalAction as e:
+    except Refusal as e:
         printable = "".join(ch if ch.isprintable() else " " for ch in text).strip()
         assert (e.rule, bool(printable)) in (("chat empty", False), ("chat length", True))
         assert e.rule == "chat empty" or len(printable) > 200

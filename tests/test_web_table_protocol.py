@@ -13,8 +13,9 @@ from server_helpers import WsClient, create_table, sync
 from stammtisch.engine_facts import choice_message_for
 from stammtisch.i18n import render
 from stammtisch.rules import ruleset
-from stammtisch.server.app import create_app, redacted_record
+from stammtisch.server.app import create_app
 from stammtisch.server.limits import ServerLimits
+from stammtisch.server.records import redacted_record
 
 pytestmark = pytest.mark.timeout(300)
 

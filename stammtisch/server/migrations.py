@@ -1,6 +1,6 @@
 """The web table's database schema across versions: numbered steps, each run once.
 
-A new database is made whole from the models (``storage.Base``) and marked with the latest
+A new database is made whole from the models (``models.Base``) and marked with the latest
 version. An older one is brought up to date at start-up by the steps above its version, in
 order, each in its own transaction (both SQLite and PostgreSQL change their schema inside a
 transaction, so a step that fails leaves the database as it was). A database made before this
@@ -13,9 +13,12 @@ want to go back (docs/deployment.md).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable
 
 from sqlalchemy import Connection, Engine, inspect, text
+
+log = logging.getLogger("stammtisch.server")
 
 #: The table that holds the schema's version (one row).
 VERSION_TABLE = "st_schema"
@@ -33,8 +36,8 @@ def _add_columns(conn: Connection, table: str, columns: dict[str, str]) -> None:
 
 
 def _deal_keys(conn: Connection) -> None:
-    """A deal's key: its actions are rows of ``st_moves`` (deals dealt before keep theirs in
-    ``st_actions``)."""
+    """A deal's key: its actions are rows of ``st_moves`` (until step 4, deals dealt before
+    kept theirs in ``st_actions``)."""
     _add_columns(conn, "st_deals", {"deal_key": "INTEGER"})
 
 
@@ -62,8 +65,35 @@ def _table_choices(conn: Connection) -> None:
     _add_columns(conn, "st_table_social", {"pace": "VARCHAR(16)", "hints": "BOOLEAN"})
 
 
+def _one_action_table(conn: Connection) -> None:
+    """Every action in ``st_moves``: each deal without a key gets one (above every key in use,
+    in the order the deals were dealt), its actions are copied from ``st_actions`` under it
+    with their numbers, and ``st_actions`` is dropped. Rows of ``st_actions`` without their
+    deal's row were never loaded; they go with the table (a warning counts them)."""
+    if "st_actions" not in set(inspect(conn).get_table_names()):
+        return
+    top = max(conn.execute(text("SELECT MAX(deal_key) FROM st_deals")).scalar() or 0,
+              conn.execute(text("SELECT MAX(deal_key) FROM st_moves")).scalar() or 0)
+    keyless = conn.execute(text("SELECT table_id, number FROM st_deals WHERE deal_key IS NULL "
+                                "ORDER BY created, table_id, number")).all()
+    if keyless:
+        conn.execute(text("UPDATE st_deals SET deal_key = :k WHERE table_id = :t AND number = :n"),
+                     [{"k": top + i, "t": t, "n": n} for i, (t, n) in enumerate(keyless, 1)])
+    copied = conn.execute(text(
+        "INSERT INTO st_moves (deal_key, idx, table_id, deal, seat, action, created) "
+        "SELECT d.deal_key, a.idx, a.table_id, a.deal, a.seat, a.action, a.created "
+        "FROM st_actions a JOIN st_deals d ON d.table_id = a.table_id AND d.number = a.deal "
+        "WHERE d.deal_key > :top"), {"top": top}).rowcount
+    total = int(conn.execute(text("SELECT COUNT(*) FROM st_actions")).scalar_one())
+    if copied != total:
+        log.warning("%d row(s) of st_actions belonged to no deal (never loaded) and were dropped",
+                    total - copied)
+    conn.execute(text("DROP TABLE st_actions"))
+
+
 #: The steps, in order: step ``i`` (1-based) brings version ``i - 1`` to ``i``.
-STEPS: list[Callable[[Connection], None]] = [_deal_keys, _social_owners, _table_choices]
+STEPS: list[Callable[[Connection], None]] = [_deal_keys, _social_owners, _table_choices,
+                                             _one_action_table]
 LATEST = len(STEPS)
 
 

@@ -2,21 +2,21 @@
 
 The database is the authority for every table: a table is its rule set, its seats, and per
 deal the deck and the actions in order. The in-memory ``stammtisch.table.Table`` is rebuilt
-from these rows by replaying them through the engine (see ``tables.TableManager.load_all``).
+from these rows by replaying them through the engine (see ``manager.TableManager.load_all``).
 
 Every event (a deal's deck, one action) is committed before anything is broadcast: the
 server commits the events of many tables together (``write_batch``, a group commit). A deal
 gets a key global to the server (``new_deal_key``), and its actions are rows of ``st_moves``
 keyed by (deal key, idx): the live deals are the newest keys, so the rows of a group commit
-share the newest leaves of that table's index. (Keyed by (table, deal, idx) as in
-``st_actions``, where the deals dealt before deal keys keep their actions, every row of a
-group lands in a leaf of its own, a page written per row: ``bench/storage_writes.py``.) Seat
-tokens are stored only as SHA-256 digests: a copy of the database does not let anyone act for
-a seat.
+share the newest leaves of that table's index. (Keyed by (table, deal, idx), every row of a
+group would land in a leaf of its own, a page written per row: ``bench/storage_writes.py``.)
+Seat tokens are stored only as SHA-256 digests: a copy of the database does not let anyone act
+for a seat.
 
-The tables are dialect-neutral (plain ``String``/``Integer``/``Text``/``Boolean`` columns,
-JSON as text); SQLite-specific are the connection pragmas, the multi-row INSERTs and the event
-loop's own connection (``write_batch(now=True)``).
+The tables (``models.py``) are dialect-neutral (plain ``String``/``Integer``/``Text``/``Boolean``
+columns, JSON as text); SQLite-specific are the connection pragmas, the multi-row INSERTs of the
+event rows' writer (``row_writer.py``) and the event loop's own connection
+(``write_batch(now=True)``).
 """
 
 from __future__ import annotations
@@ -24,34 +24,31 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from itertools import groupby
-from operator import itemgetter
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
-from sqlalchemy import (
-    Boolean,
-    Float,
-    ForeignKey,
-    Integer,
-    String,
-    Text,
-    create_engine,
-    event,
-    func,
-    insert,
-    select,
-    update,
-)
-from sqlalchemy import Table as SqlTable
+from sqlalchemy import create_engine, event, func, insert, select, update
 from sqlalchemy.engine import Engine
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 from sqlalchemy.pool import StaticPool
 
 from .migrations import migrate
+from .models import (
+    Base,
+    ChatRow,
+    DealRow,
+    MoveRow,
+    SeatRow,
+    SocialRow,
+    TableRow,
+    TableStateRow,
+    core_table,
+)
+from .row_writer import EVENT_INSERTS, ROW_WRITER_PRAGMAS, RowWriter
+from .row_writer import Write as Write
 
 
 def default_data_dir() -> Path:
@@ -90,132 +87,6 @@ def token_digest(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-class Base(DeclarativeBase):
-    pass
-
-
-class TableRow(Base):
-    __tablename__ = "st_tables"
-
-    id: Mapped[str] = mapped_column(String(32), primary_key=True)
-    ruleset: Mapped[str] = mapped_column(String(64))
-    options: Mapped[str] = mapped_column(Text)  # JSON object: the overrides as given
-    first_dealer: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    started: Mapped[bool] = mapped_column(Boolean, default=False)
-    admin_digest: Mapped[str] = mapped_column(String(64))
-    spectator_digest: Mapped[str] = mapped_column(String(64))
-    created: Mapped[float] = mapped_column(Float)
-
-
-class SeatRow(Base):
-    __tablename__ = "st_seats"
-
-    table_id: Mapped[str] = mapped_column(ForeignKey("st_tables.id"), primary_key=True)
-    seat: Mapped[int] = mapped_column(Integer, primary_key=True)
-    name: Mapped[str] = mapped_column(String(64))
-    bot: Mapped[str | None] = mapped_column(String(32), nullable=True)
-    token_digest: Mapped[str | None] = mapped_column(String(64), nullable=True)
-
-
-class DealRow(Base):
-    __tablename__ = "st_deals"
-
-    table_id: Mapped[str] = mapped_column(ForeignKey("st_tables.id"), primary_key=True)
-    number: Mapped[int] = mapped_column(Integer, primary_key=True)
-    deck: Mapped[str] = mapped_column(Text)  # JSON list of card strings, top first
-    created: Mapped[float] = mapped_column(Float)
-    # the deal's key (its actions are ``MoveRow``s); None: a deal dealt before deal keys, whose
-    # actions are ``ActionRow``s. Added to older databases by ``migrations``
-    deal_key: Mapped[int | None] = mapped_column(Integer, nullable=True)
-
-
-class MoveRow(Base):
-    """An action of a deal with a deal key. No foreign key: the deal's row vouches for the
-    table, and the check cost a lookup per row of every group commit."""
-
-    __tablename__ = "st_moves"
-
-    deal_key: Mapped[int] = mapped_column(Integer, primary_key=True)
-    idx: Mapped[int] = mapped_column(Integer, primary_key=True)
-    table_id: Mapped[str] = mapped_column(String(32))
-    deal: Mapped[int] = mapped_column(Integer)
-    seat: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    action: Mapped[str] = mapped_column(String(200))
-    created: Mapped[float] = mapped_column(Float)
-
-
-class ActionRow(Base):
-    """An action of a deal dealt before deal keys (see ``MoveRow``)."""
-
-    __tablename__ = "st_actions"
-
-    table_id: Mapped[str] = mapped_column(ForeignKey("st_tables.id"), primary_key=True)
-    deal: Mapped[int] = mapped_column(Integer, primary_key=True)
-    idx: Mapped[int] = mapped_column(Integer, primary_key=True)
-    seat: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    action: Mapped[str] = mapped_column(String(200))
-    created: Mapped[float] = mapped_column(Float)
-
-
-class TableStateRow(Base):
-    """What the server decided about a table besides its play (a separate table, so databases
-    made before it existed gain it by ``create_all``): its deal limit, when somebody first
-    joined, when it was closed, and when and why it was archived (then it is no longer loaded
-    at start-up)."""
-
-    __tablename__ = "st_table_state"
-
-    table_id: Mapped[str] = mapped_column(ForeignKey("st_tables.id"), primary_key=True)
-    max_deals: Mapped[int | None] = mapped_column(Integer, nullable=True)
-    joined_at: Mapped[float | None] = mapped_column(Float, nullable=True)
-    closed_at: Mapped[float | None] = mapped_column(Float, nullable=True)
-    archived_at: Mapped[float | None] = mapped_column(Float, nullable=True)
-    archived_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
-
-
-class SocialRow(Base):
-    """A table's social settings: its turn timer, whether it is listed in the lobby
-    and which seats a stranger from the lobby may still take, and the table its rematch made.
-    A separate table, so databases made before it existed gain it by ``create_all``."""
-
-    __tablename__ = "st_table_social"
-
-    table_id: Mapped[str] = mapped_column(ForeignKey("st_tables.id"), primary_key=True)
-    turn_seconds: Mapped[int] = mapped_column(Integer, default=0)
-    listed: Mapped[bool] = mapped_column(Boolean, default=False)
-    open_seats: Mapped[str] = mapped_column(Text, default="[]")  # JSON list of seat numbers
-    rematch_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
-    # the address that made the table (or asked for its rematch): its live tables are counted
-    creator: Mapped[str | None] = mapped_column(String(64), nullable=True)
-    # JSON lists of seat numbers: the seats that were the lobby's, the human seats that ever
-    # connected, and the seats whose old link has led on to the rematch
-    lobby_seats: Mapped[str | None] = mapped_column(Text, nullable=True)
-    humans: Mapped[str | None] = mapped_column(Text, nullable=True)
-    rematch_claimed: Mapped[str | None] = mapped_column(Text, nullable=True)
-    # "wait" (the next deal when every seated person asks for it) or seconds between deals
-    pace: Mapped[str | None] = mapped_column(String(16), nullable=True)
-    # a practice table: any seat may ask the search bot for a hint
-    hints: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
-
-
-class ChatRow(Base):
-    """One line of a table's chat (plain text, as the seat wrote it after cleaning)."""
-
-    __tablename__ = "st_chat"
-
-    table_id: Mapped[str] = mapped_column(ForeignKey("st_tables.id"), primary_key=True)
-    idx: Mapped[int] = mapped_column(Integer, primary_key=True)
-    seat: Mapped[int] = mapped_column(Integer)
-    text: Mapped[str] = mapped_column(Text)
-    created: Mapped[float] = mapped_column(Float)
-
-
-def _table(model: type[Base]) -> SqlTable:
-    """A model's Core table (typed: SQLAlchemy declares ``__table__`` as a FromClause)."""
-    return cast(SqlTable, model.__table__)
-
-
-Write = tuple[str, dict[str, Any]]  # ("move" | "action" | "deal", the row's columns)
 
 
 @dataclass
@@ -262,7 +133,7 @@ class StoredTable:
     closed_at: float | None = None
     archived_reason: str | None = None
     social: StoredSocial = field(default_factory=StoredSocial)
-    last_deal_key: int | None = None  # the latest deal's key (None: dealt before deal keys)
+    last_deal_key: int | None = None  # the latest deal's key (None: no deal yet)
 
 
 def _sqlite_pragmas(busy_ms: int) -> Callable[[Any, Any], None]:
@@ -275,101 +146,6 @@ def _sqlite_pragmas(busy_ms: int) -> Callable[[Any, Any], None]:
         cur.execute(f"PRAGMA busy_timeout={int(busy_ms)}")
         cur.close()
     return on_connect
-
-
-#: Rows per multi-row INSERT of the writer (``Storage.write_batch``): 140 × 7 columns stays under
-#: the 999 parameters that older SQLite builds allow in one statement.
-ROWS_PER_INSERT = 140
-
-#: The settings of the SQLite connections that write the event rows (``RowWriter``). A
-#: multi-row INSERT inside a transaction keeps a statement journal (the pages it changes, to
-#: undo the statement alone if it fails half-way), and past 64 KiB SQLite moves that journal
-#: to a temporary file. A group commit's rows belong to many different tables and change many
-#: pages, so that file would cost a system call more per row and about double the commit's
-#: system time; kept in memory, the journal costs none (bench/storage_writes.py measures the
-#: commit pattern with these pragmas).
-ROW_WRITER_PRAGMAS = ("PRAGMA temp_store=MEMORY",)
-
-#: The clause that makes the writer's INSERTs skip a row whose key is in already.
-ON_CONFLICT_SKIP = " ON CONFLICT DO NOTHING"
-
-
-class RowWriter:
-    """A DB-API connection of its own for the event rows (``Storage.write_batch``), with their
-    INSERTs compiled once by SQLAlchemy for the database's dialect: the same SQL, without
-    SQLAlchemy's work per statement (the server's hot path). Not in the pool: its settings
-    (``pragmas``) stay its own."""
-
-    def __init__(self, storage: Storage, pragmas: tuple[str, ...] = ()):
-        self.sql: dict[str, tuple[str, bool, list[str]]] = {}
-        self.multi_sql: dict[tuple[str, int, bool], str] = {}
-        for kind, stmt, keys in (
-            ("move", storage._insert_move,
-             ["deal_key", "idx", "table_id", "deal", "seat", "action", "created"]),
-            ("action", storage._insert_action, ["table_id", "deal", "idx", "seat", "action", "created"]),
-            ("deal", storage._insert_deal, ["table_id", "number", "deck", "created", "deal_key"]),
-        ):
-            compiled = stmt.compile(dialect=storage.engine.dialect, column_keys=keys)
-            self.sql[kind] = (compiled.string, bool(compiled.positional),
-                              list(compiled.positiontup or keys))
-        self.conn = storage.engine.raw_connection()
-        self.conn.detach()  # closed for good when closed, never handed out with its pragmas
-        self.cursor = self.conn.cursor()
-        for pragma in pragmas:
-            self.cursor.execute(pragma)
-
-    def insert(self, writes: list[Write], skip_existing: bool = False) -> None:
-        """The rows in one transaction, committed on return; rolled back when it fails."""
-        cur = self.cursor
-        try:
-            # one executemany per run of rows of one kind, not one execute per row: the driver
-            # leaves and retakes the GIL around every statement, and each time the writer
-            # thread waits for the busy event loop to hand it back (bench/server_load.py's
-            # ``server_us_per_action_steady_split`` shows the CPU of the threads beside the loop)
-            for kind, run in groupby(writes, key=itemgetter(0)):
-                sql, positional, order = self.sql[kind]
-                if not positional:
-                    cur.executemany(sql + (ON_CONFLICT_SKIP if skip_existing else ""),
-                                    [params for _, params in run])
-                    continue
-                # positional drivers (SQLite): many rows per INSERT … VALUES (…), (…). sqlite3
-                # leaves the interpreter lock around every statement it steps, and a thread
-                # that leaves it while the event loop is busy waits a switch interval (5 ms)
-                # to get it back: with executemany that would be once per row, and under load
-                # a group of a hundred rows could take long enough to push events to the spill
-                # file (bench/server_load.py --tables 1000 shows the load where it matters)
-                rows = [params for _, params in run]
-                for i in range(0, len(rows), ROWS_PER_INSERT):
-                    chunk = rows[i:i + ROWS_PER_INSERT]
-                    cur.execute(self._multi_row_sql(kind, len(chunk), skip_existing),
-                                [params[k] for params in chunk for k in order])
-            self.conn.commit()
-        except Exception:
-            try:
-                self.conn.rollback()
-            except Exception:
-                pass
-            raise
-
-    def _multi_row_sql(self, kind: str, rows: int, skip_existing: bool = False) -> str:
-        """The positional INSERT of ``kind`` with ``rows`` groups of values."""
-        key = (kind, rows, skip_existing)
-        sql = self.multi_sql.get(key)
-        if sql is None:
-            single = self.sql[kind][0]
-            head, sep, values = single.rpartition(" VALUES ")
-            assert sep, single  # an INSERT compiled by SQLAlchemy
-            sql = head + sep + ", ".join([values.strip()] * rows)
-            if skip_existing:
-                sql += ON_CONFLICT_SKIP
-            self.multi_sql[key] = sql
-        return sql
-
-    def close(self) -> None:
-        try:
-            self.conn.close()
-        except Exception:
-            pass
 
 
 class Storage:
@@ -390,11 +166,10 @@ class Storage:
         if self.is_sqlite:
             event.listen(self.engine, "connect", _sqlite_pragmas(busy_ms))
         migrate(self.engine, Base.metadata.create_all)
-        # statements built once: SQLAlchemy then reuses their compiled form (the hot path)
-        self._insert_move = insert(_table(MoveRow))
-        self._insert_action = insert(_table(ActionRow))
-        self._insert_deal = insert(_table(DealRow))
         self._next_deal_key: int | None = None  # read_deal_keys
+        # the event loop takes keys for its deals; the spill drain's thread for a deal row of
+        # an old spill file (``write_missing``)
+        self._deal_key_lock = threading.Lock()
 
     def read_deal_keys(self) -> None:
         """Start the deal keys above every key the database holds. Once, after the start-up
@@ -407,12 +182,13 @@ class Storage:
 
     def new_deal_key(self) -> int:
         """A key for the next deal (``read_deal_keys``)."""
-        if self._next_deal_key is None:
-            self.read_deal_keys()
-            assert self._next_deal_key is not None
-        key = self._next_deal_key
-        self._next_deal_key = key + 1
-        return key
+        with self._deal_key_lock:
+            if self._next_deal_key is None:
+                self.read_deal_keys()
+                assert self._next_deal_key is not None
+            key = self._next_deal_key
+            self._next_deal_key = key + 1
+            return key
 
     def close(self) -> None:
         self._close_writers()
@@ -424,19 +200,19 @@ class Storage:
                      admin_digest: str, spectator_digest: str, max_deals: int | None = None,
                      social: StoredSocial | None = None) -> None:
         with self.engine.begin() as conn:
-            conn.execute(insert(_table(TableRow)).values(
+            conn.execute(insert(core_table(TableRow)).values(
                 id=table_id, ruleset=ruleset, options=json.dumps(options), first_dealer=None,
                 started=False, admin_digest=admin_digest, spectator_digest=spectator_digest,
                 created=time.time(),
             ))
-            conn.execute(insert(_table(TableStateRow)).values(table_id=table_id,
+            conn.execute(insert(core_table(TableStateRow)).values(table_id=table_id,
                                                                 max_deals=max_deals))
-            conn.execute(insert(_table(SeatRow)), [
+            conn.execute(insert(core_table(SeatRow)), [
                 dict(table_id=table_id, seat=s.seat, name=s.name, bot=s.bot,
                      token_digest=s.token_digest) for s in seats
             ])
             if social is not None:
-                conn.execute(insert(_table(SocialRow)).values(
+                conn.execute(insert(core_table(SocialRow)).values(
                     table_id=table_id, turn_seconds=social.turn_seconds, listed=social.listed,
                     open_seats=json.dumps(social.open_seats), rematch_id=social.rematch_id,
                     creator=social.creator, lobby_seats=json.dumps(social.lobby_seats),
@@ -448,22 +224,23 @@ class Storage:
                    deal_key: int | None = None) -> None:
         """Write a table's first deal and mark the table started (with its first dealer), in
         one transaction. (Later decks are rows of the group commit: ``deal_row``.)"""
-        params = self.deal_row(table_id, number, deck, deal_key)[1]
+        params = self.deal_row(table_id, number, deck,
+                               self.new_deal_key() if deal_key is None else deal_key)[1]
         try:
             with self.engine.begin() as conn:
-                conn.execute(update(_table(TableRow)).where(TableRow.id == table_id)
+                conn.execute(update(core_table(TableRow)).where(TableRow.id == table_id)
                              .values(started=True, first_dealer=first_dealer))
-                conn.execute(self._insert_deal, params)
+                conn.execute(EVENT_INSERTS["deal"][0], params)
         except Exception:
             if not self._already_written("deal", params):
                 raise
 
     def _set_state(self, table_id: str, **values: Any) -> None:
         with self.engine.begin() as conn:
-            done = conn.execute(update(_table(TableStateRow))
+            done = conn.execute(update(core_table(TableStateRow))
                                 .where(TableStateRow.table_id == table_id).values(**values))
             if done.rowcount == 0:  # a table made before st_table_state existed
-                conn.execute(insert(_table(TableStateRow)).values(table_id=table_id, **values))
+                conn.execute(insert(core_table(TableStateRow)).values(table_id=table_id, **values))
 
     def mark_joined(self, table_id: str) -> None:
         self._set_state(table_id, joined_at=time.time())
@@ -477,17 +254,17 @@ class Storage:
 
     def set_seat_digest(self, table_id: str, seat: int, digest: str) -> None:
         with self.engine.begin() as conn:
-            conn.execute(update(_table(SeatRow)).where(SeatRow.table_id == table_id,
+            conn.execute(update(core_table(SeatRow)).where(SeatRow.table_id == table_id,
                                                          SeatRow.seat == seat)
                          .values(token_digest=digest))
 
     # --- social: lobby seats, rematch, chat --------------------------------------------
 
     def _set_social(self, conn: Any, table_id: str, **values: Any) -> None:
-        done = conn.execute(update(_table(SocialRow)).where(SocialRow.table_id == table_id)
+        done = conn.execute(update(core_table(SocialRow)).where(SocialRow.table_id == table_id)
                             .values(**values))
         if done.rowcount == 0:  # a table made before st_table_social existed
-            conn.execute(insert(_table(SocialRow)).values(table_id=table_id, **values))
+            conn.execute(insert(core_table(SocialRow)).values(table_id=table_id, **values))
 
     def take_seat(self, table_id: str, seat: int, digest: str, open_seats: list[int],
                   name: str | None = None) -> None:
@@ -497,7 +274,7 @@ class Storage:
         if name is not None:
             values["name"] = name
         with self.engine.begin() as conn:
-            conn.execute(update(_table(SeatRow)).where(SeatRow.table_id == table_id,
+            conn.execute(update(core_table(SeatRow)).where(SeatRow.table_id == table_id,
                                                          SeatRow.seat == seat)
                          .values(**values))
             self._set_social(conn, table_id, open_seats=json.dumps(open_seats))
@@ -506,11 +283,11 @@ class Storage:
         """The table's rematch was made: the table is closed and points to the new one."""
         with self.engine.begin() as conn:
             self._set_social(conn, table_id, rematch_id=rematch_id)
-            done = conn.execute(update(_table(TableStateRow))
+            done = conn.execute(update(core_table(TableStateRow))
                                 .where(TableStateRow.table_id == table_id)
                                 .values(closed_at=time.time()))
             if done.rowcount == 0:
-                conn.execute(insert(_table(TableStateRow)).values(table_id=table_id,
+                conn.execute(insert(core_table(TableStateRow)).values(table_id=table_id,
                                                                     closed_at=time.time()))
 
     def set_humans(self, table_id: str, humans: list[int]) -> None:
@@ -525,13 +302,13 @@ class Storage:
 
     def add_chat(self, table_id: str, idx: int, seat: int, text: str, created: float) -> None:
         with self.engine.begin() as conn:
-            conn.execute(insert(_table(ChatRow)).values(table_id=table_id, idx=idx, seat=seat,
+            conn.execute(insert(core_table(ChatRow)).values(table_id=table_id, idx=idx, seat=seat,
                                                         text=text, created=created))
 
     @staticmethod
     def _load_social(conn: Any, table_id: str, keep: int = 50) -> StoredSocial:
-        row = conn.execute(select(_table(SocialRow)).where(SocialRow.table_id == table_id)).first()
-        count = conn.execute(select(func.count()).select_from(_table(ChatRow))
+        row = conn.execute(select(core_table(SocialRow)).where(SocialRow.table_id == table_id)).first()
+        count = conn.execute(select(func.count()).select_from(core_table(ChatRow))
                              .where(ChatRow.table_id == table_id)).scalar_one()
         lines = conn.execute(select(ChatRow.seat, ChatRow.text, ChatRow.created)
                              .where(ChatRow.table_id == table_id)
@@ -550,7 +327,7 @@ class Storage:
 
     def set_spectator_digest(self, table_id: str, digest: str) -> None:
         with self.engine.begin() as conn:
-            conn.execute(update(_table(TableRow)).where(TableRow.id == table_id)
+            conn.execute(update(core_table(TableRow)).where(TableRow.id == table_id)
                          .values(spectator_digest=digest))
 
     _writer: RowWriter | None = None  # the writer thread's connection for event rows
@@ -563,7 +340,7 @@ class Storage:
         return self.is_sqlite and not self.one_connection
 
     def write_batch(self, writes: list[Write], now: bool = False) -> None:
-        """Several INSERTs (``action_row``/``deal_row``: events of different tables, or one
+        """Several INSERTs (``move_row``/``deal_row``: events of different tables, or one
         table's events in order) in ONE transaction, committed on return: the group commit of
         the server. All or nothing.
 
@@ -614,7 +391,7 @@ class Storage:
         own thread right now."""
         writer = getattr(self, name)
         if writer is None:
-            writer = RowWriter(self, pragmas)
+            writer = RowWriter(self.engine, pragmas)
             setattr(self, name, writer)
         try:
             writer.insert(writes, skip_existing)
@@ -632,12 +409,14 @@ class Storage:
 
     @staticmethod
     def action_row(table_id: str, deal: int, idx: int, seat: int | None, action: str) -> Write:
-        """An action of a deal without a key (dealt before deal keys)."""
+        """An action of the deal ``deal`` of a table, stored as a move under that deal's key
+        (which its row, in the database or earlier in the same group, holds): for a writer
+        that does not know the key, such as a spill file written before deal keys."""
         return ("action", {"table_id": table_id, "deal": deal, "idx": idx, "seat": seat,
                            "action": action, "created": time.time()})
 
     @staticmethod
-    def deal_row(table_id: str, number: int, deck: list[str], deal_key: int | None = None) -> Write:
+    def deal_row(table_id: str, number: int, deck: list[str], deal_key: int) -> Write:
         return ("deal", {"table_id": table_id, "number": number, "deck": json.dumps(deck),
                          "created": time.time(), "deal_key": deal_key})
 
@@ -645,7 +424,12 @@ class Storage:
         """The rows of ``writes`` the database does not hold yet, in one transaction (the
         spill file's drain: some of its rows may have been committed already, by a commit
         that went through after it was given up on). Usually none is: then it is one
-        ``write_batch``'s transaction."""
+        ``write_batch``'s transaction. A deal row without a key (a spill file written before
+        deal keys) gets a new one; if its deal is in already, the row is skipped and its
+        actions go under the key the database holds."""
+        writes = [(kind, {**params, "deal_key": self.new_deal_key()})
+                  if kind == "deal" and params.get("deal_key") is None else (kind, params)
+                  for kind, params in writes]
         try:
             # not write_batch itself: its check for a lost answer queries row by row (up to a
             # whole chunk of them), which is what the conflict-skipping insert below does in
@@ -674,9 +458,11 @@ class Storage:
                     return move is not None and (move.seat, move.action) == (params["seat"],
                                                                              params["action"])
                 if kind == "action":
-                    row = conn.execute(select(ActionRow.seat, ActionRow.action).where(
-                        ActionRow.table_id == params["table_id"], ActionRow.deal == params["deal"],
-                        ActionRow.idx == params["idx"])).first()
+                    row = conn.execute(select(MoveRow.seat, MoveRow.action)
+                                       .join(DealRow, DealRow.deal_key == MoveRow.deal_key)
+                                       .where(DealRow.table_id == params["table_id"],
+                                              DealRow.number == params["deal"],
+                                              MoveRow.idx == params["idx"])).first()
                     return row is not None and (row.seat, row.action) == (params["seat"],
                                                                           params["action"])
                 deal = conn.execute(select(DealRow.deck).where(
@@ -705,24 +491,19 @@ class Storage:
 
     def load_table(self, table_id: str) -> StoredTable | None:
         with self.engine.connect() as conn:
-            row = conn.execute(select(_table(TableRow)).where(TableRow.id == table_id)).first()
+            row = conn.execute(select(core_table(TableRow)).where(TableRow.id == table_id)).first()
             if row is None:
                 return None
             seats = [
                 StoredSeat(r.seat, r.name, r.bot, r.token_digest)
-                for r in conn.execute(select(_table(SeatRow))
+                for r in conn.execute(select(core_table(SeatRow))
                                       .where(SeatRow.table_id == table_id).order_by(SeatRow.seat))
             ]
-            deal_rows = conn.execute(select(_table(DealRow)).where(DealRow.table_id == table_id)
+            deal_rows = conn.execute(select(core_table(DealRow)).where(DealRow.table_id == table_id)
                                      .order_by(DealRow.number)).all()
             decks = {r.number: json.loads(r.deck) for r in deal_rows}
             last_event_at = max([row.created] + [r.created for r in deal_rows])
             actions: dict[int, list[tuple[int | None, str]]] = {n: [] for n in decks}
-            # a deal's actions are moves (it has a key) or, dealt before deal keys, actions
-            for r in conn.execute(select(_table(ActionRow)).where(ActionRow.table_id == table_id)
-                                  .order_by(ActionRow.deal, ActionRow.idx)):
-                actions.setdefault(r.deal, []).append((r.seat, r.action))
-                last_event_at = max(last_event_at, r.created)
             for r in conn.execute(select(DealRow.number, MoveRow.seat, MoveRow.action,
                                          MoveRow.created)
                                   .join(MoveRow, MoveRow.deal_key == DealRow.deal_key)
@@ -730,7 +511,7 @@ class Storage:
                                   .order_by(DealRow.number, MoveRow.idx)):
                 actions[r.number].append((r.seat, r.action))
                 last_event_at = max(last_event_at, r.created)
-            state = conn.execute(select(_table(TableStateRow))
+            state = conn.execute(select(core_table(TableStateRow))
                                  .where(TableStateRow.table_id == table_id)).first()
             social = self._load_social(conn, table_id)
         numbers = sorted(decks)

@@ -44,15 +44,11 @@ class DealSoFar:
 
 def rebuild(deal: DealSoFar) -> Any:
     """The deal's state as it stands (in the worker)."""
-    from ..games import TableState, new_game
-    from ..rules import ruleset
+    from .replay import replay_deal, table_at
 
-    rules = ruleset(deal.ruleset_id, deal.options)
-    game = new_game(rules)
-    state = game.new_deal(TableState(deal.dealer, deal.pot, deal.reserve), game.deck_from_strings(list(deal.deck)))
-    for text in deal.actions:
-        state.apply(state.string_to_action(text))
-    return state
+    table = table_at(deal.ruleset_id, deal.options, deal.dealer, deal.pot, deal.reserve)
+    replay_deal(table, deal.deck, ((None, text) for text in deal.actions))
+    return table.state
 
 
 def decide(deal: DealSoFar, bot_name: str, seat: int, seed: int) -> str:

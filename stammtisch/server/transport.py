@@ -1,4 +1,6 @@
-"""Below the app: uvicorn's protocols, extended.
+"""Below the app: uvicorn's protocols, extended. Longer than ~600 lines on purpose: it is the
+one module that relies on uvicorn's (and websockets') private parts, so that an upgrade is
+checked here and in tests/test_server_uvicorn_fence.py alone.
 
 Connection guards (uvicorn's httptools protocol, extended): slowloris and connection floods
 never reach FastAPI.
@@ -42,6 +44,8 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocket
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 from uvicorn.protocols.utils import get_remote_addr
 
@@ -513,3 +517,151 @@ def _build_framed_protocol() -> type:
                 self.transport.pause_reading()
 
     return FramedWebSocketProtocol
+
+
+# --- the fence: everything the app uses of the ASGI server's WebSocket below Starlette -------
+
+#: Where ``KeepWebSocketSend`` keeps the ASGI server's own ``send`` and ``receive`` of a
+#: WebSocket.
+SERVER_SEND = "stammtisch.server_send"
+SERVER_RECEIVE = "stammtisch.server_receive"
+
+
+class KeepWebSocketSend:
+    """ASGI middleware: keeps the ASGI server's own ``send`` and ``receive`` of each WebSocket
+    in its scope (``scope[SERVER_SEND]``, ``scope[SERVER_RECEIVE]``), so that the table's
+    messages (several per action and seat) go straight to it, and the client's come straight
+    from it. Starlette's ``WebSocket.send_text`` adds a state check and two exception-handler
+    wrappers per message, which nothing here needs: a send on a closed socket raises all the
+    same (the server's own error instead of WebSocketDisconnect), and ``Conn.sender`` ends on
+    any error. Its ``receive`` adds a coroutine and a check of the message's type per
+    message; the receive loop reads only ``websocket.receive`` and ``websocket.disconnect``,
+    and stops at the latter."""
+
+    def __init__(self, app: ASGIApp):
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            scope[SERVER_SEND] = send
+            scope[SERVER_RECEIVE] = receive
+        await self.app(scope, receive, send)
+
+
+def server_send_text(ws: WebSocket) -> Callable[[str], Awaitable[None]]:
+    """``ws.send_text`` without Starlette's layers (see ``KeepWebSocketSend``)."""
+    send: Send | None = ws.scope.get(SERVER_SEND)
+    if send is None:  # the app is mounted without its middleware
+        return ws.send_text
+    server_send = send
+
+    async def send_text(text: str) -> None:
+        await server_send({"type": "websocket.send", "text": text})
+
+    return send_text
+
+
+#: What ``direct_writer`` uses of uvicorn's WebSocket protocol (websockets-sansio).
+_SANSIO_PARTS = ("conn", "transport", "writable", "close_sent", "disconnected")
+
+
+def direct_writer(ws: WebSocket) -> Callable[[str | bytes], bool] | None:
+    """A synchronous ``write_now`` for ``Conn`` when the server is uvicorn's websockets-sansio
+    protocol: the text frame goes to the protocol's transport at once, as its ASGI ``send``
+    would write it for a ``websocket.send``, without a coroutine and a task wake-up per
+    message (under load that path is a sizeable share of the server's CPU per action:
+    bench/server_load.py). It declines (False) whenever that ``send`` would wait or fail:
+    writing paused (a client that does not read), closing, closed; then the message takes the
+    queued path. None for any other server (the queued path only).
+
+    Without extensions a server's text frame is two or four bytes of header and the payload
+    as it is (RFC 6455 §5.2: FIN, opcode 1, no mask), and ``frame_header`` writes that itself;
+    with per-message deflate the protocol's own connection frames (and compresses) it."""
+    send = ws.scope.get(SERVER_SEND)
+    proto: Any = getattr(send, "__self__", None)
+    if proto is None or not all(hasattr(proto, part) for part in _SANSIO_PARTS):
+        return None
+    from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+    if not isinstance(proto, WebSocketsSansIOProtocol):  # framed_websocket_protocol's is one
+        return None
+    from websockets.protocol import State  # installed: the protocol above is built on it
+
+    conn, transport, writable = proto.conn, proto.transport, proto.writable
+    plain, opened = not conn.extensions, State.OPEN
+
+    def write_now(text: str | bytes) -> bool:
+        if proto.close_sent or proto.disconnected or not writable.is_set() or \
+                transport.is_closing() or conn.state is not opened:
+            return False
+        data = text.encode() if isinstance(text, str) else text
+        if plain:
+            transport.writelines((frame_header(len(data)), data))
+        else:
+            conn.send_text(data)
+            transport.write(b"".join(conn.data_to_send()))
+        return True
+
+    return write_now
+
+
+def frame_header(n: int) -> bytes:
+    """The header of a final, unmasked text frame (server to client, no extensions) of ``n``
+    bytes of payload. The fast path writes it and the payload as two buffers of one system
+    call (``writelines``): joined first, every message would be copied once more, and read
+    cold, as the messages of a busy turn wait for its end (bench/server_side_by_side.py)."""
+    if n < 126:
+        return b"\x81%c" % n
+    if n < 65536:
+        return b"\x81\x7e" + n.to_bytes(2, "big")
+    return b"\x81\x7f" + n.to_bytes(8, "big")
+
+
+class ServerSocket:
+    """The app's one way to a WebSocket below Starlette: ``send_text``, ``receive``, the
+    synchronous ``write_now`` (None but under uvicorn's websockets-sansio protocol) and the
+    hook for a message taken at once from the socket's read (``set_take_now``; only under
+    ``FramedWebSocketProtocol``). Under any other ASGI server, or without the middleware
+    ``KeepWebSocketSend``, it is Starlette's ``WebSocket`` and the queued path alone.
+    tests/test_server_uvicorn_fence.py checks every private part of uvicorn used here on a real
+    connection."""
+
+    __slots__ = ("send_text", "receive", "write_now", "_proto")
+
+    def __init__(self, ws: WebSocket) -> None:
+        self.send_text = server_send_text(ws)
+        self.receive: Receive = ws.scope.get(SERVER_RECEIVE) or ws.receive
+        self.write_now = direct_writer(ws)
+        proto = getattr(ws.scope.get(SERVER_SEND), "__self__", None)
+        self._proto = proto if hasattr(proto, "take_now") else None
+
+    @property
+    def takes_now(self) -> bool:
+        """Whether the server's protocol takes a ``take_now`` hook."""
+        return self._proto is not None
+
+    def set_take_now(self, hook: Callable[[str], bool] | None) -> None:
+        if self._proto is not None:
+            self._proto.take_now = hook
+
+
+#: Every private part of uvicorn's protocol (and of the websockets connection beneath it) the
+#: fast path reads or writes: ``direct_writer``, ``FramedWebSocketProtocol``, ``ServerSocket``.
+PROTOCOL_PARTS = ("conn", "transport", "writable", "close_sent", "disconnected", "queue",
+                  "read_paused", "handshake_initiated", "handshake_complete", "loop", "take_now")
+CONNECTION_PARTS = ("extensions", "state", "send_text", "data_to_send", "parser_exc",
+                    "current_size", "max_message_size")
+
+
+def missing_server_parts(ws: WebSocket) -> list[str]:
+    """The private parts of the server below ``ws`` that the fast path uses and that are not
+    there (tests/test_server_uvicorn_fence.py: none may be missing under the uvicorn version
+    pyproject.toml pins)."""
+    proto = getattr(ws.scope.get(SERVER_SEND), "__self__", None)
+    if proto is None:
+        return ["the ASGI server's send is not a method of its protocol"]
+    missing = [f"protocol.{p}" for p in PROTOCOL_PARTS if not hasattr(proto, p)]
+    conn = getattr(proto, "conn", None)
+    missing += [f"protocol.conn.{p}" for p in CONNECTION_PARTS if not hasattr(conn, p)]
+    return missing
+

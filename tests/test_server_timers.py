@@ -1,4 +1,6 @@
-"""The next deal that comes due after the pause (``LiveTable._deal_due``): with the table's lock
+"""A table's timers: what happens when the pause before the next deal runs out.
+
+The next deal that comes due after the pause (``LiveTable._deal_due``): with the table's lock
 free it is dealt without a task, and committed before any client sees it; a failed commit is
 retried; a commit that fails for good, or an engine that cannot deal, leaves the table as it
 was and the deal is tried again later; with the lock held, the deal waits for it."""
@@ -13,9 +15,12 @@ from typing import Any
 
 import pytest
 
+from stammtisch.server.event_store import EventStore
+from stammtisch.server.fanout import Conn
 from stammtisch.server.limits import ServerLimits
+from stammtisch.server.live_table import LiveTable
+from stammtisch.server.manager import TableManager
 from stammtisch.server.storage import Storage
-from stammtisch.server.tables import Conn, LiveTable, TableManager
 from stammtisch.table import Table
 
 PAUSE = 0.01
@@ -111,21 +116,21 @@ def _count_next_deal(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 def _failing_deal_commits(monkeypatch: pytest.MonkeyPatch) -> dict[str, float]:
     """Group commits that hold a deal's row fail while ``fail["left"]`` > 0 (each counts one)."""
     fail = {"left": 0.0, "failed": 0.0}
-    real = TableManager._commit_rows
+    real = EventStore._commit_rows
 
-    async def flaky(manager: TableManager, rows: Any) -> Any:
+    async def flaky(store: EventStore, rows: Any) -> Any:
         if fail["left"] > 0 and any(row[0] == "deal" for row in rows):
             fail["left"] -= 1
             fail["failed"] += 1
             Wake.up()
             raise RuntimeError("the database is locked (a test)")
-        return await real(manager, rows)
+        return await real(store, rows)
 
-    monkeypatch.setattr(TableManager, "_commit_rows", flaky)
+    monkeypatch.setattr(EventStore, "_commit_rows", flaky)
     return fail
 
 
-def test_the_next_deal_is_dealt_without_a_task_and_committed_before_it_is_shown(
+def test_the_next_deal_comes_due_and_is_committed_before_it_is_shown(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls = _count_next_deal(monkeypatch)
 

@@ -13,8 +13,7 @@
 Errors are JSON ``{"error": "…", "rule": code}`` with a 4xx status, as elsewhere in the API.
 The pages are ours (docs/guide); raw HTML in them is escaped, not passed through.
 
-Wiring (app.py): ``from .guide_routes import router as guide_router`` and
-``app.include_router(guide_router)`` inside ``create_app``.
+``app.create_app`` includes the router.
 """
 
 from __future__ import annotations
@@ -22,8 +21,8 @@ from __future__ import annotations
 from fastapi import APIRouter, Query
 from fastapi.responses import HTMLResponse, JSONResponse, Response
 
-from .. import guide, i18n
-from ..guide import GuideError
+from ... import guide, i18n
+from ...guide import GuideError
 
 router = APIRouter()
 

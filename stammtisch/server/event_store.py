@@ -1,0 +1,358 @@
+"""The event store of the live tables: the group commit of their events, the spill file, the
+checkpoints of the write-ahead log, and the other database calls, all off the tables' rules.
+
+Database work runs on one writer thread (``EventStore.commit``), never on the event loop:
+a stalled write holds up only the tables waiting for it. Events (actions, decks) go through a
+group commit (``EventStore.write``): the rows that arrive while one commit is under way, or
+within ``EventStore.commit_wait`` after the first of them (up to ``ServerLimits.commit_window``
+on a busy server, next to nothing on a quiet one), are committed together, and each table
+hears of its commit only after it happened. A failed or timed-out commit is retried with
+backoff for ``ServerLimits.commit_deadline`` seconds, then its error is raised.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+from .limits import ServerLimits
+from .scheduler import Scheduler
+from .spill import Spill
+from .storage import Storage, Write
+
+log = logging.getLogger("stammtisch.server")
+
+T = TypeVar("T")
+
+#: Rows the event loop commits itself between two checkpoints of the write-ahead log, which
+#: the writer thread runs (``EventStore._checkpoint``). A checkpoint copies each page once,
+#: however often the log holds it, so rarer checkpoints cost the writer thread less CPU per
+#: action, at the price of a larger log (some MiB at this setting; bench/server_load.py shows
+#: the writer thread's CPU per action).
+ROWS_BETWEEN_CHECKPOINTS = 4000
+
+#: How long the event loop's next group commit waits for a checkpoint (seconds); a slower
+#: one goes on by itself, and the log starts over at a later one.
+CHECKPOINT_WAIT = 0.05
+
+#: The time over which ``EventStore.row_rate`` counts the event rows (seconds).
+RATE_SECONDS = 0.5
+
+#: Rows of the spill file moved into the database in one transaction (``EventStore._drain``).
+DRAIN_CHUNK = 2_000
+
+#: The pause before a failed group commit's first retry (seconds); each next one doubles, up
+#: to a second (``EventStore.write``).
+FIRST_RETRY_PAUSE = 0.05
+
+
+class EventStore:
+    """The database and the spill file as the live tables use them (see the module's
+    docstring)."""
+
+    def __init__(self, storage: Storage, limits: ServerLimits, spill: Spill | None,
+                 scheduler: Scheduler):
+        self.storage = storage
+        self.limits = limits
+        self._scheduler = scheduler
+        # one writer thread: SQLite has one writer anyway, and the writer connection is its own
+        self.db = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stammtisch-db")
+        # reads (a table's record, an archived table) on a thread of their own: a long read
+        # must not hold up the group commits every table's next event waits for. (An
+        # in-memory database has one connection: its reads stay on the writer thread.)
+        self.reader = (self.db if storage.one_connection
+                       else ThreadPoolExecutor(max_workers=1, thread_name_prefix="stammtisch-read"))
+        self._batch: list[tuple[Write, asyncio.Future[None]]] = []  # rows for the next group commit
+        self._flushing = False
+        self.row_rate = 0.0  # event rows a second lately (``commit_wait``)
+        self._last_group_at = time.monotonic()
+        self.rows_written_now = 0  # by the event loop since the last checkpoint
+        # events that the database did not commit in time go to the spill file (spill.py)
+        self.spill = spill if limits.spill_after is not None else None
+        self.spill_io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stammtisch-spill")
+        self._draining = False
+
+    async def commit(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a database write on the writer thread; retry with backoff until
+        ``commit_deadline``; raise the last error if it never succeeds."""
+        return await self._retried(self.db, fn, *args)
+
+    async def read(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run a database read on the reader thread, retried like ``commit``."""
+        return await self._retried(self.reader, fn, *args)
+
+    async def _retried(self, executor: ThreadPoolExecutor, fn: Callable[..., T], *args: Any) -> T:
+        loop = asyncio.get_running_loop()
+        deadline = time.monotonic() + self.limits.commit_deadline
+        pause = 0.05
+        while True:
+            try:
+                return await loop.run_in_executor(executor, fn, *args)
+            except Exception:
+                if time.monotonic() + pause > deadline:
+                    raise
+                log.info("a database call failed; retrying in %.2f s", pause, exc_info=True)
+                await asyncio.sleep(pause)
+                pause = min(pause * 2, 1.0)
+
+    async def write(self, row: Write, deadline: float | None = None,
+                    failed: BaseException | None = None) -> None:
+        """Commit one event row (an action or a later deal's deck) in a group commit: rows that
+        arrive while a commit is under way go together in the next one. Retried with backoff
+        like ``commit`` until ``deadline`` (``time.monotonic()``; default: ``commit_deadline``
+        from now); returns only once the row is committed, else raises the last error.
+        ``failed``: the error of a first try (``write_soon``) made already."""
+        if deadline is None:
+            deadline = time.monotonic() + self.limits.commit_deadline
+        pause = FIRST_RETRY_PAUSE
+        error = failed
+        while True:
+            if error is None:
+                try:
+                    return await self.write_soon(row)
+                except Exception as e:
+                    error = e
+            if time.monotonic() + pause > deadline:
+                raise error
+            log.info("a group commit failed; retrying in %.2f s", pause, exc_info=error)
+            error = None
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 1.0)
+
+    def write_soon(self, row: Write) -> asyncio.Future[None]:
+        """One try of ``write``: the row joins the next group commit; the future ends with it
+        (its error if it failed)."""
+        loop = asyncio.get_running_loop()
+        done: asyncio.Future[None] = loop.create_future()
+        self._batch.append((row, done))
+        if not self._flushing:
+            self._flushing = True
+            loop.create_task(self._flush())
+        return done
+
+    async def _flush(self) -> None:
+        try:
+            while self._batch:
+                wait = self.commit_wait()
+                if wait > 0:  # let more events join this commit
+                    await asyncio.sleep(wait)
+                batch, self._batch = self._batch, []
+                self._note_group(len(batch))
+                try:
+                    await self._commit_rows([row for row, _ in batch])
+                except Exception as e:
+                    for _, done in batch:
+                        if not done.done():
+                            done.set_exception(e)
+                else:
+                    for _, done in batch:
+                        if not done.done():
+                            done.set_result(None)
+        finally:
+            self._flushing = False
+
+    def commit_wait(self) -> float:
+        """How long a group commit waits for more events to join it: ``commit_window`` on a
+        busy server (``commit_busy_rows`` event rows a second or more, lately), less in
+        proportion on a quieter one, where few or no other events would come in the window
+        and each would only wait longer (like PostgreSQL's ``commit_delay``, which waits
+        only while enough other transactions are active)."""
+        limits = self.limits
+        if limits.commit_window <= 0 or self.row_rate >= limits.commit_busy_rows:
+            return max(limits.commit_window, 0.0)
+        return limits.commit_window * self.row_rate / limits.commit_busy_rows
+
+    def _note_group(self, rows: int) -> None:
+        """Count a group of ``rows`` into ``row_rate``, the rows of the last ``RATE_SECONDS``
+        or so a second: each earlier row counts the less the longer ago its group was, so
+        the rate falls at once when the server has been quiet."""
+        now = time.monotonic()
+        since, self._last_group_at = now - self._last_group_at, now
+        self.row_rate = self.row_rate * math.exp(-since / RATE_SECONDS) + rows / RATE_SECONDS
+
+    async def _commit_rows(self, rows: list[Write]) -> None:
+        """Make one group of event rows durable: in the database, or in the spill file when
+        the database does not commit them within ``spill_after`` seconds (or fails), and while
+        it is stalled. (Groups need no order between them: a table's next event waits for the
+        commit of its last, under the table's lock.)"""
+        loop = asyncio.get_running_loop()
+        spill = self.spill
+        if self._may_write_now(spill):
+            if self.rows_written_now >= ROWS_BETWEEN_CHECKPOINTS:
+                await self._checkpoint()
+            try:
+                self.storage.write_batch(rows, now=True)
+            except Exception:
+                pass  # locked, or failing: the writer thread waits, retries and spills below
+            else:
+                self.rows_written_now += len(rows)
+                return
+        if spill is None:
+            await loop.run_in_executor(self.db, self.storage.write_batch, rows)
+            return
+        attempt: asyncio.Future[None] | None = None
+        if not spill.stalled:
+            attempt = loop.run_in_executor(self.db, self.storage.write_batch, rows)
+            done, _ = await asyncio.wait({attempt}, timeout=self.limits.spill_after)
+            if done and attempt.exception() is None:
+                return
+            if not done:  # it may still go through: the drain then skips its rows
+                attempt.add_done_callback(lambda f: f.cancelled() or f.exception())
+            else:
+                attempt = None
+            if not spill.stalled:
+                spill.stalled = True
+                spill.stalled_since = time.monotonic()
+                log.info("the database did not commit in time: events go to the spill file "
+                         "until it is back")
+        spill.appending += 1
+        try:
+            await loop.run_in_executor(self.spill_io, spill.append, rows)
+            spill.pending.extend(rows)
+        except Exception:
+            spill.appending -= 1
+            spill.stalled = False  # the file fails too (a full disk): the next group tries the database
+            if attempt is not None:
+                # the database attempt still running decides: refusing the events while it
+                # might commit them would fork the table
+                await attempt
+                return
+            raise
+        else:
+            spill.appending -= 1
+        if not self._draining:
+            self._draining = True
+            loop.create_task(self._drain())
+
+    def _may_write_now(self, spill: Spill | None) -> bool:
+        """Whether the next group is committed on the event loop itself (``write_batch(now=
+        True)``): on an SQLite file that is not stalled.
+
+        Why this deviates from "database work only on the writer thread": under load the
+        hand-off to the writer thread, and its fight with the busy loop for the interpreter
+        lock, cost more CPU per action than the INSERTs themselves (bench/server_side_by_side.py).
+        The loop's connection never waits (it fails at once when locked; the group then goes
+        to the writer thread instead) and never checkpoints (a checkpoint syncs the file to
+        disk): ``_checkpoint`` does, on the writer thread."""
+        return self.storage.writes_now and (spill is None or not spill.stalled)
+
+    async def _checkpoint(self) -> None:
+        """Copy the write-ahead log into the database file, on the writer thread, while the
+        loop commits nothing (for up to ``CHECKPOINT_WAIT``): a checkpoint that copies every
+        frame lets the log start over at the next commit; one that overlaps commits leaves
+        the newest frames behind, and with commits every few milliseconds the log would never
+        start over and grow without end (tests/test_server_durability.py bounds it). Only a
+        checkpoint, not a commit of the writer thread's: another connection's commit would
+        empty the loop connection's page cache, which it then read back page by page."""
+        self.rows_written_now = 0
+        job = asyncio.get_running_loop().run_in_executor(self.db, self.storage.checkpoint)
+        try:
+            await asyncio.wait_for(asyncio.shield(job), CHECKPOINT_WAIT)
+        except TimeoutError:
+            job.add_done_callback(lambda f: f.cancelled() or f.exception())
+        except Exception:
+            log.warning("a checkpoint of the database failed", exc_info=True)
+
+    async def _drain(self) -> None:
+        """Move the spill file's rows into the database (retried with backoff until it takes
+        them), then empty the file. The first rows the database takes show it is back: new
+        groups go to it again, and the drain only has to catch up with the groups that were
+        on their way into the file."""
+        loop = asyncio.get_running_loop()
+        spill = self.spill
+        assert spill is not None
+        pause = 0.05
+        try:
+            while spill.pending or spill.appending:
+                # in chunks: the first one that goes in shows the database is back, and new
+                # groups go to it again while the drain catches up
+                rows = spill.pending[spill.drained:spill.drained + DRAIN_CHUNK]
+                if not rows:  # a group is still on its way into the file
+                    await asyncio.sleep(0.005)
+                    continue
+                try:
+                    await loop.run_in_executor(self.db, self.storage.write_missing, rows)
+                except Exception:
+                    log.info("the spill file could not be drained yet; again in %.2f s", pause,
+                             exc_info=True)
+                    await asyncio.sleep(pause)
+                    pause = min(pause * 2, 1.0)
+                    continue
+                pause = 0.05
+                spill.drained += len(rows)
+                if spill.stalled:
+                    spill.stalled = False
+                    stall = time.monotonic() - spill.stalled_since
+                    # short stalls are common on a busy machine (a checkpoint, the writer
+                    # thread waiting for the interpreter); long ones are worth an operator's eye
+                    log.log(logging.WARNING if stall > 1.0 else logging.INFO,
+                            "the database stalled for %.1f s; %d event(s) went to the spill file "
+                            "meanwhile, and it takes them again", stall, len(spill.pending))
+                if spill.drained == len(spill.pending) and not spill.appending:
+                    # every row in the file is in the database; a group that spills from now
+                    # on is appended after this, on the same thread
+                    spill.pending.clear()
+                    spill.drained = 0
+                    await loop.run_in_executor(self.spill_io, spill.clear)
+        finally:
+            self._draining = False
+
+    def drain_spill_now(self) -> None:
+        """At shut-down: one attempt to move the spill file's rows into the database (what
+        stays in the file is moved in at the next start)."""
+        spill = self.spill
+        if spill is None or not spill.pending:
+            return
+        try:
+            self.storage.write_missing(spill.pending[spill.drained:])
+        except Exception:
+            log.warning("%d event(s) stay in the spill file until the next start",
+                        len(spill.pending) - spill.drained)
+            return
+        if not spill.appending:
+            spill.pending.clear()
+            spill.drained = 0
+            spill.clear()
+
+    def replay_spill(self) -> None:
+        """At start-up: move rows a crash left in the spill file into the database (before
+        the tables are loaded from it)."""
+        if self.spill is None:
+            return
+        rows = self.spill.read()
+        if not rows:
+            return
+        deadline = time.monotonic() + max(30.0, self.limits.commit_deadline)
+        while True:
+            try:
+                self.storage.write_missing(rows)
+                break
+            except Exception:
+                if time.monotonic() > deadline:
+                    raise
+                log.warning("the database does not take the spill file's rows yet; retrying",
+                            exc_info=True)
+                time.sleep(0.5)
+        self.spill.clear()
+        log.warning("%d event(s) from the spill file are now in the database", len(rows))
+
+    def background(self, fn: Callable[..., Any], *args: Any) -> None:
+        """A write nobody waits for (bookkeeping such as "somebody joined"), retried."""
+        async def run() -> None:
+            try:
+                await self.commit(fn, *args)
+            except Exception:
+                log.warning("a bookkeeping write failed", exc_info=True)
+        self._scheduler.run_soon(run())
+
+    def shutdown(self) -> None:
+        """The threads end (after their work), then one last drain of the spill file."""
+        self.db.shutdown(wait=True)
+        self.reader.shutdown(wait=True)
+        self.spill_io.shutdown(wait=True)
+        self.drain_spill_now()

@@ -1,0 +1,350 @@
+"""A live table: its rules of play as one class, and the events that change it (a deal, an
+action), each applied, committed and broadcast.
+
+One asyncio lock per table makes it the single writer of that table: an event (a deal's deck,
+one action) is applied to the in-memory table (the engine validates it), committed through
+the event store, and only then put on every connection's outgoing queue (the fan-out).
+Whoever reads a table's state (a connecting client, ``GET /api/tables/{id}``) takes the same
+lock, so nobody sees an event before its commit.
+
+A client's action that finds its table's lock free and nothing ahead of it from the same
+client is taken at once, from the socket's read (``act_now``): applied, its row handed to the
+group commit, and the rest (the broadcast, or the refusal) done in the commit's callback, the
+lock held until then. A failed or timed-out commit is retried with backoff for
+``ServerLimits.commit_deadline`` seconds; if it still fails, the event is undone (the table is
+rebuilt as it was before its latest deal, and that deal's committed events replayed), the
+client is told "try again", and nothing is broadcast.
+
+Flow of a table: created → started (``start``: first dealer drawn, deal 1 dealt) → deal after
+deal, up to its deal limit → closed by its admin (no more deals; every seat may download the
+full record) → archived (no longer loaded at start-up).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import random
+import time
+from collections.abc import Callable
+
+from ..games.base import IllegalAction
+from ..table import Table, draw_first_dealer
+from .fanout import Conn, dumps
+from .refusals import Refusal, RefusalKind
+from .storage import Storage, Write
+from .table_core import SERVER_FAULT, TRY_AGAIN, DealStart
+from .table_social import SOCIAL_MESSAGES, TableSocial
+from .table_turns import TableTurns
+
+log = logging.getLogger("stammtisch.server")
+
+
+class LiveTable(TableTurns, TableSocial):
+    """One live table (see the module's docstring and ``TableCore``'s)."""
+
+    __slots__ = ()
+
+    async def attach(self, conn: Conn) -> None:
+        async with self.lock:  # never show an event whose commit is still under way
+            self.fanout.add(conn)
+            self.last_watched = time.monotonic()
+            self.last_activity = time.time()
+            if conn.seat in self.away:  # the player is back: he plays again himself
+                self._set_away(conn.seat, False)
+            if self.waiting:  # somebody came: the bots play on
+                self.schedule()
+            elif self.pace == "wait" and self.next_ready and not self.table.in_deal:
+                self.schedule()  # the players who asked for the next deal are all here
+            self.send_state(conn)
+            if self.chat:
+                conn.send(dumps({"type": "chat", "messages": self.chat, "history": True}))
+            if self.rematch_id is not None:
+                await self._send_rematch(conn)
+        self.fanout.presence_changed()
+        if not self.joined:
+            self.joined = True
+            self.store.background(self.store.storage.mark_joined, self.id)
+        seat = conn.seat
+        if seat is not None and not self.seats[seat].bot and seat not in self.humans:
+            self.humans.add(seat)  # two humans at a table give it the long life (``expired``)
+            self.store.background(self.store.storage.set_humans, self.id, sorted(self.humans))
+
+    def detach(self, conn: Conn) -> None:
+        if self.fanout.remove(conn):
+            self.last_watched = time.monotonic()
+            self.last_activity = time.time()
+            self.fanout.presence_changed()
+            if self.pace == "wait" and self.next_ready and self.started and not self.table.in_deal:
+                self.schedule()  # who left no longer holds up the next deal
+
+    async def start(self) -> None:
+        async with self.lock:
+            self._check_open()
+            if self.started:
+                raise Refusal("started", "the table has already started", RefusalKind.CONFLICT)
+            # by Ace or by lot, as the rules say; the draw is public and only has to be fair, so
+            # a generator seeded with 256 fresh bits does (SystemRandom read os.urandom per card)
+            first = draw_first_dealer(self.rules, random.Random(os.urandom(32)))
+            self.table = Table(self.rules, [s.name for s in self.seats], first)
+            self.first_dealer = first
+            try:
+                await self._deal(first_dealer=first)
+            except Refusal:
+                self.first_dealer = None
+                self._replay(None, False, [])
+                raise
+            self.started = True
+            self._after_event()
+
+    async def next_deal(self, early: bool = False, seat: int | None = None) -> None:
+        """The next deal (``early``: a seated player asks for it, ``seat``). At a table that
+        waits (``pace`` "wait") a player's ask counts until every seated player has asked;
+        otherwise it deals at once instead of after the pause."""
+        async with self.lock:
+            if not self._deals_on():
+                if early:
+                    self._check_open()
+                    if not self.started or self.table.in_deal:
+                        raise Refusal("deal in progress", "the deal is not over yet")
+                    if self.rematch_votes:
+                        raise Refusal("rematch asked", SOCIAL_MESSAGES["rematch asked"])
+                    raise Refusal("deal limit", f"the table has played its {self.max_deals} deals")
+                return
+            if early and self.pace == "wait" and seat is not None:
+                self.next_ready.add(seat)
+                if not self._everybody_ready():
+                    self._seats_changed()
+                    self.broadcast_state()
+                    return
+            await self._deal()
+            self._after_event()
+
+    async def _deal(self, first_dealer: int | None = None) -> None:
+        """Deal the next hand: in memory first (the engine may refuse), then committed."""
+        number, names, key, before = self._deal_in_memory()
+        if first_dealer is None:
+            await self._awaited(Storage.deal_row(self.id, number, names, key),
+                                lambda: self._deal_committed(names, key, before))
+            return
+        try:  # the first deal also marks the table started: its own transaction
+            await self.store.commit(self.store.storage.start_deal, self.id, number, names,
+                                    first_dealer, key)
+        except Exception as e:
+            raise self._storage_refusal(e) from None
+        self._deal_committed(names, key, before)
+
+    def _deal_in_memory(self) -> tuple[int, list[str], int, DealStart]:
+        """The next deal dealt in memory (the lock held): its number, deck in notation (as the
+        record keeps it), key and the table before it. Raises a Refusal, the table
+        unchanged, when the engine cannot deal."""
+        deck = self.table.secret_deck()  # one os.urandom read per deck
+        number = self.table.deal_count
+        before = self._before_deal()
+        try:
+            self.table.start_deal(deck)
+        except Exception:
+            log.exception("table %s: the engine could not deal; nothing was stored", self.id)
+            self._undo()
+            raise Refusal("server", SERVER_FAULT, RefusalKind.CONFLICT) from None
+        return number, self.table.deals[-1].deck, self.store.storage.new_deal_key(), before
+
+    def _deal_committed(self, names: list[str], key: int, before: DealStart) -> None:
+        self.next_ready.clear()
+        self.deal_key = key
+        self.committed = [(names, [])]
+        self.deal_start = before
+        self.table.forget_finished()  # the database has the earlier deals
+        self.events += 1
+        self.last_activity = time.time()
+        self._note_finished()
+
+    async def act(self, seat: int, text: str, event: int | None = None) -> None:
+        """A seat's action; raises a Refusal or the engine's IllegalAction (state unchanged)
+        when refused. ``event``: the event number the client saw when it chose the action (a
+        stale one is refused)."""
+        # the lock without ``async with``: its __aenter__ and __aexit__ are two coroutines
+        # more per action, the most frequent message
+        await self.lock.acquire()
+        try:
+            self._seat_acts(seat, event)
+            await self._act_locked(seat, text)
+        finally:
+            self.lock.release()
+
+    async def _act_locked(self, seat: int, text: str) -> None:
+        """An action applied and committed, the caller holding the lock (``act``, the bots):
+        ``act_now``'s path, awaited."""
+        canonical, row = self._apply_action(seat, text)
+        await self._awaited(row, lambda: self._action_committed(seat, canonical))
+
+    def act_now(self, seat: int, text: str, event: int | None,
+                report: Callable[[BaseException], None]) -> None:
+        """``act`` without a coroutine, for an action taken at once from the socket's read
+        (``routes.live``'s ``take_now``): the caller saw the lock free, with nothing
+        awaited since. A refusal before the commit is raised (state unchanged, lock
+        free again). The commit's outcome comes in a callback, with the lock held until then:
+        committed, the event is broadcast as ``act`` would; a failed commit is retried by
+        ``EventStore.write``, then refused; that refusal, or any fault after the commit,
+        goes to ``report``.
+
+        Why: an action through the receive loop's task costs a wake-up for the message, then a
+        chain of coroutines suspended over the group commit and resumed; taken at once, it
+        saves that server CPU per action (bench/server_side_by_side.py)."""
+        if not self.lock.try_acquire():
+            raise RuntimeError("act_now needs the table's lock free")
+        try:
+            self._seat_acts(seat, event)
+            canonical, row = self._apply_action(seat, text)
+        except BaseException:
+            self.lock.release()
+            raise
+        self._store_soon(row, lambda: self._action_committed(seat, canonical), report)
+
+    def _store_soon(self, row: Write, committed: Callable[[], None],
+                    report: Callable[[BaseException], None]) -> None:
+        """``_commit`` without a coroutine (``act_now``, ``_deal_due``): the lock is released
+        once the commit is over, after ``committed()``; a refusal or a fault goes to
+        ``report``."""
+        def then(error: BaseException | None) -> None:
+            try:
+                if error is not None:
+                    report(error)
+            finally:
+                self.lock.release()
+
+        self._commit(row, committed, then)
+
+    async def _awaited(self, row: Write, committed: Callable[[], None]) -> None:
+        """``_commit`` awaited (the caller holds the lock and releases it): returns once the
+        event is committed and ``committed()`` ran; raises its refusal or fault."""
+        outcome: asyncio.Future[BaseException | None] = asyncio.get_running_loop().create_future()
+
+        def then(error: BaseException | None) -> None:
+            if not outcome.done():  # the caller may be gone (cancelled); the event counts anyway
+                outcome.set_result(error)
+
+        self._commit(row, committed, then)
+        error = await outcome
+        if error is not None:
+            raise error
+
+    def _commit(self, row: Write, committed: Callable[[], None],
+                then: Callable[[BaseException | None], None]) -> None:
+        """The one way an event made in memory under the lock (an action, a later deal) is
+        committed: its row joins the next group commit, and the lock stays held until the
+        commit is over. Then ``committed()`` (the event counted and broadcast) and
+        ``then(None)``; or, when the commit failed and ``EventStore.write``'s retries until
+        ``commit_deadline`` failed too, the event is undone and ``then(refusal)``; a fault of
+        ``committed`` goes to ``then`` as well. Callbacks, not a coroutine: the usual outcome
+        (committed at the first try) costs no task and no coroutine resumed."""
+        deadline = time.monotonic() + self.limits.commit_deadline
+        self.store.write_soon(row).add_done_callback(
+            lambda done: self._first_try(done, row, deadline, committed, then))
+
+    def _first_try(self, done: asyncio.Future[None], row: Write, deadline: float,
+                   committed: Callable[[], None],
+                   then: Callable[[BaseException | None], None]) -> None:
+        """``_commit``'s first try is over (the lock is still held)."""
+        if done.cancelled():  # nothing more to try
+            self._undone(None, then)
+            return
+        error = done.exception()
+        if error is not None:
+            self.manager.scheduler.run_soon(self._retry(row, deadline, error, committed, then))
+            return
+        self._done(committed, then)
+
+    async def _retry(self, row: Write, deadline: float, error: BaseException,
+                     committed: Callable[[], None],
+                     then: Callable[[BaseException | None], None]) -> None:
+        """``_commit``'s first try failed with ``error``: ``EventStore.write`` retries it
+        until ``deadline``."""
+        try:
+            await self.store.write(row, deadline, failed=error)
+        except Exception as e:
+            self._undone(e, then)
+            return
+        self._done(committed, then)
+
+    @staticmethod
+    def _done(committed: Callable[[], None], then: Callable[[BaseException | None], None]) -> None:
+        try:
+            committed()
+        except Exception as e:
+            then(e)
+            return
+        then(None)
+
+    def _undone(self, error: BaseException | None,
+                then: Callable[[BaseException | None], None]) -> None:
+        try:
+            refusal: BaseException = self._storage_refusal(error)
+        except Exception as e:  # the undo failed: that fault is the answer
+            refusal = e
+        then(refusal)
+
+    def _seat_acts(self, seat: int, event: int | None) -> None:
+        """A player's action comes (the lock held): he is back if he was away, and an action
+        that answered an earlier event is refused (Refusal "stale")."""
+        if seat in self.away:  # whoever acts is back, even if the action is refused
+            self._set_away(seat, False)
+        if event is not None and event != self.events:
+            raise Refusal("stale", f"this action answered event {event}, but the table is at "
+                                   f"event {self.events} now; look again", RefusalKind.CONFLICT)
+
+    def _apply_action(self, seat: int, text: str) -> tuple[str, Write]:
+        """An action applied in memory, with the lock held: its canonical text and the row
+        that stores it. Raises a Refusal or the engine's IllegalAction with the state
+        unchanged."""
+        self._check_open()
+        if not self.started:
+            raise Refusal("not started", "the table has not started yet", RefusalKind.CONFLICT)
+        t = self.table
+        try:
+            t.apply(text, seat)  # the engine is the judge; raises with the state unchanged
+        except IllegalAction:
+            raise
+        except Exception:
+            log.exception("table %s: the engine failed on %r; undone", self.id, text[:60])
+            self._undo()
+            raise Refusal("server", SERVER_FAULT, RefusalKind.CONFLICT) from None
+        deal = t.deal_count - 1
+        entry = t.deals[-1].actions[-1]
+        canonical = entry["action"] if isinstance(entry, dict) else entry
+        idx = len(t.deals[-1].actions) - 1
+        key = self.deal_key
+        assert key is not None  # every deal is dealt with its key (and migrated ones got one)
+        return canonical, Storage.move_row(key, self.id, deal, idx, seat, canonical)
+
+    def _storage_refusal(self, error: BaseException | None) -> Refusal:
+        """An event's commit (an action's, a deal's) failed for good with ``error`` (None: it
+        was cancelled): the event is undone; the refusal to raise or report."""
+        log.warning("table %s: could not store an event; undone", self.id, exc_info=error)
+        self._undo()
+        return Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE)
+
+    def _action_committed(self, seat: int, canonical: str) -> None:
+        self.committed[-1][1].append((seat, canonical))
+        self.events += 1
+        self.last_activity = time.time()
+        self._note_finished()
+        self._after_event()
+
+    def _after_event(self) -> None:
+        self.schedule()
+        self.broadcast_state()
+
+    async def close(self) -> None:
+        """The admin closes the table: no more deals or actions (an unfinished deal stays out
+        of the record), every seat may now download the full record."""
+        async with self.lock:
+            if self.closed:
+                return
+            await self.store.commit(self.store.storage.close_table, self.id)
+            self.closed = True
+            self.cancel_pending()
+            self.next_deal_at = None
+            self.fanout.seats_changed()
+            self.broadcast_state()

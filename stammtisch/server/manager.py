@@ -1,0 +1,204 @@
+"""The registry of the live tables: loading them at start-up, creating them (with their
+tokens and the limits on who may create how many), issuing new links, and archiving those
+that expired."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from typing import Any
+
+from ..bots import SEARCH_BOTS, algorithm_of
+from ..rules import Rules
+from .buckets import AddressBuckets
+from .event_store import EventStore
+from .fanout import Outbox
+from .limits import ServerLimits
+from .live_table import LiveTable
+from .refusals import Refusal, RefusalKind
+from .scheduler import Scheduler
+from .spill import Spill
+from .storage import Storage, StoredSeat, StoredSocial, token_digest
+from .table_core import Seat
+from .table_social import SOCIAL_MESSAGES, new_token
+from .thinker import Thinker
+
+log = logging.getLogger("stammtisch.server")
+
+
+def new_table_id() -> str:
+    return secrets.token_urlsafe(9)
+
+
+class TableManager:
+    def __init__(self, storage: Storage, bot_delay: float = 0.6, deal_pause: float = 8.0,
+                 limits: ServerLimits | None = None, spill: Spill | None = None):
+        self.storage = storage
+        self.bot_delay = bot_delay
+        self.deal_pause = deal_pause
+        self.limits = limits or ServerLimits()
+        self.retry_later = 1.0  # seconds before a bot or the next deal tries again
+        self.tables: dict[str, LiveTable] = {}
+        self.scheduler = Scheduler()
+        self.store = EventStore(storage, self.limits, spill, self.scheduler)
+        self.thinker = Thinker()  # the worker process of the search bots
+        self.ws_per_address: dict[str, int] = {}
+        self.refusals: dict[str, int] = {}
+        self.outbox = Outbox()  # the fast-path messages of the loop's turn
+        # tables made per client address (a rematch counts as made by the seat that asked)
+        self.creations = AddressBuckets(self.limits.creations_per_minute, self.limits.creation_burst)
+
+    async def creation_refusal(self, address: str) -> Refusal | None:
+        """Why ``address`` may not make a table now, or None (then it has used one creation):
+        too many made lately, as many live tables as one address may hold, or the server
+        full. A refusal is counted (``count_refusal``)."""
+        limits = self.limits
+        if not self.creations.allow(address):
+            rule, message = "rate", SOCIAL_MESSAGES["rate"]
+        elif sum(1 for t in self.tables.values() if t.creator == address) >= limits.tables_per_address:
+            rule, message = "quota", SOCIAL_MESSAGES["quota"].format(n=limits.tables_per_address)
+        elif len(self.tables) >= limits.max_live_tables and (
+                await self.sweep() == 0 or len(self.tables) >= limits.max_live_tables):
+            rule, message = "capacity", SOCIAL_MESSAGES["capacity"]
+        else:
+            return None
+        self.count_refusal(rule)
+        return Refusal(rule, message, RefusalKind.TOO_MANY)
+
+    def count_refusal(self, rule: str) -> None:
+        self.refusals[rule] = self.refusals.get(rule, 0) + 1
+
+    def load_all(self) -> None:
+        """Rebuild every table not archived from the database (replaying its decks and actions),
+        after moving in what a crash left in the spill file."""
+        self.store.replay_spill()
+        self.storage.read_deal_keys()  # now, not on the event loop at the first deal
+        for tid in self.storage.table_ids():
+            st = self.storage.load_table(tid)
+            assert st is not None
+            try:
+                live = LiveTable.from_stored(self, st)
+            except Exception as e:  # a table the current engine cannot replay
+                log.exception("table %s cannot be rebuilt", tid)
+                live = LiveTable(self, st.id, st.ruleset, st.options,
+                                 [Seat(s.name, s.bot, s.token_digest) for s in st.seats],
+                                 st.admin_digest, st.spectator_digest)
+                live.broken = f"the table cannot be rebuilt: {e}"
+            self.tables[tid] = live
+
+    def resume(self) -> None:
+        """Schedule bots and next deals of loaded tables (needs the running loop)."""
+        for live in self.tables.values():
+            live.schedule()
+
+    def shutdown(self) -> None:
+        for live in self.tables.values():
+            live.cancel_pending()
+            live.fanout.close()
+        self.thinker.shutdown()
+        self.store.shutdown()
+
+    def get(self, table_id: str) -> LiveTable | None:
+        return self.tables.get(table_id)
+
+    async def create(self, ruleset_id: str, options: dict[str, Any], seats: list[tuple[str, str | None]],
+                     max_deals: int | None = None, social: StoredSocial | None = None,
+                     rules: Rules | None = None) -> dict[str, Any]:
+        """Create a table (``rules``: those ``ruleset_id`` and ``options`` make, when the caller
+        has built them already); returns the tokens (shown once: only digests are stored). A seat
+        open for a stranger from the lobby gets no token: nobody but the player who takes it
+        may ever hold its link (``take_seat`` makes his). A table without a human seat plays
+        at most ``bot_table_max_deals`` deals."""
+        table_id = new_table_id()
+        while table_id in self.tables:
+            table_id = new_table_id()
+        admin, spectator = new_token(), new_token()
+        lobby = set(social.open_seats) if social is not None else set()
+        tokens = [None if bot or i in lobby else new_token() for i, (_, bot) in enumerate(seats)]
+        live_seats = [Seat(name, bot, token_digest(tok) if tok else None)
+                      for (name, bot), tok in zip(seats, tokens, strict=True)]
+        if all(bot for _, bot in seats):
+            cap = self.limits.bot_table_max_deals
+            max_deals = cap if max_deals is None else min(max_deals, cap)
+        live = LiveTable(self, table_id, ruleset_id, options, live_seats,
+                         token_digest(admin), token_digest(spectator), max_deals, rules)
+        await self.store.commit(
+            self.storage.create_table, table_id, ruleset_id, options,
+            [StoredSeat(i, s.name, s.bot, s.digest) for i, s in enumerate(live_seats)],
+            live.admin_digest, live.spectator_digest, max_deals, social,
+        )
+        if social is not None:
+            live.set_social(social)
+        self.tables[table_id] = live
+        return {"id": table_id, "admin_token": admin, "spectator_token": spectator,
+                "seat_tokens": tokens, "table": live}
+
+    async def reissue(self, live: LiveTable, seat: int | None) -> str:
+        """A new link for a seat (None: the spectators); the old one stops working at once."""
+        token = new_token()
+        digest = token_digest(token)
+        if seat is None:
+            await self.store.commit(self.storage.set_spectator_digest, live.id, digest)
+            live.spectator_digest = digest
+            live.drop_seat_connections(None, "the spectator link was replaced by the table's admin")
+        else:
+            await self.store.commit(self.storage.set_seat_digest, live.id, seat, digest)
+            live.seats[seat].digest = digest
+            live.drop_seat_connections(seat, "this seat's link was replaced by the table's admin")
+        return token
+
+    # --- expiry -------------------------------------------------------------------------
+
+    def expired(self, live: LiveTable, now: float) -> str | None:
+        """Why a table should be archived now, or None."""
+        if live.fanout.conns:
+            return None
+        if live.closed:
+            return "closed"
+        limits, idle = self.limits, now - live.last_activity
+        if not live.joined and now - live.created > limits.unjoined_expiry:
+            return "unjoined"
+        # short lives for what costs a patient abuser nothing: a table that never started,
+        # and one that never had two people at it (one person and bots, or bots alone)
+        if not live.started and idle > limits.unstarted_after:
+            return "unstarted"
+        if len(live.humans) < 2 and idle > limits.lonely_after:
+            return "lonely"
+        if idle > limits.abandoned_after:
+            return "abandoned"
+        return None
+
+    def search_bots_of(self, address: str) -> int:
+        """The search-bot seats (pimc, ismcts) of the live tables ``address`` made."""
+        return sum(1 for t in self.tables.values() if t.creator == address and not t.closed
+                   for s in t.seats if s.bot and algorithm_of(s.bot) in SEARCH_BOTS)
+
+    async def sweep(self, now: float | None = None) -> int:
+        """Archive the tables that expired; returns how many."""
+        now = time.time() if now is None else now
+        done = 0
+        for live in list(self.tables.values()):
+            reason = self.expired(live, now)
+            if reason is None:
+                continue
+            try:
+                await self.store.commit(self.storage.archive, live.id, reason)
+            except Exception:
+                log.warning("table %s could not be archived now", live.id, exc_info=True)
+                continue
+            live.cancel_pending()
+            self.tables.pop(live.id, None)
+            done += 1
+        if done:
+            log.info("archived %d tables", done)
+        return done
+
+    async def sweeper(self) -> None:
+        while True:
+            await asyncio.sleep(self.limits.sweep_interval)
+            try:
+                await self.sweep()
+            except Exception:
+                log.exception("sweeping tables failed")

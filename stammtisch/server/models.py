@@ -1,0 +1,122 @@
+"""The web table's database schema as SQLAlchemy models (the latest version; ``migrations``
+brings an older database to it). The repository over them is ``storage.Storage``."""
+
+from __future__ import annotations
+
+from typing import cast
+
+from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import Table as SqlTable
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class TableRow(Base):
+    __tablename__ = "st_tables"
+
+    id: Mapped[str] = mapped_column(String(32), primary_key=True)
+    ruleset: Mapped[str] = mapped_column(String(64))
+    options: Mapped[str] = mapped_column(Text)  # JSON object: the overrides as given
+    first_dealer: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    started: Mapped[bool] = mapped_column(Boolean, default=False)
+    admin_digest: Mapped[str] = mapped_column(String(64))
+    spectator_digest: Mapped[str] = mapped_column(String(64))
+    created: Mapped[float] = mapped_column(Float)
+
+
+class SeatRow(Base):
+    __tablename__ = "st_seats"
+
+    table_id: Mapped[str] = mapped_column(ForeignKey("st_tables.id"), primary_key=True)
+    seat: Mapped[int] = mapped_column(Integer, primary_key=True)
+    name: Mapped[str] = mapped_column(String(64))
+    bot: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    token_digest: Mapped[str | None] = mapped_column(String(64), nullable=True)
+
+
+class DealRow(Base):
+    __tablename__ = "st_deals"
+
+    table_id: Mapped[str] = mapped_column(ForeignKey("st_tables.id"), primary_key=True)
+    number: Mapped[int] = mapped_column(Integer, primary_key=True)
+    deck: Mapped[str] = mapped_column(Text)  # JSON list of card strings, top first
+    created: Mapped[float] = mapped_column(Float)
+    # the deal's key (its actions are ``MoveRow``s). Every deal has one (``migrations`` gave
+    # the deals of older databases theirs); nullable as the column those databases gained
+    deal_key: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+
+class MoveRow(Base):
+    """An action of a deal, under the deal's key. No foreign key: the deal's row vouches for
+    the table, and the check cost a lookup per row of every group commit."""
+
+    __tablename__ = "st_moves"
+
+    deal_key: Mapped[int] = mapped_column(Integer, primary_key=True)
+    idx: Mapped[int] = mapped_column(Integer, primary_key=True)
+    table_id: Mapped[str] = mapped_column(String(32))
+    deal: Mapped[int] = mapped_column(Integer)
+    seat: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    action: Mapped[str] = mapped_column(String(200))
+    created: Mapped[float] = mapped_column(Float)
+
+
+class TableStateRow(Base):
+    """What the server decided about a table besides its play (a separate table, so databases
+    made before it existed gain it by ``create_all``): its deal limit, when somebody first
+    joined, when it was closed, and when and why it was archived (then it is no longer loaded
+    at start-up)."""
+
+    __tablename__ = "st_table_state"
+
+    table_id: Mapped[str] = mapped_column(ForeignKey("st_tables.id"), primary_key=True)
+    max_deals: Mapped[int | None] = mapped_column(Integer, nullable=True)
+    joined_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    closed_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    archived_at: Mapped[float | None] = mapped_column(Float, nullable=True)
+    archived_reason: Mapped[str | None] = mapped_column(String(32), nullable=True)
+
+
+class SocialRow(Base):
+    """A table's social settings: its turn timer, whether it is listed in the lobby
+    and which seats a stranger from the lobby may still take, and the table its rematch made.
+    A separate table, so databases made before it existed gain it by ``create_all``."""
+
+    __tablename__ = "st_table_social"
+
+    table_id: Mapped[str] = mapped_column(ForeignKey("st_tables.id"), primary_key=True)
+    turn_seconds: Mapped[int] = mapped_column(Integer, default=0)
+    listed: Mapped[bool] = mapped_column(Boolean, default=False)
+    open_seats: Mapped[str] = mapped_column(Text, default="[]")  # JSON list of seat numbers
+    rematch_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    # the address that made the table (or asked for its rematch): its live tables are counted
+    creator: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    # JSON lists of seat numbers: the seats that were the lobby's, the human seats that ever
+    # connected, and the seats whose old link has led on to the rematch
+    lobby_seats: Mapped[str | None] = mapped_column(Text, nullable=True)
+    humans: Mapped[str | None] = mapped_column(Text, nullable=True)
+    rematch_claimed: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # "wait" (the next deal when every seated person asks for it) or seconds between deals
+    pace: Mapped[str | None] = mapped_column(String(16), nullable=True)
+    # a practice table: any seat may ask the search bot for a hint
+    hints: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+
+
+class ChatRow(Base):
+    """One line of a table's chat (plain text, as the seat wrote it after cleaning)."""
+
+    __tablename__ = "st_chat"
+
+    table_id: Mapped[str] = mapped_column(ForeignKey("st_tables.id"), primary_key=True)
+    idx: Mapped[int] = mapped_column(Integer, primary_key=True)
+    seat: Mapped[int] = mapped_column(Integer)
+    text: Mapped[str] = mapped_column(Text)
+    created: Mapped[float] = mapped_column(Float)
+
+
+def core_table(model: type[Base]) -> SqlTable:
+    """A model's Core table (typed: SQLAlchemy declares ``__table__`` as a FromClause)."""
+    return cast(SqlTable, model.__table__)

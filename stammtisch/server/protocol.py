@@ -1,0 +1,357 @@
+"""The WebSocket protocol of the web table: every message a client may send and every message
+the server sends, as types, and the one parser of a client's message (``parse_client``).
+
+docs/protocol.md is rendered from the types here (``render_protocol``;
+scripts/protocol_doc.py writes it, a test checks it is up to date). The server builds its
+messages where they are sent (the state messages from cached parts: fanout.py); the types of
+those document their shape.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, ClassVar, Literal
+
+import orjson
+from pydantic import BaseModel, ConfigDict, Field
+
+from .refusals import MESSAGES, Refusal, RefusalKind
+
+Seq = int | str | None
+
+
+class ClientMessage(BaseModel):
+    """A client's message. ``seq`` (optional, any message): the client's own number for it,
+    sent back with the answer or refusal (a string of at most 64 characters or an integer a
+    browser holds exactly; anything else is taken as none)."""
+
+    model_config = ConfigDict(frozen=True)
+    type: str
+    seq: Seq = Field(default=None, description="the client's own number, sent back with the answer")
+    #: whether a spectator may send it
+    spectator: ClassVar[bool] = False
+
+
+class Action(ClientMessage):
+    """An action of the seat, answering the state numbered ``event``: a stale one is refused
+    with rule "stale" and the current state is sent again."""
+
+    type: Literal["action"] = "action"
+    action: str = Field(min_length=1, max_length=200, description='the action, e.g. "play:HA"')
+    event: int = Field(description="the number of the state the action answers")
+
+
+class Next(ClientMessage):
+    """Start the next deal now (a seated human, after a deal is over)."""
+
+    type: Literal["next"] = "next"
+
+
+class Start(ClientMessage):
+    """Start the table (a seated human, before deal 1)."""
+
+    type: Literal["start"] = "start"
+
+
+class Ping(ClientMessage):
+    """Answered with a ``pong``."""
+
+    type: Literal["ping"] = "ping"
+    spectator: ClassVar[bool] = True
+
+
+class Chat(ClientMessage):
+    """A chat line (a seat; at most ``chat_max_chars`` characters, at most ``chat_rate`` lines
+    per second per seat; stored with the table)."""
+
+    type: Literal["chat"] = "chat"
+    text: str = Field(description="the line")
+    spectator: ClassVar[bool] = True  # refused by the table (rule "spectator chat")
+
+
+class Back(ClientMessage):
+    """The player of a seat a stand-in bot plays for is back."""
+
+    type: Literal["back"] = "back"
+
+
+class Rematch(ClientMessage):
+    """Ask for (or agree to) a new table with the same seats, rule set and options (a seat,
+    when no deal is being played), or decline it (``agree``: false). It is made, and this
+    table closed, once every seated player (a human seat whose player is connected) has
+    agreed; the table's ``rematch_votes`` lists the seats that have."""
+
+    type: Literal["rematch"] = "rematch"
+    agree: bool = Field(default=True, description="true: ask or agree; false: decline")
+
+
+class Hint(ClientMessage):
+    """At a practice table (``hints`` in the table's info), the seat on turn asks what the
+    search bot would do (at most ``hint_rate`` per second per seat)."""
+
+    type: Literal["hint"] = "hint"
+
+
+class ActionIn:
+    """An ``Action`` as the parser gives it: the same fields, checked against the same
+    bounds, without the model's validation. The usual action message is the server's hottest
+    input: read so it takes ~3.0 µs, validated by ``Action.model_validate`` ~3.6 µs, read by
+    hand without a type ~2.5 µs (bench/ws_parse.py). tests/test_server_wire.py keeps the
+    fields equal to ``Action``'s."""
+
+    __slots__ = ("action", "event", "seq")
+    type = "action"
+
+    def __init__(self, action: str, event: int, seq: Seq) -> None:
+        self.action = action
+        self.event = event
+        self.seq = seq
+
+
+CLIENT_MESSAGES: tuple[type[ClientMessage], ...] = (Action, Next, Start, Ping, Chat, Back, Rematch, Hint)
+_BY_TYPE: dict[str, type[ClientMessage]] = {
+    m.model_fields["type"].default: m for m in CLIENT_MESSAGES}
+
+
+class ServerMessage(BaseModel):
+    """A message of the server's (JSON text frame)."""
+
+    type: str
+
+
+class Hello(ServerMessage):
+    """The first message of a connection: who this client is (the admin watches as a spectator
+    does, and may close the table)."""
+
+    type: Literal["hello"] = "hello"
+    role: Literal["seat", "spectator", "admin"]
+    seat: int | None
+    table: str = Field(description="the table's id")
+
+
+class State(ServerMessage):
+    """After every event. ``table`` only when the table's info changed since this client last
+    got it, but for its ``events``, which is ``event``: keep the last one and set its
+    ``events`` (the first state message of a connection always has it). Its ``explanation``
+    (the last finished deal's, else null) is a list of lines, each a catalogue message
+    ``{"key", "params"}`` whose parameters are values or messages themselves: the page renders
+    them in its reader's language from /api/texts/{lang} (stammtisch.i18n.render does the
+    same)."""
+
+    type: Literal["state"] = "state"
+    event: int = Field(description="the number of this state; an action answers it")
+    view: dict[str, Any] | None = Field(description="the view of this client's seat (null: none)")
+    table: dict[str, Any] | None = Field(default=None, description="the table's info, when it changed")
+
+
+class Presence(ServerMessage):
+    """When seats come or go (changes within ``presence_delay`` are sent once)."""
+
+    type: Literal["presence"] = "presence"
+    seats: list[dict[str, Any]] = Field(description='each seat\'s "name", "bot", "connected"')
+
+
+class Error(ServerMessage):
+    """A refusal: the state is unchanged. ``seq`` is the refused message's, when it had one
+    (absent when the message was not a JSON object with a type)."""
+
+    type: Literal["error"] = "error"
+    rule: str = Field(description="the rule the message met: a stable code")
+    message: str = Field(description="why, in English")
+    seq: Seq = None
+
+
+class Pong(ServerMessage):
+    """The answer to a ``ping``; ``seq`` only when the ping had one."""
+
+    type: Literal["pong"] = "pong"
+    seq: Seq = None
+
+
+class ChatLines(ServerMessage):
+    """The latest lines on connecting (with ``history``), then each new line."""
+
+    type: Literal["chat"] = "chat"
+    messages: list[dict[str, Any]] = Field(description='each line\'s "seat", "name", "text", "at"')
+    history: bool | None = Field(default=None, description="true on connecting")
+
+
+class RematchSeat(ServerMessage):
+    """This client's seat at the rematch."""
+
+    type: Literal["rematch"] = "rematch"
+    table: str = Field(description="the new table's id")
+    link: str = Field(description='"/t/…#token"')
+
+
+class HintAsked(ServerMessage):
+    """To every client: a seat asked for a hint."""
+
+    type: Literal["hint asked"] = "hint asked"
+    seat: int
+    name: str
+
+
+class HintGiven(ServerMessage):
+    """To the asker alone: the bot's action and one line of why, for state ``event``."""
+
+    type: Literal["hint"] = "hint"
+    event: int
+    action: str
+    why: dict[str, Any] = Field(description='a catalogue message {"key", "params"}')
+    seq: Seq = None
+
+
+SERVER_MESSAGES: tuple[type[ServerMessage], ...] = (
+    Hello, State, Presence, Error, Pong, ChatLines, RematchSeat, HintAsked, HintGiven)
+
+PROTOCOL_HEAD = """# The web table's WebSocket protocol
+
+`WS /ws/{table}?token=…` (a seat's, the spectator's or the admin's token). JSON text frames,
+each at most `ServerLimits.max_message` bytes and `max_json_depth` levels deep; at most
+`seat_rate` messages per second per seat, all its sockets together. A table with a turn timer
+(`turn_seconds` > 0): when the seat on turn has not acted in time, a bot plays for it (its seat
+shows `"away": true`) until its player connects again, acts or sends `back`.
+
+This page is made from `stammtisch/server/protocol.py` by `scripts/protocol_doc.py`.
+"""
+
+
+def _doc_of(model: type[BaseModel]) -> str:
+    return " ".join((model.__doc__ or "").split())
+
+
+def _type_name(annotation: Any) -> str:
+    text = repr(annotation) if not isinstance(annotation, type) else annotation.__name__
+    return text.replace("typing.", "")
+
+
+def render_protocol() -> str:
+    """docs/protocol.md: every message with its fields, from the models' docstrings and
+    field descriptions."""
+    out = [PROTOCOL_HEAD]
+    for title, models in (("Client → server", CLIENT_MESSAGES), ("Server → client", SERVER_MESSAGES)):
+        out.append(f"\n## {title}")
+        for model in models:
+            out.append(f'\n### `{model.model_fields["type"].default}`\n\n{_doc_of(model)}')
+            fields = [(name, f) for name, f in model.model_fields.items() if name != "type"]
+            if fields:
+                out.append("")
+                for name, f in fields:
+                    need = "" if f.is_required() else " (optional)"
+                    what = f" – {f.description}" if f.description else ""
+                    out.append(f"- `{name}`: {_type_name(f.annotation)}{need}{what}")
+    return "\n".join(out).rstrip() + "\n"
+
+
+class BadMessage(Refusal):
+    """A client's message refused before anything is done. ``message_type``: the type it
+    claims (None: not even a JSON object with a type; then the error carries no ``seq``)."""
+
+    def __init__(self, rule: str, message: str, message_type: str | None = None,
+                 seq: Seq = None) -> None:
+        super().__init__(rule, message, RefusalKind.INVALID)
+        self.message_type = message_type
+        self.seq = seq
+
+
+def parse_client(text: str, max_depth: int, spectator: bool = False) -> ClientMessage | ActionIn:
+    """A client's message as its type, or ``BadMessage`` with the rule and message of the
+    refusal, in this order: not JSON, too deep, not an object with a ``type``; an unknown
+    type; a chat without its text; a spectator's message only a seat may send; a malformed
+    field. The checks are written out here, in the order above and with the refusals' own
+    texts (pydantic's would differ); the model then validates what they passed, but for the
+    action (``ActionIn``)."""
+    msg, rule, message = parse_message(text, max_depth)
+    if msg is None:
+        raise BadMessage(rule, message)
+    kind: str = msg["type"]
+    seq = message_seq(msg)
+    if kind == "action":  # the hot one first
+        if spectator:
+            raise BadMessage("spectator", "a spectator cannot act", kind, seq)
+        action = msg.get("action")
+        if not isinstance(action, str) or not action or len(action) > 200:
+            raise BadMessage("protocol", "an action message needs an \"action\" string", kind, seq)
+        event = msg.get("event")
+        if not isinstance(event, int) or isinstance(event, bool):
+            raise BadMessage("event", MESSAGES["event"], kind, seq)
+        return ActionIn(action, event, seq)
+    model = _BY_TYPE.get(kind)
+    if model is None:
+        raise BadMessage("protocol", f"unknown message type {kind[:40]!r}", kind, seq)
+    if model is Chat:
+        line = msg.get("text")
+        if not isinstance(line, str):
+            raise BadMessage("protocol", "a chat message needs a \"text\" string", kind, seq)
+        return Chat(text=line, seq=seq)
+    if spectator and not model.spectator:
+        raise BadMessage("spectator", "a spectator cannot act", kind, seq)
+    if model is Rematch:
+        agree = msg.get("agree", True)
+        if not isinstance(agree, bool):
+            raise BadMessage("protocol", "a rematch message's \"agree\" is true or false", kind, seq)
+        return Rematch(agree=agree, seq=seq)
+    return model(seq=seq)  # type: ignore[call-arg]  # each message type has its "type" as default
+
+
+#: ``parse_message``: the fast reader did not read the message
+_UNREAD = object()
+#: ``parse_message``: a number the fast reader may read otherwise than json
+_LONG_NUMBER = re.compile(r"[0-9]{19}")
+
+
+def parse_message(text: str, max_depth: int) -> tuple[dict[str, Any] | None, str, str]:
+    """A client's WebSocket message, or None with the refusal's rule and message."""
+    # orjson reads the usual message in a fraction of the time. What it refuses (NaN, a lone
+    # surrogate) json reads as before, and so a message with a number of 19 digits or more:
+    # orjson reads an integer beyond 64 bits as a float, json as an int. Every message is
+    # read, or refused, as json alone would.
+    msg: Any = _UNREAD
+    if not _LONG_NUMBER.search(text):
+        try:
+            msg = orjson.loads(text)
+        except (ValueError, RecursionError):
+            pass
+    if msg is _UNREAD:
+        try:
+            msg = json.loads(text)
+        except RecursionError:
+            return None, "depth", MESSAGES["depth"].format(n=max_depth)
+        except ValueError:
+            return None, "protocol", MESSAGES["protocol"]
+    # counting brackets first keeps the depth walk off the hot path of small messages
+    if (text.count("[") + text.count("{") > max_depth
+            and json_depth_exceeds(msg, max_depth)):
+        return None, "depth", MESSAGES["depth"].format(n=max_depth)
+    if not isinstance(msg, dict) or not isinstance(msg.get("type"), str):
+        return None, "protocol", MESSAGES["protocol"]
+    return msg, "", ""
+
+
+def message_seq(msg: dict[str, Any]) -> int | str | None:
+    """A message's ``seq`` (the client's own number, sent back with the answer), when it is a
+    short string or an integer a browser holds exactly; else None."""
+    seq = msg.get("seq")
+    if not isinstance(seq, (int, str)) or isinstance(seq, bool) or \
+            (isinstance(seq, str) and len(seq) > 64) or (isinstance(seq, int) and abs(seq) > 2**53):
+        return None
+    return seq
+
+
+def json_depth_exceeds(value: Any, limit: int) -> bool:
+    """Whether a parsed JSON value nests deeper than ``limit`` (iterative: no recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            items = list(item.values())
+        elif isinstance(item, list):
+            items = list(item)
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((x, depth + 1) for x in items)
+    return False

@@ -1,0 +1,146 @@
+"""A table's stored record as its readers get it: replayed, redacted for a seat, one past
+deal as a seat saw it, and the built answers kept (``BytesCache``). Replaying runs off the
+event loop (the routes call these on the reader thread)."""
+
+from __future__ import annotations
+
+import hmac
+import itertools
+from collections import OrderedDict
+from collections.abc import Iterator
+from typing import Any
+
+from ..explain import explain_messages
+from ..record import table_to_record
+from ..rules import ruleset as build_ruleset
+from ..table import Table
+from .replay import replay_deal
+from .storage import StoredTable, token_digest
+
+
+def stored_table(st: StoredTable) -> Table:
+    """A stored table's players and rules, before its first deal."""
+    return Table(build_ruleset(st.ruleset, st.options), [s.name for s in st.seats],
+                 st.first_dealer or 0)
+
+
+def replay_deals(table: Table, st: StoredTable) -> Iterator[None]:
+    """Replay the stored deals on ``table``, one step per deal (the table then holds that
+    deal's last stored event)."""
+    for deck, actions in st.deals:
+        replay_deal(table, deck, actions)
+        yield
+
+
+def replayed(st: StoredTable, deals: int | None = None) -> Table:
+    """The table of a stored record with every stored event replayed (``deals``: those of
+    its first deals only)."""
+    table = stored_table(st)
+    for _ in itertools.islice(replay_deals(table, st), deals):
+        pass
+    return table
+
+
+def finished_deals(table: Table) -> int:
+    return table.deal_count - (1 if table.in_deal else 0)
+
+
+def public_record(table: Table) -> dict[str, Any]:
+    """The full record of the finished deals: an unfinished last deal (its deck!) is dropped."""
+    rec = table_to_record(table)
+    if table.in_deal:
+        rec["deals"] = rec["deals"][:-1]
+    return rec
+
+
+REDACTED_NOTE = ("Each deal as this token saw it when the deal ended (its terminal view): cards "
+                 "the rules never show (a passer's folded cards, the talon, the tapp, other hands) "
+                 "are hidden. The full, replayable record needs the admin token, or any seat's "
+                 "token once the table is closed.")
+
+
+def redacted_record(st: StoredTable, seat: int | None) -> dict[str, Any]:
+    """The finished deals as ``seat`` (None: a spectator) saw them: terminal views only."""
+    table = stored_table(st)
+    deals = []
+    for k, _ in enumerate(replay_deals(table, st)):
+        state = table.state
+        if state is None or not state.is_terminal():
+            break
+        deals.append({"deal": k + 1, "view": state.view(seat)})
+    return {"format": "stammtisch-redacted/1", "note": REDACTED_NOTE, "ruleset": st.ruleset,
+            "options": st.options, "players": [s.name for s in st.seats], "seat": seat,
+            "deals": deals}
+
+
+def deal_as_seen(st: StoredTable, deal: int, seat: int | None) -> dict[str, Any] | None:
+    """Finished deal ``deal`` (1-based) of a stored table as ``seat`` (None: a spectator) saw
+    it at its end, with the explanation of its result and its tricks card by card (every card
+    played was shown to all); None when the database does not hold it finished."""
+    table = stored_table(st)
+    for k, _ in enumerate(itertools.islice(replay_deals(table, st), deal)):
+        if k + 1 < deal:
+            continue
+        state = table.state
+        result = table.deals[-1].result
+        if state is None or result is None or not state.is_terminal():
+            return None
+        suits = str(getattr(table.rules, "suits", "french"))
+        tricks = [{"leader": trick["cards"][0][0], "cards": trick["cards"], "winner": trick["winner"]}
+                  for trick in result.summary.get("tricks_log") or [] if trick["cards"]]
+        return {"deal": deal, "players": list(table.players), "view": state.view(seat),
+                "explanation": explain_messages(result.summary, table.players, suits),
+                "tricks": tricks}
+    return None
+
+
+def record_key(table_id: str, finished: int, who: tuple[str, int | None],
+               closed: bool) -> tuple[Any, ...]:
+    """What a record download depends on: the table, its finished deals, and whose it is (the
+    full record once the table has ended, else the seat's view; the admin's is a
+    spectator's)."""
+    full = closed and who[0] in ("seat", "admin")
+    return (table_id, finished, full, None if full or who[0] != "seat" else who[1])
+
+
+class BytesCache:
+    """Built answers kept by key, the least recently used dropped beyond ``limit`` bytes."""
+
+    def __init__(self, limit: int):
+        self.limit = limit
+        self.size = 0
+        self._kept: OrderedDict[Any, bytes] = OrderedDict()
+
+    def get(self, key: Any) -> bytes | None:
+        found = self._kept.get(key)
+        if found is not None:
+            self._kept.move_to_end(key)
+        return found
+
+    def put(self, key: Any, body: bytes) -> None:
+        if len(body) > self.limit:
+            return
+        old = self._kept.pop(key, None)
+        if old is not None:
+            self.size -= len(old)
+        self._kept[key] = body
+        self.size += len(body)
+        while self.size > self.limit:
+            _, dropped = self._kept.popitem(last=False)
+            self.size -= len(dropped)
+
+
+def auth_stored(st: StoredTable, token: str) -> tuple[str, int | None] | None:
+    """``LiveTable.auth`` for a table read from the database (an archived one)."""
+    if not token or len(token) > 200:
+        return None
+    d = token_digest(token)
+    found: tuple[str, int | None] | None = None
+    for s in st.seats:
+        if s.token_digest is not None and hmac.compare_digest(d, s.token_digest):
+            found = ("seat", s.seat)
+    if hmac.compare_digest(d, st.spectator_digest):
+        found = ("spectator", None)
+    if hmac.compare_digest(d, st.admin_digest):
+        found = ("admin", None)
+    return found

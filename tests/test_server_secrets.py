@@ -1,0 +1,163 @@
+"""What a client may know: a seat sees its own cards and no other's, a spectator none; a table
+is started and its seats' sockets opened only with a token that is good for it; the record
+holds only finished deals, and a deal's Analysis only once it is over, for a token's holder."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+from server_helpers import (
+    WsClient,
+    connect,
+    create_table,
+    new_app_client,
+    play_until_terminal,
+    started_table,
+    stored_record,
+    sync,
+)
+from starlette.websockets import WebSocketDisconnect
+
+from stammtisch.record import replay
+
+
+@pytest.fixture()
+def http(tmp_path):
+    yield from new_app_client(tmp_path)
+
+
+def test_start_needs_a_seat_or_admin_token(http):
+    t = create_table(http)
+    url = f"/api/tables/{t['id']}/start"
+    assert http.post(url, json={"token": "wrong"}).status_code == 403
+    assert http.post(url, json={"token": t["spectator"]["token"]}).status_code == 403
+    assert http.post(url, json={"token": t["seats"][0]["token"]}).status_code == 200
+    r = http.post(url, json={"token": t["admin_token"]})
+    assert r.status_code == 409 and "already" in r.json()["error"]
+
+
+def test_wrong_or_unknown_token_is_refused(http):
+    t = started_table(http)
+    for url in (f"/ws/{t['id']}?token=nonsense", f"/ws/{t['id']}", "/ws/nosuchtable?token=x"):
+        with http.websocket_connect(url) as ws:
+            m = ws.receive_json()
+            assert m["type"] == "error" and m["rule"] in ("token", "unknown table")
+            with pytest.raises(WebSocketDisconnect):
+                ws.receive_json()
+
+
+def test_seat_view_and_spectator_view_hide_cards(http, conformance):
+    def cards_of(message):  # every card named anywhere, legal actions included
+        return conformance.cards_named(message, skip=())
+
+    t = started_table(http)
+    with connect(http, t, t["seats"][0]["token"]) as w0, \
+            connect(http, t, t["seats"][1]["token"]) as w1, \
+            connect(http, t, t["spectator"]["token"]) as ws:
+        c0, c1, cs = WsClient(w0), WsClient(w1), WsClient(ws)
+        by_seat = {0: c0, 1: c1}
+        rng = random.Random(3)
+        for _ in range(40):
+            sync(http, t["id"], [c0, c1, cs], bot_seats=(2,))
+            assert c0.hello["seat"] == 0 and cs.hello["role"] == "spectator"
+            v0, v1, vs = c0.view, c1.view, cs.view
+            assert vs["hand"] == [] and vs["legal_actions"] == []
+            assert set(v0["hand"]).isdisjoint(v1["hand"])
+            # no card of another hand anywhere in a seat's or the spectator's message
+            assert not (cards_of(c0.state) & set(v1["hand"]))
+            assert not (cards_of(c1.state) & set(v0["hand"]))
+            assert not (cards_of(cs.state) & (set(v0["hand"]) | set(v1["hand"])))
+            if v0["terminal"]:
+                break
+            seat = v0["current_player"]
+            me = by_seat[seat]
+            before = me.state["event"]
+            me.send_action(rng.choice(me.view["legal_actions"]))
+            me.until_event(before + 1)
+
+
+def test_record_holds_only_finished_deals(http):
+    t = started_table(http)
+    tid = t["id"]
+    with connect(http, t, t["seats"][0]["token"]) as w0, \
+            connect(http, t, t["seats"][1]["token"]) as w1:
+        c0, c1 = WsClient(w0), WsClient(w1)
+        sync(http, tid, [c0, c1], bot_seats=(2,))
+        # while the table plays, the admin's download is what the table showed (redacted)
+        rec = http.get(f"/api/tables/{tid}/record", params={"token": t["admin_token"]}).json()
+        assert rec["format"] == "stammtisch-redacted/1" and rec["deals"] == []
+        view = play_until_terminal(http, tid, {0: c0, 1: c1}, bot_seats=(2,))
+        assert view["terminal"]
+        rec = http.get(f"/api/tables/{tid}/record", params={"token": t["admin_token"]}).json()
+        assert rec["format"] == "stammtisch-redacted/1" and len(rec["deals"]) == 1
+        # the next deal waits until every seated player pressed Next: the result stays
+        w0.send_json({"type": "next"})
+        ready = c1.until(lambda m: m["type"] == "state" and m.get("table", {}).get("next_ready") == [0])
+        assert ready["table"]["deal_number"] == 1 and ready["table"]["pace"] == "wait"
+        assert ready["table"]["next_deal_at"] is None and ready["view"]["terminal"]
+        w1.send_json({"type": "next"})
+        sync(http, tid, [c0, c1], bot_seats=(2,))
+        assert c0.state["table"]["deal_number"] == 2 and c0.state["table"]["next_ready"] == []
+        assert http.post(f"/api/tables/{tid}/close", json={"token": t["admin_token"]}).status_code == 200
+        # ended: the full record, of the finished deals only (deal 2 and its deck are not there)
+        rec2 = http.get(f"/api/tables/{tid}/record", params={"token": t["admin_token"]}).json()
+        assert rec2["format"] == "stammtisch-record/1" and len(rec2["deals"]) == 1
+        r = replay(rec2)
+        info = http.get(f"/api/tables/{tid}").json()
+        assert info["score"][0]["net"] == [r.table.balances()[n] for n in info["players"]]
+        assert len(info["score"]) == 1 and "pot" in info["score"][0]
+        # the finished deal explained from the engine's summary, as catalogue messages that
+        # each page renders in its reader's language
+        from stammtisch.explain import explain, explain_messages
+        from stammtisch.i18n import render
+
+        summary = r.table.deals[0].result.summary
+        assert info["explanation"] == explain_messages(summary, info["players"])
+        shown = {lang: [render(m, lang) for m in info["explanation"]] for lang in ("en", "de")}
+        assert shown == {lang: explain(summary, info["players"], lang) for lang in ("en", "de")}
+        assert shown["en"] and shown["de"] != shown["en"]
+        w0.send_json({"type": "next"})
+        assert c0.next_error()["rule"] == "closed"
+
+
+def test_analysis_of_a_deal_only_once_it_is_over_and_only_with_a_token(http):
+    t = started_table(http)
+    tid = t["id"]
+    seat_token = t["seats"][0]["token"]
+    with connect(http, t, seat_token) as w0, connect(http, t, t["seats"][1]["token"]) as w1:
+        c0, c1 = WsClient(w0), WsClient(w1)
+        sync(http, tid, [c0, c1], bot_seats=(2,))
+        early = http.get(f"/api/tables/{tid}/analysis/1", params={"token": seat_token})
+        assert early.status_code == 409 and early.json()["rule"] == "deal in progress"
+        play_until_terminal(http, tid, {0: c0, 1: c1}, bot_seats=(2,))
+        assert http.get(f"/api/tables/{tid}/analysis/1").status_code == 403
+        assert http.get(f"/api/tables/{tid}/analysis/1", params={"token": "x" * 40}).status_code == 403
+        assert http.get(f"/api/tables/{tid}/analysis/2", params={"token": seat_token}).status_code == 409
+        r = http.get(f"/api/tables/{tid}/analysis/1", params={"token": seat_token})
+        assert r.status_code == 200, r.text
+        data = r.json()
+        rec = stored_record(http, tid)
+        from stammtisch.analysis.deals import analyze_record
+
+        expected = analyze_record(rec, 1)
+        assert data["players"] == rec["players"] and data["played"] == bool(expected)
+        if expected:  # the server's answer is the command's analysis of the same deal
+            assert {k: data[k] for k in ("deal", "measure", "start_value", "plays", "mistakes")} \
+                == expected[0].to_json()
+            played = [a["action"] for a in rec["deals"][0]["actions"] if a["action"].startswith("play:")]
+            assert [p["action"] for p in data["plays"]] == played  # only cards that were shown
+        # any token of the table; answered from the cache, without reading the database
+        storage = http.app.state.manager.storage
+        real_load = storage.load_table
+
+        def no_reads(*a, **k):
+            raise AssertionError("a cached analysis read the database")
+
+        storage.load_table = no_reads
+        try:
+            spectator = http.get(f"/api/tables/{tid}/analysis/1",
+                                 params={"token": t["spectator"]["token"]})
+        finally:
+            storage.load_table = real_load
+        assert spectator.status_code == 200 and spectator.json() == data
