@@ -102,6 +102,13 @@ def serve_cmd(
     database_url: str | None = typer.Option(
         None, "--database-url",
         help="sqlite:///path.sqlite or postgresql://user@host/db (default: SQLite in ./data)."),
+    peer_url: str | None = typer.Option(
+        None, "--peer-url", metavar="URL",
+        help="On PostgreSQL, several `stammtisch serve` over the same database form one service: "
+             "any of them serves any table, relaying to the process that runs it. This is how "
+             "the others reach this process: http://HOST:PORT or unix:/path/to.sock (default: "
+             "its own --host/--port, or unix:PATH with --uds). See docs/deployment.md, "
+             "'Several server processes'."),
     api_docs: bool = typer.Option(False, "--api-docs",
                                   help="Serve the HTTP API's documentation at /api/docs (Swagger UI, "
                                        "from this server's own files) and /api/openapi.json."),
@@ -138,7 +145,7 @@ def serve_cmd(
         console.print(Text(t("serve.listening_uds", path=uds)), highlight=False)
     try:
         run(host=host, port=port, database_url=database_url, limits=limits, api_docs=api_docs,
-            uds=uds)
+            uds=uds, peer_url=peer_url)
     except SQLAlchemyError as e:
         reason = str(getattr(e, "orig", None) or e).splitlines()[0]
         raise CliError(t("cli.database_unusable", url=repr(database_url or "./data"), reason=reason)) from None

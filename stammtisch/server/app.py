@@ -34,6 +34,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .analysis import Analyst
 from .api_docs import api_docs_router
+from .cluster import Cluster, ClusterRelay, default_peer_url
 from .guard import Guard
 from .limits import ServerLimits
 from .manager import TableManager
@@ -71,16 +72,24 @@ def _describe_validation(exc: RequestValidationError) -> str:
 
 def create_app(database_url: str | None = None, data_dir: Path | None = None,
                bot_delay: float = 0.6, deal_pause: float = 8.0,
-               limits: ServerLimits | None = None, api_docs: bool = False) -> FastAPI:
+               limits: ServerLimits | None = None, api_docs: bool = False,
+               peer_url: str | None = None) -> FastAPI:
     """The app. ``bot_delay``: seconds before a bot acts; ``deal_pause``: seconds between a
     finished deal and the next one (a human may send ``next`` to go on at once); ``limits``:
-    sizes, rates and caps; ``api_docs``: serve ``/api/docs`` and ``/api/openapi.json``."""
+    sizes, rates and caps; ``api_docs``: serve ``/api/docs`` and ``/api/openapi.json``;
+    ``peer_url``: on PostgreSQL, this process is one of a service of several over the same
+    database, reached by the others at this URL (``cluster.py``)."""
     limits = limits or ServerLimits()
     url = database_url or default_database_url(data_dir)
     storage = Storage(url, busy_ms=limits.sqlite_busy_ms)
-    spill_path = spill_path_for(url, data_dir)
+    cluster = Cluster(storage, peer_url) if peer_url is not None and not storage.is_sqlite else None
+    # no spill file in a service of several processes: what one process spilled and then
+    # died with, the process that takes its tables would never see
+    spill_path = spill_path_for(url, data_dir) if cluster is None else None
     manager = TableManager(storage, bot_delay=bot_delay, deal_pause=deal_pause, limits=limits,
                            spill=Spill(spill_path) if spill_path is not None else None)
+    if cluster is not None:
+        cluster.setup(manager)
     manager.load_all()
     analyst = Analyst(max_queued=limits.analysis_queue)
 
@@ -88,12 +97,16 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         manager.resume()
         sweeper = asyncio.get_running_loop().create_task(manager.sweeper())
+        if cluster is not None:
+            cluster.start()
         try:
             yield
         finally:
             sweeper.cancel()
             analyst.shutdown()
             manager.shutdown()
+            if cluster is not None:  # after the last commit: then the others may take over
+                cluster.stop()
             storage.close()
 
     app = FastAPI(title="stammtisch", lifespan=lifespan, docs_url=None, redoc_url=None,  # docs: api_docs.py
@@ -103,6 +116,9 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     app.state.analyst = analyst
     app.state.storage = storage
     app.state.limits = limits
+    if cluster is not None:  # inside Guard: a relayed request is checked here first
+        app.add_middleware(ClusterRelay, cluster=cluster, max_body=limits.max_body,
+                           max_listed=limits.listed_max)
     app.add_middleware(Guard, max_body=limits.max_body)
     app.add_middleware(KeepWebSocketSend)
     install_handlers(app)
@@ -160,8 +176,10 @@ def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = No
         data_dir: Path | None = None, bot_delay: float = 0.6, deal_pause: float = 8.0,
         log_level: str = "info", ws: str = "websockets-sansio",
         ws_per_message_deflate: bool = False, limits: ServerLimits | None = None,
-        api_docs: bool = False, uds: str | None = None) -> None:
-    """Serve the web table with uvicorn (blocks).
+        api_docs: bool = False, uds: str | None = None, peer_url: str | None = None) -> None:
+    """Serve the web table with uvicorn (blocks). On PostgreSQL the process is one of a service
+    of several over the same database (``cluster.py``), reached by the others at ``peer_url``
+    (default: this server's own address).
 
     Per-message deflate is off by default: a state message is ~2 KB of JSON, and compressing
     each one costs more CPU than everything else in sending it (bench/server_load.py).
@@ -183,8 +201,10 @@ def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = No
     from .transport import fit_open_files, unix_listener
 
     limits = fit_open_files(limits or ServerLimits())
+    if database_url is not None and database_url.startswith("postgres") and peer_url is None:
+        peer_url = default_peer_url(host, port, uds)
     app = create_app(database_url=database_url, data_dir=data_dir, bot_delay=bot_delay,
-                     deal_pause=deal_pause, limits=limits, api_docs=api_docs)
+                     deal_pause=deal_pause, limits=limits, api_docs=api_docs, peer_url=peer_url)
     tune_gc()
     for name in ("uvicorn.access", "uvicorn.error"):  # "WebSocket /ws/…?token=…" [accepted]
         logging.getLogger(name).addFilter(_RedactTokens())

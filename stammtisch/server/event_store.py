@@ -21,6 +21,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 from .limits import ServerLimits
+from .refusals import NotHolding
 from .scheduler import Scheduler
 from .spill import Spill
 from .storage import Storage, Write
@@ -76,6 +77,14 @@ class EventStore:
         self.spill = spill if limits.spill_after is not None else None
         self.spill_io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stammtisch-spill")
         self._draining = False
+        # several processes over one database (cluster.py): whether this one may commit now
+        # (it holds its tables' leases for sure); None: always
+        self.fence: Callable[[], bool] | None = None
+
+    def _check_fence(self) -> None:
+        if self.fence is not None and not self.fence():
+            raise NotHolding("this process could not renew its leases lately; it commits "
+                             "nothing until it has")
 
     async def commit(self, fn: Callable[..., T], *args: Any) -> T:
         """Run a database write on the writer thread; retry with backoff until
@@ -92,6 +101,8 @@ class EventStore:
         pause = 0.05
         while True:
             try:
+                if executor is self.db:
+                    self._check_fence()
                 return await loop.run_in_executor(executor, fn, *args)
             except Exception:
                 if time.monotonic() + pause > deadline:
@@ -144,6 +155,7 @@ class EventStore:
                 batch, self._batch = self._batch, []
                 self._note_group(len(batch))
                 try:
+                    self._check_fence()
                     await self._commit_rows([row for row, _ in batch])
                 except Exception as e:
                     for _, done in batch:

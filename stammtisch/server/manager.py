@@ -8,7 +8,7 @@ import asyncio
 import logging
 import secrets
 import time
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..bots import SEARCH_BOTS, algorithm_of
 from ..rules import Rules
@@ -20,10 +20,13 @@ from .live_table import LiveTable
 from .refusals import Refusal, RefusalKind
 from .scheduler import Scheduler
 from .spill import Spill
-from .storage import Storage, StoredSeat, StoredSocial, token_digest
+from .storage import Storage, StoredSeat, StoredSocial, StoredTable, token_digest
 from .table_core import Seat
 from .table_social import SOCIAL_MESSAGES, new_token
 from .thinker import Thinker
+
+if TYPE_CHECKING:
+    from .cluster import Cluster
 
 log = logging.getLogger("stammtisch.server")
 
@@ -47,6 +50,7 @@ class TableManager:
         self.ws_per_address: dict[str, int] = {}
         self.refusals: dict[str, int] = {}
         self.outbox = Outbox()  # the fast-path messages of the loop's turn
+        self.cluster: Cluster | None = None  # several processes over one database (cluster.py)
         # tables made per client address (a rematch counts as made by the seat that asked)
         self.creations = AddressBuckets(self.limits.creations_per_minute, self.limits.creation_burst)
 
@@ -72,21 +76,38 @@ class TableManager:
 
     def load_all(self) -> None:
         """Rebuild every table not archived from the database (replaying its decks and actions),
-        after moving in what a crash left in the spill file."""
+        after moving in what a crash left in the spill file. Several processes over one
+        database (``cluster``) load none now: a table is loaded by the process that takes its
+        lease, when a client of it comes."""
         self.store.replay_spill()
         self.storage.read_deal_keys()  # now, not on the event loop at the first deal
+        if self.cluster is not None:
+            return
         for tid in self.storage.table_ids():
             st = self.storage.load_table(tid)
             assert st is not None
-            try:
-                live = LiveTable.from_stored(self, st)
-            except Exception as e:  # a table the current engine cannot replay
-                log.exception("table %s cannot be rebuilt", tid)
-                live = LiveTable(self, st.id, st.ruleset, st.options,
-                                 [Seat(s.name, s.bot, s.token_digest) for s in st.seats],
-                                 st.admin_digest, st.spectator_digest)
-                live.broken = f"the table cannot be rebuilt: {e}"
-            self.tables[tid] = live
+            self.tables[tid] = self.rebuild(st)
+
+    def rebuild(self, st: StoredTable) -> LiveTable:
+        """A stored table as a live one (its deals replayed); a table the current engine cannot
+        replay is marked broken instead."""
+        try:
+            return LiveTable.from_stored(self, st)
+        except Exception as e:
+            log.exception("table %s cannot be rebuilt", st.id)
+            live = LiveTable(self, st.id, st.ruleset, st.options,
+                             [Seat(s.name, s.bot, s.token_digest) for s in st.seats],
+                             st.admin_digest, st.spectator_digest)
+            live.broken = f"the table cannot be rebuilt: {e}"
+            return live
+
+    def drop(self, live: LiveTable) -> None:
+        """Forget a live table that another process runs now (its lease moved, ``cluster``):
+        no more timers, its clients disconnected (they reconnect and are relayed there)."""
+        if self.tables.get(live.id) is live:
+            del self.tables[live.id]
+        live.cancel_pending()
+        live.fanout.close()
 
     def resume(self) -> None:
         """Schedule bots and next deals of loaded tables (needs the running loop)."""
@@ -132,6 +153,8 @@ class TableManager:
         if social is not None:
             live.set_social(social)
         self.tables[table_id] = live
+        if self.cluster is not None:
+            await self.cluster.claim(table_id)
         return {"id": table_id, "admin_token": admin, "spectator_token": spectator,
                 "seat_tokens": tokens, "table": live}
 

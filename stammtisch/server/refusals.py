@@ -101,9 +101,14 @@ class Refusal(Exception):
         return STATUS[self.kind]
 
 
+class NotHolding(RuntimeError):
+    """A commit refused by the process itself: it is not sure it still holds the leases of its
+    tables (cluster.py), so another process may run them now; it may succeed later."""
+
+
 #: What a failing database or spill file raises (``EventStore.commit``/``read`` raise the last
 #: one once their retries are over): the request may succeed later. Anything else is a fault.
-STORAGE_ERRORS: tuple[type[Exception], ...] = (DBAPIError, PoolTimeout, OSError)
+STORAGE_ERRORS: tuple[type[Exception], ...] = (DBAPIError, PoolTimeout, OSError, NotHolding)
 
 
 def error_body(message: str, rule: str | None) -> dict[str, Any]:

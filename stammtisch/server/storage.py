@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import create_engine, event, func, insert, select, update
+from sqlalchemy import create_engine, event, func, insert, select, text, update
 from sqlalchemy.engine import Engine
 from sqlalchemy.pool import StaticPool
 
@@ -49,6 +49,11 @@ from .models import (
 )
 from .row_writer import EVENT_INSERTS, ROW_WRITER_PRAGMAS, RowWriter
 from .row_writer import Write as Write
+
+#: Deal keys a server process takes from PostgreSQL's sequence at once (``new_deal_key``).
+DEAL_KEY_BLOCK = 1000
+#: The advisory lock under which the sequence of deal keys is made (any fixed number).
+DEAL_KEYS_LOCK = 0x57A4_0001
 
 
 def default_data_dir() -> Path:
@@ -167,6 +172,7 @@ class Storage:
             event.listen(self.engine, "connect", _sqlite_pragmas(busy_ms))
         migrate(self.engine, Base.metadata.create_all)
         self._next_deal_key: int | None = None  # read_deal_keys
+        self._deal_keys_end: int | None = None  # PostgreSQL: the end of this process's block
         # the event loop takes keys for its deals; the spill drain's thread for a deal row of
         # an old spill file (``write_missing``)
         self._deal_key_lock = threading.Lock()
@@ -174,11 +180,30 @@ class Storage:
     def read_deal_keys(self) -> None:
         """Start the deal keys above every key the database holds. Once, after the start-up
         has moved a spill file's rows in (``TableManager.load_all``); else at the first deal.
-        One server per database, as for the tables it keeps in memory."""
+        On SQLite one server holds the database (``sqlite_guard``): it counts on from the
+        highest key. On PostgreSQL several server processes may share the database: keys come
+        in blocks of ``DEAL_KEY_BLOCK`` from one sequence, each block a process's own."""
         with self.engine.connect() as conn:
             top = max(conn.execute(select(func.max(DealRow.deal_key))).scalar() or 0,
                       conn.execute(select(func.max(MoveRow.deal_key))).scalar() or 0)
-        self._next_deal_key = top + 1
+        if self.is_sqlite:
+            self._next_deal_key, self._deal_keys_end = top + 1, None
+            return
+        with self.engine.begin() as conn:
+            # several processes may start at once: one of them makes the sequence, above the
+            # keys of the database as it was before there were several
+            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": DEAL_KEYS_LOCK})
+            conn.execute(text(f"CREATE SEQUENCE IF NOT EXISTS st_deal_key_blocks "
+                              f"INCREMENT BY {DEAL_KEY_BLOCK} START WITH {int(top) + 1}"))
+        self._next_deal_key = self._deal_keys_end = 0  # the first key takes a block
+
+    def _deal_key_block(self) -> None:
+        """The next block of deal keys from the sequence (PostgreSQL). On the event loop, at
+        one deal in ``DEAL_KEY_BLOCK``: a round trip that rare costs less than the machinery
+        to fetch it ahead."""
+        with self.engine.begin() as conn:
+            first = int(conn.execute(text("SELECT nextval('st_deal_key_blocks')")).scalar_one())
+        self._next_deal_key, self._deal_keys_end = first, first + DEAL_KEY_BLOCK
 
     def new_deal_key(self) -> int:
         """A key for the next deal (``read_deal_keys``)."""
@@ -186,6 +211,8 @@ class Storage:
             if self._next_deal_key is None:
                 self.read_deal_keys()
                 assert self._next_deal_key is not None
+            if self._deal_keys_end is not None and self._next_deal_key >= self._deal_keys_end:
+                self._deal_key_block()
             key = self._next_deal_key
             self._next_deal_key = key + 1
             return key

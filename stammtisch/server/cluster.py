@@ -1,0 +1,544 @@
+"""Several server processes over one PostgreSQL database, forming one service.
+
+A live table is run by one process at a time: the holder of its lease, a row of ``st_leases``
+with an expiry that the holder renews every ``RENEW_EVERY`` seconds. The holder runs the
+table's bots, turn timer and next deal, sees its players come and go, and commits every event
+of it. Any process accepts any client: a request or a WebSocket about a table that another
+live process holds is relayed to that process (``ClusterRelay``), and its answers and messages
+come back the same way; a table nobody holds (its holder stopped, or died and its lease
+expired) is taken by the process a client of it reaches, which loads it from the database.
+
+Why relay rather than keep a copy of each table in every process, fed by LISTEN/NOTIFY: a
+table's rules of play read the presence of its players (bots wait for a watcher, the next deal
+for every seated player's Next, a rematch for every seated player's yes, the turn timer for
+the seat on turn), so copies would need every process's presence too, and two writers of one
+table would race. With one writer per table the rules of play are those of one process, and
+the price is one hop between processes for the clients that reach another one.
+
+Safety: a holder that could not renew its leases lately commits nothing (``fresh``, the
+event store's fence) well before they can expire, and a process takes a lease first and loads
+the table after. Should two processes ever write the same event all the same, the database's
+keys refuse the second: a deal is (table, number), an action (deal key, index), and every
+process takes its deal keys from one sequence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import json
+import logging
+import os
+import re
+import secrets
+import socket
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlsplit
+
+from sqlalchemy import text
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from .storage import Storage
+
+if TYPE_CHECKING:
+    from .manager import TableManager
+
+log = logging.getLogger("stammtisch.server")
+
+T = TypeVar("T")
+
+#: How long a lease lasts after its last renewal (seconds): a dead process's tables move to a
+#: live one this long after its last renewal, at the next client that comes for them.
+LEASE_SECONDS = 5.0
+#: How often a process renews its leases and says it is alive (seconds).
+RENEW_EVERY = 1.0
+#: A process commits nothing once its last renewal is older than LEASE_SECONDS minus this:
+#: its leases may be about to expire, and another process to take its tables.
+FENCE_MARGIN = 1.5
+#: How long a process remembers where another process's table is (seconds).
+WHERE_KEPT = 1.0
+#: The header a process sends with what it relays: the service's shared secret. With it, the
+#: receiving process takes the client's address from X-Forwarded-For.
+PEER_HEADER = b"x-stammtisch-peer"
+#: The advisory lock under which the first process makes the cluster's tables.
+SETUP_LOCK = 0x57A4_0002
+
+#: The paths about one table: ``/ws/{id}`` and ``/api/tables/{id}[/…]``.
+TABLE_PATH = re.compile(r"^/(?:ws|api/tables)/([A-Za-z0-9_-]{1,40})(?:/|$)")
+
+SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS st_processes (id TEXT PRIMARY KEY, url TEXT NOT NULL, "
+    "heartbeat DOUBLE PRECISION NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS st_leases (table_id TEXT PRIMARY KEY, owner TEXT NOT NULL, "
+    "expires DOUBLE PRECISION NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS st_cluster (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+)
+#: The database's clock, in seconds: every process compares expiries with one clock.
+NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
+
+
+def default_peer_url(host: str, port: int, uds: str | None) -> str:
+    """How the other processes reach this one when ``--peer-url`` is not given."""
+    if uds is not None:
+        return f"unix:{os.path.abspath(uds)}"
+    if host in ("0.0.0.0", "::", ""):
+        host = socket.gethostname()
+    return f"http://{host}:{port}"
+
+
+class Cluster:
+    """This process's part in the service: its row in ``st_processes``, its leases, and where
+    the tables of the others are (see the module's docstring)."""
+
+    def __init__(self, storage: Storage, peer_url: str):
+        self.storage = storage
+        self.engine = storage.engine
+        self.url = peer_url
+        self.id = f"{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
+        self.secret = b""
+        self.manager: TableManager | None = None
+        self.renewed_at = -float("inf")  # time.monotonic() at the start of the last renewal
+        self._claimed_at: dict[str, float] = {}  # tables taken since, by time.monotonic()
+        self._where: dict[str, tuple[str, float]] = {}  # table → (the holder's URL, until)
+        self._locating: dict[str, asyncio.Lock] = {}
+        # its own thread: a renewal must not wait behind the group commits
+        self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stammtisch-cluster")
+        self._task: asyncio.Task[None] | None = None
+        self._failing = False
+
+    # --- start and stop -----------------------------------------------------------------
+
+    def setup(self, manager: TableManager) -> None:
+        """Make the cluster's tables (the first process), read the shared secret, say this
+        process is alive, and fence the event store with ``fresh``."""
+        self.manager = manager
+        manager.cluster = self
+        manager.store.fence = self.fresh
+        with self.engine.begin() as conn:
+            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SETUP_LOCK})
+            for statement in SCHEMA:
+                conn.execute(text(statement))
+            conn.execute(text("INSERT INTO st_cluster (name, value) VALUES ('peer_secret', :v) "
+                              "ON CONFLICT DO NOTHING"), {"v": secrets.token_urlsafe(32)})
+            self.secret = str(conn.execute(text(
+                "SELECT value FROM st_cluster WHERE name = 'peer_secret'")).scalar_one()).encode()
+        self._renew(set())
+        self.renewed_at = time.monotonic()
+
+    def start(self) -> None:
+        self._task = asyncio.get_running_loop().create_task(self._renewing())
+
+    def stop(self) -> None:
+        """This process stops: its leases are given up at once (the next client of each of its
+        tables takes it elsewhere, without waiting for the expiry)."""
+        if self._task is not None:
+            self._task.cancel()
+        try:
+            with self.engine.begin() as conn:
+                conn.execute(text("DELETE FROM st_leases WHERE owner = :me"), {"me": self.id})
+                conn.execute(text("DELETE FROM st_processes WHERE id = :me"), {"me": self.id})
+        except Exception:
+            log.warning("could not give up this process's leases; they expire in %.0f s",
+                        LEASE_SECONDS, exc_info=True)
+        self._io.shutdown(wait=False)
+
+    # --- leases ---------------------------------------------------------------------------
+
+    def fresh(self) -> bool:
+        """Whether this process surely still holds its leases (the event store's fence)."""
+        return time.monotonic() - self.renewed_at < LEASE_SECONDS - FENCE_MARGIN
+
+    async def _renewing(self) -> None:
+        while True:
+            await asyncio.sleep(RENEW_EVERY)
+            assert self.manager is not None
+            started = time.monotonic()
+            tables = set(self.manager.tables)
+            try:
+                held = await self._run(self._renew, tables)
+            except Exception:
+                if not self._failing:
+                    log.warning("could not renew this process's leases; it commits nothing "
+                                "while it cannot", exc_info=True)
+                self._failing = True
+                continue
+            if self._failing:
+                log.warning("leases renewed again")
+                self._failing = False
+            self.renewed_at = started
+            for tid in tables - held:
+                live = self.manager.tables.get(tid)
+                if live is not None and self._claimed_at.get(tid, -1.0) < started:
+                    log.warning("table %s: its lease went to another process; dropped here", tid)
+                    self.manager.drop(live)
+            for tid in [t for t, at in self._claimed_at.items() if at < started]:
+                del self._claimed_at[tid]
+
+    def _renew(self, tables: set[str]) -> set[str]:
+        """Renew the leases of ``tables`` that this process holds; returns those."""
+        with self.engine.begin() as conn:
+            conn.execute(text(
+                f"INSERT INTO st_processes (id, url, heartbeat) VALUES (:me, :url, {NOW}) "
+                f"ON CONFLICT (id) DO UPDATE SET heartbeat = EXCLUDED.heartbeat"),
+                {"me": self.id, "url": self.url})
+            if not tables:
+                return set()
+            rows = conn.execute(text(
+                f"UPDATE st_leases SET expires = {NOW} + :ttl WHERE owner = :me "
+                f"AND table_id = ANY(:ids) RETURNING table_id"),
+                {"me": self.id, "ttl": LEASE_SECONDS, "ids": sorted(tables)})
+            return {r[0] for r in rows}
+
+    async def claim(self, table_id: str) -> None:
+        """Hold the lease of a table this process has just made."""
+        self._claimed_at[table_id] = time.monotonic()
+        if not await self._run(self._take, table_id):
+            raise RuntimeError(f"table {table_id}: a new table's lease is held by another process")
+
+    def _take(self, table_id: str) -> bool:
+        """Take the lease of a table if nobody holds it (or its holder's lease expired)."""
+        with self.engine.begin() as conn:
+            row = conn.execute(text(
+                f"INSERT INTO st_leases (table_id, owner, expires) VALUES (:t, :me, {NOW} + :ttl) "
+                f"ON CONFLICT (table_id) DO UPDATE SET owner = EXCLUDED.owner, "
+                f"expires = EXCLUDED.expires WHERE st_leases.expires < {NOW} "
+                f"OR st_leases.owner = EXCLUDED.owner RETURNING owner"),
+                {"t": table_id, "me": self.id, "ttl": LEASE_SECONDS}).first()
+        return row is not None
+
+    def _release(self, table_id: str) -> None:
+        with self.engine.begin() as conn:
+            conn.execute(text("DELETE FROM st_leases WHERE table_id = :t AND owner = :me"),
+                         {"t": table_id, "me": self.id})
+
+    def _holder(self, table_id: str) -> tuple[str, str] | None:
+        """The live holder of a table's lease other than this process: (id, URL), else None."""
+        with self.engine.connect() as conn:
+            row = conn.execute(text(
+                f"SELECT l.owner, p.url FROM st_leases l JOIN st_processes p ON p.id = l.owner "
+                f"WHERE l.table_id = :t AND l.expires > {NOW} AND l.owner <> :me"),
+                {"t": table_id, "me": self.id}).first()
+        return None if row is None else (str(row[0]), str(row[1]))
+
+    def peers(self) -> list[str]:
+        """The URLs of the other live processes."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(text(
+                f"SELECT url FROM st_processes WHERE id <> :me AND heartbeat > {NOW} - :ttl"),
+                {"me": self.id, "ttl": LEASE_SECONDS})
+            return sorted({str(r[0]) for r in rows})
+
+    async def locate(self, table_id: str) -> str | None:
+        """Where the requests about a table go: None when this process serves them (it holds
+        the table, or took it now, or the table is not live: then the app answers as for
+        any unknown or archived table), else the URL of the process that holds it."""
+        manager = self.manager
+        assert manager is not None
+        if table_id in manager.tables:
+            return None
+        known = self._where.get(table_id)
+        if known is not None and known[1] > time.monotonic():
+            return known[0]
+        async with self._locating.setdefault(table_id, asyncio.Lock()):
+            # two clients of one table at once: one looks it up (and takes it), the other
+            # finds it done
+            for _ in range(3):
+                if table_id in manager.tables:
+                    return None
+                holder = await self._run(self._holder, table_id)
+                if holder is not None:
+                    self._where[table_id] = (holder[1], time.monotonic() + WHERE_KEPT)
+                    return holder[1]
+                if await self._adopt(table_id):
+                    return None
+            return None
+
+    async def _adopt(self, table_id: str) -> bool:
+        """Take a table nobody holds and load it; False when another process took it first.
+        (True too for a table that is not live: nothing to load, the app answers.)"""
+        assert self.manager is not None
+        if not await self._run(self._take, table_id):
+            return False
+        self._claimed_at[table_id] = time.monotonic()
+        if table_id in self.manager.tables:
+            return True
+        try:
+            st = await self.manager.store.read(self.storage.load_table, table_id)
+        except Exception:
+            await self._run(self._release, table_id)
+            raise
+        if st is None or st.archived_reason is not None:
+            await self._run(self._release, table_id)
+            return True
+        live = self.manager.rebuild(st)
+        self.manager.tables[table_id] = live
+        live.schedule()
+        log.info("table %s: taken over by this process", table_id)
+        return True
+
+    def forget(self, table_id: str) -> None:
+        """The holder remembered for a table did not answer: look it up again next time."""
+        self._where.pop(table_id, None)
+
+    def from_peer(self, scope: Scope) -> bool:
+        """Whether a request comes from another process of the service (its secret header)."""
+        for name, value in scope.get("headers", ()):
+            if name == PEER_HEADER:
+                return hmac.compare_digest(value, self.secret)
+        return False
+
+    async def _run(self, fn: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._io, fn, *args)
+
+
+# --- the relay --------------------------------------------------------------------------------
+
+#: Request headers a relay does not pass on (it sets its own, or they are per connection).
+HOP_HEADERS = {b"host", b"connection", b"keep-alive", b"content-length", b"transfer-encoding",
+               b"upgrade", b"x-forwarded-for", PEER_HEADER, b"sec-websocket-key",
+               b"sec-websocket-version", b"sec-websocket-extensions", b"sec-websocket-accept"}
+#: WebSocket close code for "this process cannot reach the table now; connect again".
+CLOSE_AGAIN = 1012
+
+
+class ClusterRelay:
+    """ASGI middleware: a request or WebSocket about a table another process holds goes there
+    (and its answer comes back); one that another process relayed is served here, with the
+    client's address it names. Any other request passes."""
+
+    def __init__(self, app: ASGIApp, cluster: Cluster, max_body: int, max_listed: int):
+        self.app = app
+        self.cluster = cluster
+        self.max_body = max_body
+        self.max_listed = max_listed
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        match = TABLE_PATH.match(scope["path"])
+        if self.cluster.from_peer(scope):
+            scope = dict(scope)
+            forwarded = dict(scope["headers"]).get(b"x-forwarded-for", b"").decode("latin-1")
+            address = forwarded.split(",")[-1].strip()
+            if address:
+                scope["client"] = (address, 0)
+            if match is not None and await self._elsewhere(match[1]) is not None:
+                # it moved on since the relay looked: the client tries again
+                await self._refuse_again(scope, receive, send)
+                return
+            await self.app(scope, receive, send)
+            return
+        if kind == "http" and scope["path"] == "/api/tables" and scope["method"] == "GET":
+            await self._lobby(scope, receive, send)
+            return
+        where = await self._elsewhere(match[1]) if match is not None else None
+        if where is None:
+            await self.app(scope, receive, send)
+        elif kind == "http":
+            await self._relay_http(where, match[1] if match else "", scope, receive, send)
+        else:
+            await self._relay_ws(where, match[1] if match else "", scope, receive, send)
+
+    async def _elsewhere(self, table_id: str) -> str | None:
+        try:
+            return await self.cluster.locate(table_id)
+        except Exception:  # the database is away: serve here, the app answers what it can
+            log.warning("could not look up table %s", table_id, exc_info=True)
+            return None
+
+    @staticmethod
+    async def _refuse_again(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": CLOSE_AGAIN})
+            return
+        body = b'{"error":"the table moved to another server process; try again","rule":"storage"}'
+        await send({"type": "http.response.start", "status": 503,
+                    "headers": [(b"content-type", b"application/json"), (b"retry-after", b"1"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _lobby(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """The lobby's list of open tables, of every process: this one's, and each other's
+        as it answers a relayed request (within a second; one that does not is left out)."""
+        parts: list[bytes] = []
+        start: dict[str, Any] = {}
+
+        async def keep(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                start.update(message)
+            else:
+                parts.append(message.get("body", b""))
+
+        await self.app(scope, receive, keep)
+        if start.get("status") != 200:
+            await send(start)
+            await send({"type": "http.response.body", "body": b"".join(parts)})
+            return
+        tables = json.loads(b"".join(parts))["tables"]
+        try:
+            peers = await self.cluster._run(self.cluster.peers)
+        except Exception:
+            peers = []
+
+        async def listed(url: str) -> list[Any]:
+            reader, writer, host = await self._open(url)
+            head = [b"GET /api/tables HTTP/1.1", b"host: " + host.encode(), b"connection: close"]
+            head += [k + b": " + v for k, v in self._headers(scope)]
+            writer.write(b"\r\n".join(head) + b"\r\n\r\n")
+            status, _, body = await read_response(reader)
+            writer.close()
+            return list(json.loads(body)["tables"]) if status == 200 else []
+
+        answers = await asyncio.gather(*(asyncio.wait_for(listed(url), 1.0) for url in peers),
+                                       return_exceptions=True)
+        for answer in answers:
+            if isinstance(answer, list):
+                tables.extend(answer)
+        body = json.dumps({"tables": tables[:self.max_listed]}).encode()
+        await send({"type": "http.response.start", "status": 200,
+                    "headers": [(b"content-type", b"application/json"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+    def _headers(self, scope: Scope) -> list[tuple[bytes, bytes]]:
+        client = scope.get("client")
+        headers = [(k, v) for k, v in scope["headers"] if k not in HOP_HEADERS]
+        headers.append((PEER_HEADER, self.cluster.secret))
+        headers.append((b"x-forwarded-for", (client[0] if client else "").encode("latin-1")))
+        return headers
+
+    async def _open(self, url: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, str]:
+        """A connection to another process: its reader, writer and Host header."""
+        if url.startswith("unix:"):
+            reader, writer = await asyncio.open_unix_connection(url[len("unix:"):])
+            return reader, writer, "localhost"
+        parts = urlsplit(url)
+        reader, writer = await asyncio.open_connection(parts.hostname, parts.port or 80)
+        return reader, writer, parts.netloc
+
+    async def _relay_http(self, url: str, table_id: str, scope: Scope, receive: Receive,
+                          send: Send) -> None:
+        body = b""
+        while True:
+            message = await receive()
+            body += message.get("body", b"")
+            if len(body) > self.max_body:
+                await send({"type": "http.response.start", "status": 413, "headers": []})
+                await send({"type": "http.response.body", "body": b""})
+                return
+            if not message.get("more_body"):
+                break
+        target = scope.get("raw_path") or scope["path"].encode()
+        if scope.get("query_string"):
+            target += b"?" + scope["query_string"]
+        try:
+            reader, writer, host = await asyncio.wait_for(self._open(url), 5.0)
+            head = [b"%s %s HTTP/1.1" % (scope["method"].encode(), target), b"host: " + host.encode(),
+                    b"connection: close", b"content-length: %d" % len(body)]
+            head += [k + b": " + v for k, v in self._headers(scope)]
+            writer.write(b"\r\n".join(head) + b"\r\n\r\n" + body)
+            status, headers, answer = await asyncio.wait_for(read_response(reader), 60.0)
+            writer.close()
+        except Exception:
+            log.info("table %s: its process at %s did not answer", table_id, url, exc_info=True)
+            self.cluster.forget(table_id)
+            await self._refuse_again(scope, receive, send)
+            return
+        headers = [(k, v) for k, v in headers if k not in (b"connection", b"transfer-encoding",
+                                                          b"content-length")]
+        headers.append((b"content-length", str(len(answer)).encode()))
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": answer})
+
+    async def _relay_ws(self, url: str, table_id: str, scope: Scope, receive: Receive,
+                        send: Send) -> None:
+        from websockets.asyncio.client import connect, unix_connect
+
+        path = scope["path"] + ("?" + scope["query_string"].decode("latin-1")
+                                if scope.get("query_string") else "")
+        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in self._headers(scope)
+                   if k not in (b"cookie", b"origin")] + [
+            (k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"] if k == b"origin"]
+        try:
+            if url.startswith("unix:"):
+                upstream = await unix_connect(url[len("unix:"):], "ws://localhost" + path,
+                                              additional_headers=headers, open_timeout=5,
+                                              max_size=None, compression=None)
+            else:
+                upstream = await connect(url.replace("http", "ws", 1) + path,
+                                         additional_headers=headers, open_timeout=5,
+                                         max_size=None, compression=None)
+        except Exception:
+            log.info("table %s: its process at %s did not answer", table_id, url, exc_info=True)
+            self.cluster.forget(table_id)
+            await receive()  # websocket.connect
+            await send({"type": "websocket.close", "code": CLOSE_AGAIN})
+            return
+        first = await receive()
+        if first["type"] != "websocket.connect":
+            await upstream.close()
+            return
+        await send({"type": "websocket.accept"})
+
+        async def down() -> None:  # the client's messages to the table's process
+            while True:
+                message: Message = await receive()
+                if message["type"] != "websocket.receive":
+                    return
+                data = message.get("text")
+                await upstream.send(data if data is not None else message.get("bytes") or b"")
+
+        async def up() -> None:  # the table's messages to the client
+            async for data in upstream:
+                if isinstance(data, str):
+                    await send({"type": "websocket.send", "text": data})
+                else:
+                    await send({"type": "websocket.send", "bytes": data})
+
+        tasks = [asyncio.ensure_future(down()), asyncio.ensure_future(up())]
+        try:
+            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            code = upstream.close_code
+            await upstream.close()
+            if code is None or code == 1006:  # the table's process went away: connect again
+                code = CLOSE_AGAIN
+            try:
+                await send({"type": "websocket.close", "code": code})
+            except Exception:
+                pass  # the client is gone already
+
+
+async def read_response(reader: asyncio.StreamReader) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+    """An HTTP/1.1 response read to its end: status, headers (names in lower case), body."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    status = int(lines[0].split(b" ", 2)[1])
+    headers = []
+    for line in lines[1:]:
+        if b":" in line:
+            name, _, value = line.partition(b":")
+            headers.append((name.strip().lower(), value.strip()))
+    fields = dict(headers)
+    if b"content-length" in fields:
+        body = await reader.readexactly(int(fields[b"content-length"]))
+    elif fields.get(b"transfer-encoding", b"").lower() == b"chunked":
+        body = b""
+        while True:
+            size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+            if size == 0:
+                await reader.readuntil(b"\r\n")
+                break
+            body += await reader.readexactly(size)
+            await reader.readexactly(2)
+    else:
+        body = await reader.read()
+    return status, headers, body

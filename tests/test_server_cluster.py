@@ -1,0 +1,387 @@
+"""Several server processes over one PostgreSQL database, as one service (cluster.py): the
+seats of one table on three processes play whole deals with a bot and a turn timer; the
+process that runs the table is killed mid-deal and play goes on elsewhere; a rolling restart;
+two writers of the same event; the lobby of every process; no client ever holds another
+seat's cards, and the record holds every event the clients were shown."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+import pytest
+from server_helpers import free_port, serving
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
+
+from stammtisch.record import replay
+
+#: The limits of the test servers: a turn timer of a second is allowed.
+LIMITS = {"turn_seconds_min": 1}
+
+
+def start(db: str, port: int) -> Any:
+    """``stammtisch serve --database-url DB --port PORT`` (the PostgreSQL service), up."""
+    code = ("from stammtisch.server.app import run; "
+            "from stammtisch.server.limits import ServerLimits; "
+            f"run(port={port}, database_url={db!r}, bot_delay=0.02, deal_pause=1000, "
+            f"log_level='warning', limits=ServerLimits(**{LIMITS!r}))")
+    return serving(code)
+
+
+def stop(proc: Any, sig: int = signal.SIGTERM) -> None:
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        proc.wait(30)
+
+
+@pytest.fixture
+def cluster(postgres_url):
+    """Three server processes on one database: ``ports``, ``procs`` (restartable)."""
+    ports = [free_port() for _ in range(3)]
+    state = {"db": postgres_url, "ports": ports, "procs": [start(postgres_url, p) for p in ports]}
+    try:
+        yield state
+    finally:
+        for proc in state["procs"]:
+            stop(proc, signal.SIGKILL)
+
+
+def http(port: int, method: str, path: str, body: dict | None = None) -> tuple[int, Any]:
+    req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method,
+                                 data=None if body is None else json.dumps(body).encode(),
+                                 headers={"content-type": "application/json"})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, json.loads(r.read())
+    except urllib.error.HTTPError as e:
+        return e.code, json.loads(e.read() or b"null")
+
+
+def new_table(port: int, turn_seconds: int = 0, **more: Any) -> dict:
+    status, t = http(port, "POST", "/api/tables", {
+        "ruleset": "tippen/grupp-1975", "turn_seconds": turn_seconds,
+        "seats": [{"name": "Anna"}, {"name": "Bernd"}, {"name": "Robo", "bot": "heuristic"}],
+        **more})
+    assert status == 201, t
+    return t
+
+
+class Client:
+    """A WebSocket client of one seat (or the spectator) that reconnects, to its own process
+    or the next live one, whenever its connection closes: as the page does."""
+
+    def __init__(self, ports: list[int], port: int, table_id: str, token: str):
+        self.ports, self.port, self.table_id, self.token = ports, port, table_id, token
+        self.state: dict | None = None
+        self.events: list[int] = []  # every state's event number, in order
+        self.errors: list[dict] = []
+        self.reconnects = 0
+        self.ws: Any = None
+        self._connect()
+
+    def _connect(self) -> None:
+        deadline = time.monotonic() + 60
+        while True:
+            for port in [self.port] + [p for p in self.ports if p != self.port]:
+                try:
+                    self.ws = connect(f"ws://127.0.0.1:{port}/ws/{self.table_id}?token={self.token}",
+                                      open_timeout=5)
+                    self.port = port
+                    return
+                except (OSError, ConnectionClosed, TimeoutError, Exception):
+                    continue
+            assert time.monotonic() < deadline, "no process took the client"
+            time.sleep(0.3)
+
+    def pump(self, wait: float = 0.02) -> None:
+        """Read what has come (waiting ``wait`` seconds for the first message)."""
+        while True:
+            try:
+                text = self.ws.recv(timeout=wait)
+            except TimeoutError:
+                return
+            except ConnectionClosed:
+                self.reconnects += 1
+                self._connect()
+                continue
+            wait = 0
+            m = json.loads(text)
+            if m["type"] == "state":
+                if "table" not in m and self.state is not None:
+                    m["table"] = self.state["table"]
+                self.state = m
+                self.events.append(m["event"])
+            elif m["type"] == "error":
+                self.errors.append(m)
+
+    def until_state(self, limit: float = 30.0) -> dict:
+        deadline = time.monotonic() + limit
+        while self.state is None:
+            assert time.monotonic() < deadline, "no state came"
+            self.pump(0.2)
+        return self.state
+
+    def send(self, message: dict) -> None:
+        try:
+            self.ws.send(json.dumps(message))
+        except ConnectionClosed:
+            self.reconnects += 1
+            self._connect()
+
+    @property
+    def view(self) -> dict:
+        assert self.state is not None
+        return self.state["view"]
+
+    def close(self) -> None:
+        try:
+            self.ws.close()
+        except Exception:
+            pass
+
+
+def cards_named(state: dict) -> set[str]:
+    import re
+    return set(re.findall(r"\b[HDCS][AKQJT98765432]\b", json.dumps(state)))
+
+
+def step(seats: dict[int, Client], watchers: list[Client], rng: random.Random,
+         acting: set[int], shown: list[int]) -> None:
+    """Every client reads; a seat that acts and is on turn plays a random legal action; after a
+    deal every seat asks for the next one. Checks on the way that no client holds another
+    seat's cards."""
+    for c in [*seats.values(), *watchers]:
+        c.pump()
+    views = {s: c.view for s, c in seats.items() if c.state is not None and c.view is not None}
+    for s, c in seats.items():
+        if s not in views:
+            continue
+        others = set().union(*(set(v["hand"]) for t, v in views.items()
+                               if t != s and seats[t].state["event"] == c.state["event"]))
+        assert not (cards_named(c.state) & others), (s, c.state["event"])
+    for w in watchers:
+        if w.state is not None and w.view is not None:
+            assert w.view["hand"] == [] and not (cards_named(w.state) & set().union(
+                *(set(v["hand"]) for t, v in views.items() if seats[t].state["event"] == w.state["event"])))
+    for s, c in seats.items():
+        if c.state is None or c.view is None:
+            continue
+        v = c.view
+        if v["terminal"]:
+            c.send({"type": "next"})
+        elif v["current_player"] == s and s in acting and v["legal_actions"]:
+            c.send({"type": "action", "action": rng.choice(v["legal_actions"]),
+                    "event": c.state["event"]})
+        shown.append(c.state["event"])
+
+
+def play_until(seats, watchers, rng, until, acting=None, limit=120.0) -> None:
+    acting = set(seats) if acting is None else acting
+    shown: list[int] = []
+    deadline = time.monotonic() + limit
+    while not until():
+        assert time.monotonic() < deadline, "the table did not get there"
+        step(seats, watchers, rng, acting, shown)
+
+
+def mid_trick(c: Client) -> bool:
+    """A card of a trick is on the table (and the trick not complete)."""
+    return c.state is not None and c.view is not None and not c.view["terminal"] and bool(c.view["trick"])
+
+
+def deals_done(c: Client) -> int:
+    return len(c.state["table"]["score"]) + c.state["table"]["score_earlier"] if c.state else 0
+
+
+def final_record(port: int, t: dict) -> dict:
+    status, _ = http(port, "POST", f"/api/tables/{t['id']}/close", {"token": t["admin_token"]})
+    assert status == 200
+    status, record = http(port, "GET", f"/api/tables/{t['id']}/record?token={t['admin_token']}")
+    assert status == 200, record
+    return record
+
+
+def assert_record_holds(record: dict, clients: list[Client]) -> None:
+    """The record replays (every action through the engine), and holds every event the clients
+    were shown: its finished deals' events, and after them the unfinished deal's (not in a
+    record); no client ever saw an event number go back (a lost event would)."""
+    replay(record)
+    finished = sum(1 + len(d["actions"]) for d in record["deals"])
+    shown = max(max(c.events) for c in clients)
+    assert 0 <= shown - finished < 80, (shown, finished)
+    for c in clients:
+        assert c.events == sorted(c.events), "a client saw an event go back"
+
+
+# ----------------------------------------------------------------------------------------------
+
+
+def test_the_seats_of_one_table_on_three_processes_play_with_a_bot_and_a_turn_timer(cluster):
+    ports = cluster["ports"]
+    t = new_table(ports[0], turn_seconds=1)
+    anna = Client(ports, ports[1], t["id"], t["seats"][0]["token"])
+    bernd = Client(ports, ports[2], t["id"], t["seats"][1]["token"])
+    spectator = Client(ports, ports[0], t["id"], t["spectator"]["token"])
+    anna.send({"type": "start"})
+    seats = {0: anna, 1: bernd}
+    rng = random.Random(1)
+    play_until(seats, [spectator], rng, lambda: deals_done(anna) >= 2)
+    # Bernd stops playing: his turn timer runs out and the stand-in plays for him
+    play_until(seats, [spectator], rng, lambda: 1 in (anna.state["table"].get("seats") and [
+        i for i, s in enumerate(anna.state["table"]["seats"]) if s["away"]] or []), acting={0})
+    play_until(seats, [spectator], rng, lambda: deals_done(anna) >= 3, acting={0})
+    # every client saw the same events, in order, whichever process it was on
+    for c in (anna, bernd, spectator):
+        c.pump(0.5)
+    assert anna.state["event"] == bernd.state["event"] == spectator.state["event"]
+    # the only refusals: an action or a Next that this driver sent again before the new state came
+    assert {e["rule"] for c in (anna, bernd) for e in c.errors} <= {"stale", "deal in progress"}
+    record = final_record(ports[2], t)
+    assert len(record["deals"]) >= 3
+    assert_record_holds(record, [anna, bernd, spectator])
+
+
+def test_the_process_that_runs_a_table_is_killed_mid_trick_and_play_goes_on(cluster):
+    ports, procs = cluster["ports"], cluster["procs"]
+    t = new_table(ports[0])  # process 0 makes it, and runs it
+    anna = Client(ports, ports[1], t["id"], t["seats"][0]["token"])
+    bernd = Client(ports, ports[2], t["id"], t["seats"][1]["token"])
+    anna.send({"type": "start"})
+    seats = {0: anna, 1: bernd}
+    rng = random.Random(2)
+    play_until(seats, [], rng, lambda: mid_trick(anna))
+    acknowledged = max(anna.state["event"], bernd.state["event"])
+    killed_at = time.monotonic()
+    stop(procs[0], signal.SIGKILL)
+    play_until(seats, [], rng, lambda: anna.state["event"] > acknowledged + 2)
+    took = time.monotonic() - killed_at
+    assert took < 15, f"the table came back after {took:.1f} s"
+    assert anna.reconnects >= 1 and bernd.reconnects >= 1
+    play_until(seats, [], rng, lambda: deals_done(anna) >= 1)
+    record = final_record(ports[1], t)
+    assert_record_holds(record, [anna, bernd])
+    # nothing acknowledged was lost: the deal shown before the kill is in the record, whole
+    assert sum(1 + len(d["actions"]) for d in record["deals"]) >= acknowledged
+
+
+def test_a_rolling_restart_keeps_the_table_playing(cluster):
+    ports, procs = cluster["ports"], cluster["procs"]
+    t = new_table(ports[0])
+    anna = Client(ports, ports[1], t["id"], t["seats"][0]["token"])
+    bernd = Client(ports, ports[2], t["id"], t["seats"][1]["token"])
+    anna.send({"type": "start"})
+    seats = {0: anna, 1: bernd}
+    rng = random.Random(3)
+    for i in range(3):  # every process in turn: stopped, and started again
+        before = anna.state["event"] if anna.state else 0
+        play_until(seats, [], rng, lambda b=before: anna.state is not None and anna.state["event"] > b + 3)
+        stop(procs[i])
+        procs[i] = start(cluster["db"], ports[i])
+    before = anna.state["event"]
+    play_until(seats, [], rng, lambda: anna.state["event"] > before + 3)
+    record = final_record(ports[2], t)
+    assert_record_holds(record, [anna, bernd])
+
+
+def test_two_processes_never_both_write_one_event(postgres_url):
+    """The database's keys, not a hope: two processes' storages write the same deal and the same
+    action; the second of each is refused, and their deal keys never meet."""
+    from psycopg.errors import UniqueViolation
+
+    from stammtisch.server.storage import Storage, StoredSeat
+
+    a, b = Storage(postgres_url), Storage(postgres_url)
+    try:
+        a.create_table("t1", "tippen/grupp-1975", {}, [StoredSeat(0, "A", None, "x")], "a", "s")
+        keys_a = {a.new_deal_key() for _ in range(1500)}
+        keys_b = {b.new_deal_key() for _ in range(1500)}
+        assert not keys_a & keys_b and len(keys_a) == len(keys_b) == 1500
+        key = min(keys_a)
+        a.write_batch([Storage.deal_row("t1", 0, ["HA"], key)])
+        with pytest.raises(UniqueViolation):
+            b._insert_batch([Storage.deal_row("t1", 0, ["HK"], min(keys_b))])
+        a.write_batch([Storage.move_row(key, "t1", 0, 0, 0, "tap")])
+        with pytest.raises(UniqueViolation):
+            b._insert_batch([Storage.move_row(key, "t1", 0, 0, 1, "pass")])
+        st = b.load_table("t1")
+        assert st is not None and st.deals == [(["HA"], [(0, "tap")])]
+    finally:
+        a.close()
+        b.close()
+
+
+def test_two_clients_on_two_processes_race_for_one_event(cluster):
+    ports = cluster["ports"]
+    t = new_table(ports[0])
+    token = t["seats"][0]["token"]
+    first = Client(ports, ports[1], t["id"], token)
+    second = Client(ports, ports[2], t["id"], token)  # the same seat, in a second tab
+    other = Client(ports, ports[0], t["id"], t["seats"][1]["token"])
+    first.send({"type": "start"})
+    seats = {0: first, 1: other}
+    rng = random.Random(4)
+
+    def both_on_turn() -> bool:
+        second.pump()
+        return (first.state is not None and first.view is not None and not first.view["terminal"]
+                and first.view["current_player"] == 0 and second.state is not None
+                and first.state["event"] == second.state["event"])
+
+    for _ in range(5):  # five times: both tabs send an action for the same event at once
+        play_until(seats, [], rng, both_on_turn, acting={1})
+        event = first.state["event"]
+        legal = first.view["legal_actions"]
+        first.send({"type": "action", "action": legal[0], "event": event})
+        second.send({"type": "action", "action": legal[-1], "event": event})
+        deadline = time.monotonic() + 20
+        while first.state["event"] == event or second.state["event"] == event:
+            assert time.monotonic() < deadline
+            first.pump()
+            second.pump()
+        # one of the two was taken, the other refused as an answer to an earlier event
+        while not first.errors + second.errors:
+            assert time.monotonic() < deadline, "neither was refused"
+            first.pump()
+            second.pump()
+        assert [e["rule"] for e in first.errors + second.errors] == ["stale"]
+        first.errors.clear()
+        second.errors.clear()
+    record = final_record(ports[0], t)
+    assert_record_holds(record, [first, second, other])
+
+
+def test_the_lobby_of_every_process_lists_every_open_table_and_any_takes_a_seat(cluster):
+    ports = cluster["ports"]
+    status, t = http(ports[0], "POST", "/api/tables", {
+        "ruleset": "tippen/grupp-1975", "listed": True, "turn_seconds": 60,
+        "seats": [{"name": "Wirt"}, {"name": "Gast", "open": True}, {"name": "Robo", "bot": "random"}]})
+    assert status == 201
+    for port in ports:
+        status, lobby = http(port, "GET", "/api/tables")
+        assert status == 200 and [x["id"] for x in lobby["tables"]] == [t["id"]]
+    status, taken = http(ports[2], "POST", f"/api/tables/{t['id']}/take", {"name": "Fremder"})
+    assert status == 200, taken
+    for port in ports:
+        assert http(port, "GET", "/api/tables")[1]["tables"] == []
+    # the stranger's link works on any process
+    guest = Client(ports, ports[1], t["id"], taken["token"])
+    assert guest.until_state()["table"]["seats"][1]["name"] == "Fremder"
+    guest.close()
+
+
+def test_a_killed_process_leaves_no_lease_that_blocks_and_stop_gives_them_up(cluster):
+    """SIGTERM gives the leases up at once; the next client's process takes the table
+    without waiting for an expiry."""
+    ports, procs = cluster["ports"], cluster["procs"]
+    t = new_table(ports[0])
+    stop(procs[0])  # gives its leases up
+    began = time.monotonic()
+    status, info = http(ports[1], "GET", f"/api/tables/{t['id']}")
+    assert status == 200 and info["id"] == t["id"]
+    assert time.monotonic() - began < 3
