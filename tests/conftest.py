@@ -187,39 +187,71 @@ def _as_db_user(cmd: list[str]) -> list[str]:
     return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
 
 
+class ThrowAwayPostgres:
+    """A PostgreSQL cluster of its own on a free loopback port (fsync off), which a test may
+    stop and start again (``stop``, ``start``); ``url`` reaches it."""
+
+    def __init__(self) -> None:
+        self.root = tempfile.mkdtemp(prefix="stammtisch-pg-")
+        self.data = os.path.join(self.root, "data")
+        if os.geteuid() == 0:
+            shutil.chown(self.root, "postgres")
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.url = f"postgresql://postgres@127.0.0.1:{self.port}"
+        subprocess.run(_as_db_user([_pg_bin("initdb"), "-D", self.data, "--auth=trust", "-U",
+                                    "postgres", "--no-sync"]), check=True, capture_output=True)
+        self.start()
+
+    def start(self) -> None:
+        subprocess.run(_as_db_user([
+            _pg_bin("pg_ctl"), "-D", self.data, "-l", os.path.join(self.root, "log"), "-w", "-o",
+            f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"]) + ["start"],
+            check=True, capture_output=True)
+
+    def stop(self, mode: str = "fast") -> None:
+        subprocess.run(_as_db_user([_pg_bin("pg_ctl"), "-D", self.data, "-m", mode, "stop"]),
+                       capture_output=True)
+
+    def new_database(self) -> str:
+        """A fresh, empty database on it: its URL."""
+        import psycopg
+
+        name = "t_" + uuid.uuid4().hex[:12]
+        with psycopg.connect(self.url + "/postgres", autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        return f"{self.url}/{name}"
+
+    def remove(self) -> None:
+        self.stop("immediate")
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def postgres_server():
     """A PostgreSQL cluster on a free loopback port for this test session."""
-    root = tempfile.mkdtemp(prefix="stammtisch-pg-")
-    data = os.path.join(root, "data")
-    if os.geteuid() == 0:
-        shutil.chown(root, "postgres")
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    subprocess.run(_as_db_user([_pg_bin("initdb"), "-D", data, "--auth=trust", "-U", "postgres",
-                                "--no-sync"]), check=True, capture_output=True)
-    subprocess.run(_as_db_user([
-        _pg_bin("pg_ctl"), "-D", data, "-l", os.path.join(root, "log"), "-w", "-o",
-        f"-p {port} -k {root} -c listen_addresses=127.0.0.1 -c fsync=off"]) + ["start"],
-        check=True, capture_output=True)
+    pg = ThrowAwayPostgres()
     try:
-        yield f"postgresql://postgres@127.0.0.1:{port}"
+        yield pg
     finally:
-        subprocess.run(_as_db_user([_pg_bin("pg_ctl"), "-D", data, "-m", "immediate", "stop"]),
-                       capture_output=True)
-        shutil.rmtree(root, ignore_errors=True)
+        pg.remove()
+
+
+@pytest.fixture
+def postgres_restartable():
+    """A PostgreSQL cluster of the test's own, which it may stop and start again."""
+    pg = ThrowAwayPostgres()
+    try:
+        yield pg
+    finally:
+        pg.remove()
 
 
 @pytest.fixture
 def postgres_url(postgres_server):
     """A fresh, empty database on the session's PostgreSQL server."""
-    import psycopg
-
-    name = "t_" + uuid.uuid4().hex[:12]
-    with psycopg.connect(postgres_server + "/postgres", autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    return f"{postgres_server}/{name}"
+    return postgres_server.new_database()
 
 
 # ----------------------------------------------------------------------------- nothing skipped

@@ -20,6 +20,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from stammtisch.record import replay
+from stammtisch.server.cluster import LEASE_SECONDS
 
 #: The limits of the test servers: a turn timer of a second is allowed.
 LIMITS = {"turn_seconds_min": 1}
@@ -144,6 +145,12 @@ class Client:
             self.ws.close()
         except Exception:
             pass
+
+    def reconnect(self) -> None:
+        """Connect anew (as the page does when its connection stops answering)."""
+        self.close()
+        self.reconnects += 1
+        self._connect()
 
 
 def cards_named(state: dict) -> set[str]:
@@ -385,3 +392,68 @@ def test_a_killed_process_leaves_no_lease_that_blocks_and_stop_gives_them_up(clu
     status, info = http(ports[1], "GET", f"/api/tables/{t['id']}")
     assert status == 200 and info["id"] == t["id"]
     assert time.monotonic() - began < 3
+
+
+def test_a_stalled_holder_commits_nothing_and_its_table_moves_on(cluster):
+    """The holder stops (SIGSTOP) long enough for its lease to expire: another process takes
+    the table; when the old holder runs again it commits nothing (it could not renew its
+    leases) and lets the table go."""
+    ports, procs = cluster["ports"], cluster["procs"]
+    t = new_table(ports[0])
+    anna = Client(ports, ports[1], t["id"], t["seats"][0]["token"])
+    bernd = Client(ports, ports[2], t["id"], t["seats"][1]["token"])
+    anna.send({"type": "start"})
+    seats = {0: anna, 1: bernd}
+    rng = random.Random(5)
+    play_until(seats, [], rng, lambda: anna.state is not None and anna.state["event"] > 3)
+    procs[0].send_signal(signal.SIGSTOP)
+    try:
+        time.sleep(LEASE_SECONDS + 1)
+        # their relays to the stalled process hang: the clients connect anew, as a page does
+        # when its connection stops answering
+        before = anna.state["event"]
+        anna.reconnect()
+        bernd.reconnect()
+        play_until(seats, [], rng, lambda: anna.state["event"] > before + 3)
+    finally:
+        procs[0].send_signal(signal.SIGCONT)
+    time.sleep(2 * LEASE_SECONDS)  # the old holder has run again, found its lease gone
+    for c in (anna, bernd):
+        c.pump(0.5)
+    # it dropped its stale copy: asked there, the table is as the new holder has it
+    assert http(ports[0], "GET", f"/api/tables/{t['id']}")[1]["events"] == anna.state["event"]
+    play_until(seats, [], rng, lambda: deals_done(anna) >= 1)
+    record = final_record(ports[2], t)
+    assert_record_holds(record, [anna, bernd])
+    assert procs[0].poll() is None  # the old holder lives on, without the table
+
+
+def test_postgresql_restarting_the_processes_wait_and_go_on(postgres_restartable):
+    pg = postgres_restartable
+    db = pg.new_database()
+    ports = [free_port(), free_port()]
+    procs = [start(db, p) for p in ports]
+    try:
+        t = new_table(ports[0])
+        anna = Client(ports, ports[0], t["id"], t["seats"][0]["token"])
+        bernd = Client(ports, ports[1], t["id"], t["seats"][1]["token"])
+        anna.send({"type": "start"})
+        seats = {0: anna, 1: bernd}
+        rng = random.Random(6)
+        play_until(seats, [], rng, lambda: anna.state is not None and anna.state["event"] > 4)
+        pg.stop()
+        time.sleep(2)
+        for c in (anna, bernd):
+            c.pump(0.5)
+        acknowledged = max(anna.state["event"], bernd.state["event"])
+        pg.start()
+        play_until(seats, [], rng, lambda: anna.state["event"] > acknowledged + 3)
+        play_until(seats, [], rng, lambda: deals_done(anna) >= 1)
+        record = final_record(ports[1], t)
+        assert_record_holds(record, [anna, bernd])
+        assert sum(1 + len(d["actions"]) for d in record["deals"]) >= acknowledged
+        # while it was away, what the clients sent was refused ("try again") or waited: never shown
+        assert {e["rule"] for c in (anna, bernd) for e in c.errors} <= {"stale", "deal in progress", "storage"}
+    finally:
+        for proc in procs:
+            stop(proc, signal.SIGKILL)
