@@ -66,8 +66,11 @@ PEER_HEADER = b"x-stammtisch-peer"
 #: The advisory lock under which the first process makes the cluster's tables.
 SETUP_LOCK = 0x57A4_0002
 
-#: The paths about one table: ``/ws/{id}`` and ``/api/tables/{id}[/…]``.
-TABLE_PATH = re.compile(r"^/(?:ws|api/tables)/([A-Za-z0-9_-]{1,40})(?:/|$)")
+#: The paths about one table: ``/ws/{id}`` and ``/api/tables/{id}[/…]`` (an id of the form
+#: ``routes.deps.TABLE_ID`` takes; any other goes to the app, which refuses it).
+TABLE_PATH = re.compile(r"^/(?:ws|api/tables)/([A-Za-z0-9_-]{1,32})(?:/|$)")
+#: Holders remembered at most (``Cluster._where``); past it, the expired ones are forgotten.
+WHERE_MAX = 10_000
 
 SCHEMA = (
     "CREATE TABLE IF NOT EXISTS st_processes (id TEXT PRIMARY KEY, url TEXT NOT NULL, "
@@ -103,7 +106,7 @@ class Cluster:
         self.renewed_at = -float("inf")  # time.monotonic() at the start of the last renewal
         self._claimed_at: dict[str, float] = {}  # tables taken since, by time.monotonic()
         self._where: dict[str, tuple[str, float]] = {}  # table → (the holder's URL, until)
-        self._locating: dict[str, asyncio.Lock] = {}
+        self._locating: dict[str, asyncio.Future[str | None]] = {}  # lookups under way
         # its own thread: a renewal must not wait behind the group commits
         self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stammtisch-cluster")
         self._task: asyncio.Task[None] | None = None
@@ -242,19 +245,30 @@ class Cluster:
         known = self._where.get(table_id)
         if known is not None and known[1] > time.monotonic():
             return known[0]
-        async with self._locating.setdefault(table_id, asyncio.Lock()):
-            # two clients of one table at once: one looks it up (and takes it), the other
-            # finds it done
-            for _ in range(3):
-                if table_id in manager.tables:
-                    return None
-                holder = await self._run(self._holder, table_id)
-                if holder is not None:
-                    self._where[table_id] = (holder[1], time.monotonic() + WHERE_KEPT)
-                    return holder[1]
-                if await self._adopt(table_id):
-                    return None
-            return None
+        # two clients of one table at once: one lookup (and take), which both await; shielded,
+        # so that a client that goes away does not cancel it for the other
+        lookup = self._locating.get(table_id)
+        if lookup is None:
+            lookup = self._locating[table_id] = asyncio.ensure_future(self._look_up(table_id))
+            lookup.add_done_callback(lambda _: self._locating.pop(table_id, None))
+        return await asyncio.shield(lookup)
+
+    async def _look_up(self, table_id: str) -> str | None:
+        manager = self.manager
+        assert manager is not None
+        for _ in range(3):
+            if table_id in manager.tables:
+                return None
+            holder = await self._run(self._holder, table_id)
+            if holder is not None:
+                now = time.monotonic()
+                if len(self._where) >= WHERE_MAX:
+                    self._where = {t: w for t, w in self._where.items() if w[1] > now}
+                self._where[table_id] = (holder[1], now + WHERE_KEPT)
+                return holder[1]
+            if await self._adopt(table_id):
+                return None
+        return None
 
     async def _adopt(self, table_id: str) -> bool:
         """Take a table nobody holds and load it; False when another process took it first.

@@ -106,6 +106,9 @@ class TableManager:
         no more timers, its clients disconnected (they reconnect and are relayed there)."""
         if self.tables.get(live.id) is live:
             del self.tables[live.id]
+        # closed here (not in the database): nothing it still has coming (a bot's decision, a
+        # timer, a client's last message) may make an event the new holder makes too
+        live.closed = True
         live.cancel_pending()
         live.fanout.close()
 
