@@ -12,6 +12,7 @@ import signal
 import time
 import urllib.error
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
@@ -45,7 +46,9 @@ def stop(proc: Any, sig: int = signal.SIGTERM) -> None:
 def cluster(postgres_url):
     """Three server processes on one database: ``ports``, ``procs`` (restartable)."""
     ports = [free_port() for _ in range(3)]
-    state = {"db": postgres_url, "ports": ports, "procs": [start(postgres_url, p) for p in ports]}
+    with ThreadPoolExecutor(3) as pool:  # at once: one migrates the new database, two wait
+        procs = list(pool.map(lambda p: start(postgres_url, p), ports))
+    state = {"db": postgres_url, "ports": ports, "procs": procs}
     try:
         yield state
     finally:

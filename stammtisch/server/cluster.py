@@ -128,6 +128,8 @@ class Cluster:
                               "ON CONFLICT DO NOTHING"), {"v": secrets.token_urlsafe(32)})
             self.secret = str(conn.execute(text(
                 "SELECT value FROM st_cluster WHERE name = 'peer_secret'")).scalar_one()).encode()
+            # processes that ended long ago without a word (killed): their leases expired then
+            conn.execute(text(f"DELETE FROM st_processes WHERE heartbeat < {NOW} - 3600"))
         self._renew(set())
         self.renewed_at = time.monotonic()
 

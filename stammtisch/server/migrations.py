@@ -105,9 +105,25 @@ def schema_version(conn: Connection) -> int | None:
     return 0 if "st_tables" in names else None
 
 
+#: The advisory lock (PostgreSQL) under which one server process at a time migrates.
+MIGRATION_LOCK = 0x57A4_0003
+
+
 def migrate(engine: Engine, create_all: Callable[[Engine], None]) -> int:
     """Bring the database to ``LATEST`` (``create_all`` makes the tables of the models that do
-    not exist yet); returns the version found."""
+    not exist yet); returns the version found. On PostgreSQL several server processes may
+    start at once on one database (cluster.py): one migrates, the others wait for it."""
+    if engine.dialect.name != "postgresql":
+        return _migrate(engine, create_all)
+    with engine.connect() as lock:
+        lock.execute(text("SELECT pg_advisory_lock(:k)"), {"k": MIGRATION_LOCK})
+        try:
+            return _migrate(engine, create_all)
+        finally:
+            lock.execute(text("SELECT pg_advisory_unlock(:k)"), {"k": MIGRATION_LOCK})
+
+
+def _migrate(engine: Engine, create_all: Callable[[Engine], None]) -> int:
     with engine.begin() as conn:
         found = schema_version(conn)
     create_all(engine)

@@ -525,7 +525,8 @@ function connect() {
     $("conn-status").dataset.state = "closed";
     if (game.dead || ev.code === 4401 || ev.code === 4404) { game.dead = true; render(); return; }
     $("conn-status").textContent = t("reconnecting");
-    const delay = Math.min(10000, 500 * 2 ** game.retry++);
+    // 1012: the table's server process went away and another takes it over within seconds
+    const delay = ev.code === 1012 ? 1000 : Math.min(10000, 500 * 2 ** game.retry++);
     setTimeout(connect, delay);
   };
 }
