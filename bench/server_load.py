@@ -168,6 +168,7 @@ class WsProtocol(asyncio.Protocol):
         self.open = False
         self.opened = asyncio.get_running_loop().create_future()
         self.closed = asyncio.get_running_loop().create_future()
+        self.close_code: int | None = None  # the server's close frame's code
         self.transport: asyncio.Transport | None = None
 
     def connection_made(self, transport) -> None:
@@ -215,6 +216,7 @@ class WsProtocol(asyncio.Protocol):
             elif opcode == 9:  # ping: pong with the same payload
                 self._frame(0xA, payload)
             elif opcode == 8:  # the server closes: answer, then the socket ends
+                self.close_code = int.from_bytes(payload[:2], "big") if len(payload) >= 2 else None
                 self._frame(0x8, payload[:2])
                 self.open = False
                 self.transport.close()

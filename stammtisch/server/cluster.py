@@ -370,7 +370,11 @@ class ClusterRelay:
     @staticmethod
     async def _refuse_again(scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "websocket":
-            await send({"type": "websocket.close", "code": CLOSE_AGAIN})
+            # accepted first: closed before, the client would see a refused handshake (403),
+            # not the code that tells the page to come again soon
+            if (await receive())["type"] == "websocket.connect":
+                await send({"type": "websocket.accept"})
+                await send({"type": "websocket.close", "code": CLOSE_AGAIN})
             return
         body = b'{"error":"the table moved to another server process; try again","rule":"storage"}'
         await send({"type": "http.response.start", "status": 503,
@@ -492,8 +496,7 @@ class ClusterRelay:
         except Exception:
             log.info("table %s: its process at %s did not answer", table_id, url, exc_info=True)
             self.cluster.forget(table_id)
-            await receive()  # websocket.connect
-            await send({"type": "websocket.close", "code": CLOSE_AGAIN})
+            await self._refuse_again(scope, receive, send)
             return
         first = await receive()
         if first["type"] != "websocket.connect":
