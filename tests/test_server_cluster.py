@@ -85,6 +85,7 @@ class Client:
         self.state: dict | None = None
         self.events: list[int] = []  # every state's event number, in order
         self.errors: list[dict] = []
+        self.said: list[dict] = []  # the other messages: chat, rematch
         self.reconnects = 0
         self.ws: Any = None
         self._connect()
@@ -94,8 +95,9 @@ class Client:
         while True:
             for port in [self.port] + [p for p in self.ports if p != self.port]:
                 try:
+                    # entered as a context manager (websockets warns otherwise); left in close()
                     self.ws = connect(f"ws://127.0.0.1:{port}/ws/{self.table_id}?token={self.token}",
-                                      open_timeout=5)
+                                      open_timeout=5).__enter__()
                     self.port = port
                     return
                 except (OSError, ConnectionClosed, TimeoutError, Exception):
@@ -123,6 +125,8 @@ class Client:
                 self.events.append(m["event"])
             elif m["type"] == "error":
                 self.errors.append(m)
+            else:
+                self.said.append(m)
 
     def until_state(self, limit: float = 30.0) -> dict:
         deadline = time.monotonic() + limit
@@ -162,7 +166,7 @@ def cards_named(state: dict) -> set[str]:
 
 
 def step(seats: dict[int, Client], watchers: list[Client], rng: random.Random,
-         acting: set[int], shown: list[int]) -> None:
+         acting: set[int], shown: list[int], next_deal: bool = True) -> None:
     """Every client reads; a seat that acts and is on turn plays a random legal action; after a
     deal every seat asks for the next one. Checks on the way that no client holds another
     seat's cards."""
@@ -184,20 +188,21 @@ def step(seats: dict[int, Client], watchers: list[Client], rng: random.Random,
             continue
         v = c.view
         if v["terminal"]:
-            c.send({"type": "next"})
+            if next_deal:
+                c.send({"type": "next"})
         elif v["current_player"] == s and s in acting and v["legal_actions"]:
             c.send({"type": "action", "action": rng.choice(v["legal_actions"]),
                     "event": c.state["event"]})
         shown.append(c.state["event"])
 
 
-def play_until(seats, watchers, rng, until, acting=None, limit=120.0) -> None:
+def play_until(seats, watchers, rng, until, acting=None, limit=120.0, next_deal=True) -> None:
     acting = set(seats) if acting is None else acting
     shown: list[int] = []
     deadline = time.monotonic() + limit
     while not until():
         assert time.monotonic() < deadline, "the table did not get there"
-        step(seats, watchers, rng, acting, shown)
+        step(seats, watchers, rng, acting, shown, next_deal)
 
 
 def mid_trick(c: Client) -> bool:
@@ -467,3 +472,37 @@ def test_postgresql_restarting_the_processes_wait_and_go_on(postgres_restartable
     finally:
         for proc in procs:
             stop(proc, signal.SIGKILL)
+
+
+def test_chat_and_a_rematch_across_processes(cluster):
+    ports = cluster["ports"]
+    t = new_table(ports[0])
+    anna = Client(ports, ports[1], t["id"], t["seats"][0]["token"])
+    bernd = Client(ports, ports[2], t["id"], t["seats"][1]["token"])
+    anna.send({"type": "start"})
+    anna.send({"type": "chat", "text": "Servus"})
+
+    def said(c: Client, kind: str) -> list[dict]:
+        c.pump()
+        return [m for m in c.said if m["type"] == kind]
+
+    deadline = time.monotonic() + 30
+    while not any(line["text"] == "Servus" and line["seat"] == 0
+                  for m in said(bernd, "chat") for line in m["messages"]):
+        assert time.monotonic() < deadline, "the chat line did not reach the other process"
+    seats = {0: anna, 1: bernd}
+    play_until(seats, [], random.Random(7), lambda: anna.state is not None and anna.view is not None
+               and anna.view["terminal"], next_deal=False)
+    anna.send({"type": "rematch", "agree": True})
+    bernd.send({"type": "rematch", "agree": True})
+    while not (said(anna, "rematch") and said(bernd, "rematch")):
+        assert time.monotonic() < deadline + 60, "no rematch came"
+    links = [said(c, "rematch")[0] for c in (anna, bernd)]
+    assert links[0]["table"] == links[1]["table"] != t["id"]
+    new = links[0]["table"]
+    # each player at the new table through yet another process
+    again = [Client(ports, ports[(i + 2) % 3], new, link["link"].split("#")[1])
+             for i, link in enumerate(links)]
+    for i, c in enumerate(again):
+        state = c.until_state()
+        assert state["table"]["id"] == new and state["view"] is not None and state["view"]["seat"] == i

@@ -228,8 +228,11 @@ class Cluster:
                 {"t": table_id, "me": self.id}).first()
         return None if row is None else (str(row[0]), str(row[1]))
 
-    def peers(self) -> list[str]:
+    async def other_processes(self) -> list[str]:
         """The URLs of the other live processes."""
+        return await self._run(self._other_processes)
+
+    def _other_processes(self) -> list[str]:
         with self.engine.connect() as conn:
             rows = conn.execute(text(
                 f"SELECT url FROM st_processes WHERE id <> :me AND heartbeat > {NOW} - :ttl"),
@@ -401,7 +404,7 @@ class ClusterRelay:
             return
         tables = json.loads(b"".join(parts))["tables"]
         try:
-            peers = await self.cluster._run(self.cluster.peers)
+            peers = await self.cluster.other_processes()
         except Exception:
             peers = []
 
