@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
+from conftest import cards_named as conftest_cards_named
 from server_helpers import free_port, serving
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
@@ -100,7 +101,7 @@ class Client:
                                       open_timeout=5).__enter__()
                     self.port = port
                     return
-                except (OSError, ConnectionClosed, TimeoutError, Exception):
+                except Exception:  # refused, closed, no answer in time: the next process
                     continue
             assert time.monotonic() < deadline, "no process took the client"
             time.sleep(0.3)
@@ -160,9 +161,19 @@ class Client:
         self._connect()
 
 
+def two_players(ports: list[int], turn_seconds: int = 0) -> tuple[dict, Client, Client, dict[int, Client]]:
+    """A table made (and so run) by process 0, Anna's client on process 1 and Bernd's on
+    process 2 (both relayed), the table started: (table, anna, bernd, seats)."""
+    t = new_table(ports[0], turn_seconds=turn_seconds)
+    anna = Client(ports, ports[1], t["id"], t["seats"][0]["token"])
+    bernd = Client(ports, ports[2], t["id"], t["seats"][1]["token"])
+    anna.send({"type": "start"})
+    return t, anna, bernd, {0: anna, 1: bernd}
+
+
 def cards_named(state: dict) -> set[str]:
-    import re
-    return set(re.findall(r"\b[HDCS][AKQJT98765432]\b", json.dumps(state)))
+    """Every card a message names anywhere, legal actions and log included."""
+    return conftest_cards_named(state, skip=(), skip_actions=())
 
 
 def step(seats: dict[int, Client], watchers: list[Client], rng: random.Random,
@@ -239,12 +250,8 @@ def assert_record_holds(record: dict, clients: list[Client]) -> None:
 
 def test_the_seats_of_one_table_on_three_processes_play_with_a_bot_and_a_turn_timer(cluster):
     ports = cluster["ports"]
-    t = new_table(ports[0], turn_seconds=1)
-    anna = Client(ports, ports[1], t["id"], t["seats"][0]["token"])
-    bernd = Client(ports, ports[2], t["id"], t["seats"][1]["token"])
+    t, anna, bernd, seats = two_players(ports, turn_seconds=1)
     spectator = Client(ports, ports[0], t["id"], t["spectator"]["token"])
-    anna.send({"type": "start"})
-    seats = {0: anna, 1: bernd}
     rng = random.Random(1)
     play_until(seats, [spectator], rng, lambda: deals_done(anna) >= 2)
     # Bernd stops playing: his turn timer runs out and the stand-in plays for him
@@ -266,11 +273,7 @@ def test_the_seats_of_one_table_on_three_processes_play_with_a_bot_and_a_turn_ti
 
 def test_the_process_that_runs_a_table_is_killed_mid_trick_and_play_goes_on(cluster):
     ports, procs = cluster["ports"], cluster["procs"]
-    t = new_table(ports[0])  # process 0 makes it, and runs it
-    anna = Client(ports, ports[1], t["id"], t["seats"][0]["token"])
-    bernd = Client(ports, ports[2], t["id"], t["seats"][1]["token"])
-    anna.send({"type": "start"})
-    seats = {0: anna, 1: bernd}
+    t, anna, bernd, seats = two_players(ports)  # process 0 makes the table, and runs it
     rng = random.Random(2)
     play_until(seats, [], rng, lambda: mid_trick(anna))
     acknowledged = max(anna.state["event"], bernd.state["event"])
@@ -289,11 +292,7 @@ def test_the_process_that_runs_a_table_is_killed_mid_trick_and_play_goes_on(clus
 
 def test_a_rolling_restart_keeps_the_table_playing(cluster):
     ports, procs = cluster["ports"], cluster["procs"]
-    t = new_table(ports[0])
-    anna = Client(ports, ports[1], t["id"], t["seats"][0]["token"])
-    bernd = Client(ports, ports[2], t["id"], t["seats"][1]["token"])
-    anna.send({"type": "start"})
-    seats = {0: anna, 1: bernd}
+    t, anna, bernd, seats = two_players(ports)  # process 0 makes the table, and runs it
     rng = random.Random(3)
     for i in range(3):  # every process in turn: stopped, and started again
         before = anna.state["event"] if anna.state else 0
@@ -397,7 +396,7 @@ def test_the_lobby_of_every_process_lists_every_open_table_and_any_takes_a_seat(
     guest.close()
 
 
-def test_a_killed_process_leaves_no_lease_that_blocks_and_stop_gives_them_up(cluster):
+def test_a_stopped_process_gives_its_leases_up_at_once(cluster):
     """SIGTERM gives the leases up at once; the next client's process takes the table
     without waiting for an expiry."""
     ports, procs = cluster["ports"], cluster["procs"]
@@ -414,11 +413,7 @@ def test_a_stalled_holder_commits_nothing_and_its_table_moves_on(cluster):
     the table; when the old holder runs again it commits nothing (it could not renew its
     leases) and lets the table go."""
     ports, procs = cluster["ports"], cluster["procs"]
-    t = new_table(ports[0])
-    anna = Client(ports, ports[1], t["id"], t["seats"][0]["token"])
-    bernd = Client(ports, ports[2], t["id"], t["seats"][1]["token"])
-    anna.send({"type": "start"})
-    seats = {0: anna, 1: bernd}
+    t, anna, bernd, seats = two_players(ports)  # process 0 makes the table, and runs it
     rng = random.Random(5)
     play_until(seats, [], rng, lambda: anna.state is not None and anna.state["event"] > 3)
     procs[0].send_signal(signal.SIGSTOP)
@@ -476,10 +471,7 @@ def test_postgresql_restarting_the_processes_wait_and_go_on(postgres_restartable
 
 def test_chat_and_a_rematch_across_processes(cluster):
     ports = cluster["ports"]
-    t = new_table(ports[0])
-    anna = Client(ports, ports[1], t["id"], t["seats"][0]["token"])
-    bernd = Client(ports, ports[2], t["id"], t["seats"][1]["token"])
-    anna.send({"type": "start"})
+    t, anna, bernd, seats = two_players(ports)
     anna.send({"type": "chat", "text": "Servus"})
 
     def said(c: Client, kind: str) -> list[dict]:
@@ -490,7 +482,6 @@ def test_chat_and_a_rematch_across_processes(cluster):
     while not any(line["text"] == "Servus" and line["seat"] == 0
                   for m in said(bernd, "chat") for line in m["messages"]):
         assert time.monotonic() < deadline, "the chat line did not reach the other process"
-    seats = {0: anna, 1: bernd}
     play_until(seats, [], random.Random(7), lambda: anna.state is not None and anna.view is not None
                and anna.view["terminal"], next_deal=False)
     anna.send({"type": "rematch", "agree": True})

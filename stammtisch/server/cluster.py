@@ -409,12 +409,7 @@ class ClusterRelay:
             peers = []
 
         async def listed(url: str) -> list[Any]:
-            reader, writer, host = await self._open(url)
-            head = [b"GET /api/tables HTTP/1.1", b"host: " + host.encode(), b"connection: close"]
-            head += [k + b": " + v for k, v in self._headers(scope)]
-            writer.write(b"\r\n".join(head) + b"\r\n\r\n")
-            status, _, body = await read_response(reader)
-            writer.close()
+            status, _, body = await self._ask(url, b"GET", b"/api/tables", scope)
             return list(json.loads(body)["tables"]) if status == 200 else []
 
         answers = await asyncio.gather(*(asyncio.wait_for(listed(url), 1.0) for url in peers),
@@ -444,6 +439,20 @@ class ClusterRelay:
         reader, writer = await asyncio.open_connection(parts.hostname, parts.port or 80)
         return reader, writer, parts.netloc
 
+    async def _ask(self, url: str, method: bytes, target: bytes, scope: Scope,
+                   body: bytes = b"") -> tuple[int, list[tuple[bytes, bytes]], bytes]:
+        """One HTTP/1.1 request to another process on behalf of ``scope``'s client (its headers,
+        the secret and its address), on a connection of its own: the answer, read whole."""
+        reader, writer, host = await asyncio.wait_for(self._open(url), 5.0)
+        try:
+            head = [b"%s %s HTTP/1.1" % (method, target), b"host: " + host.encode(),
+                    b"connection: close", b"content-length: %d" % len(body)]
+            head += [k + b": " + v for k, v in self._headers(scope)]
+            writer.write(b"\r\n".join(head) + b"\r\n\r\n" + body)
+            return await read_response(reader)
+        finally:
+            writer.close()
+
     async def _relay_http(self, url: str, table_id: str, scope: Scope, receive: Receive,
                           send: Send) -> None:
         body = b""
@@ -460,13 +469,8 @@ class ClusterRelay:
         if scope.get("query_string"):
             target += b"?" + scope["query_string"]
         try:
-            reader, writer, host = await asyncio.wait_for(self._open(url), 5.0)
-            head = [b"%s %s HTTP/1.1" % (scope["method"].encode(), target), b"host: " + host.encode(),
-                    b"connection: close", b"content-length: %d" % len(body)]
-            head += [k + b": " + v for k, v in self._headers(scope)]
-            writer.write(b"\r\n".join(head) + b"\r\n\r\n" + body)
-            status, headers, answer = await asyncio.wait_for(read_response(reader), 60.0)
-            writer.close()
+            status, headers, answer = await asyncio.wait_for(
+                self._ask(url, scope["method"].encode(), target, scope, body), 60.0)
         except Exception:
             log.info("table %s: its process at %s did not answer", table_id, url, exc_info=True)
             self.cluster.forget(table_id)
