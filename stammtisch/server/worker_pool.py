@@ -271,10 +271,13 @@ class WorkerPool:
         """A worker of ``executor`` died: a new pool next time, or none for a while."""
         if executor is not self.executor:
             return  # counted already (another job of the same pool)
+        # the broken pool's own thread reads each worker's exit status as it ends them; a status
+        # read beside it can lose that race (a forkserver child's second reader gets 255), so it
+        # is read after that thread has ended, which in a broken pool is at once
+        executor.shutdown(wait=True, cancel_futures=True)
         codes = ", ".join(str(code) for code in map(_exit_code, self._processes) if code is not None) or "?"
         self.executor = None
         self._processes = []
-        executor.shutdown(wait=False, cancel_futures=True)
         now = self.clock()
         self._restarts = [t for t in self._restarts if t > now - self.restart_window] + [now]
         if len(self._restarts) > self.max_restarts:
