@@ -704,9 +704,13 @@ def test_motion_respects_reduced_motion_and_colour_is_not_the_only_sign(server, 
         page.emulate_media(reduced_motion="reduce")
         assert page.evaluate(face) == "0s"
         # offline is a ring, online a full dot; the trump is a star besides its colour
-        dots = page.locator(".player .dot").evaluate_all(
-            "els => els.map(e => [e.dataset.connected, getComputedStyle(e).borderTopStyle,"
-            " e.getAttribute('aria-label')])")
+        # one evaluation queries and reads the dots: a locator's evaluate_all queries first and
+        # reads in a second round trip, and a bot's move between them redraws the seats, leaving
+        # detached dots whose computed style is empty
+        dots = page.evaluate(
+            "() => [...document.querySelectorAll('.player .dot')].map(e => [e.dataset.connected,"
+            " getComputedStyle(e).borderTopStyle, e.getAttribute('aria-label')])")
+        assert dots
         for connected, border, label in dots:
             assert label and (border != "none") == (connected == "false")
     finally:
