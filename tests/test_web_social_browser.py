@@ -210,7 +210,7 @@ def test_a_listed_table_is_joined_by_a_stranger(server, browser):
         p3 = c2.new_page()
         p3.goto(server + "/")
         p3.get_by_test_id("open-tables").wait_for()
-        time.sleep(0.5)
+        p3.wait_for_function("social.openTables !== null")  # the list has its first answer
         assert p3.get_by_test_id(f"open-table-{table_id}").count() == 0
     finally:
         c1.close()
