@@ -78,64 +78,15 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import server_load as sl  # noqa: E402  (the clients, the HTTP and CPU helpers)
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+from throwaway_postgres import ThrowAwayPostgres  # noqa: E402  (as the tests' PostgreSQL)
+
 ROOT = Path(__file__).resolve().parent.parent
 #: the per-address caps of a public server: every client of the bench comes from 127.0.0.1
 LIMITS = {name: 100_000 for name in (
     "tables_per_address", "creations_per_minute", "creation_burst", "ws_per_address",
     "conns_per_address", "max_live_tables", "seat_rate", "seat_burst")}
 LIMITS["max_connections"] = 10_000  # a client per seat, and within the open-file limit
-
-
-# ----------------------------------------------------------------------------- PostgreSQL
-def pg_bin(name: str) -> str:
-    found = shutil.which(name) or next(iter(sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"),
-                                                   reverse=True)), None)
-    if not found:
-        raise SystemExit(f"PostgreSQL's {name} is not installed (apt-get install postgresql)")
-    return found
-
-
-def as_db_user(cmd: list[str]) -> list[str]:
-    # PostgreSQL refuses to run as root: run it as the postgres account the package creates
-    return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
-
-
-class Postgres:
-    """A throw-away PostgreSQL cluster in ``root``, on a free loopback port (as the tests'
-    ``postgres_server`` fixture)."""
-
-    def __init__(self, root: Path, fsync: bool):
-        self.data = root / "pg"
-        self.port = sl.free_port()
-        self.url = f"postgresql://postgres@127.0.0.1:{self.port}"
-        if os.geteuid() == 0:
-            shutil.chown(root, "postgres")
-        subprocess.run(as_db_user([pg_bin("initdb"), "-D", str(self.data), "--auth=trust",
-                                   "-U", "postgres", "--no-sync"]), check=True, capture_output=True)
-        self.started = False
-        subprocess.run(as_db_user([
-            pg_bin("pg_ctl"), "-D", str(self.data), "-l", str(root / "pg.log"), "-w", "-o",
-            f"-p {self.port} -k {root} -c listen_addresses=127.0.0.1 -c max_connections=200 "
-            f"-c fsync={'on' if fsync else 'off'}", "start"]), check=True, capture_output=True)
-        self.started = True
-        self.pid = int((self.data / "postmaster.pid").read_text().split()[0])
-
-    def query(self, db: str, sql: str, *params: Any) -> list[tuple]:
-        import psycopg
-
-        with psycopg.connect(f"{self.url}/{db}", autocommit=True) as conn:
-            cur = conn.execute(sql, params or None)
-            return cur.fetchall() if cur.description else []
-
-    def new_database(self, name: str) -> str:
-        self.query("postgres", f'CREATE DATABASE "{name}"')
-        return f"{self.url}/{name}"
-
-    def stop(self) -> None:
-        if self.started:
-            subprocess.run(as_db_user([pg_bin("pg_ctl"), "-D", str(self.data), "-m", "immediate",
-                                       "stop"]), capture_output=True)
-            self.started = False
 
 
 # ----------------------------------------------------------------------------- CPU
@@ -331,7 +282,7 @@ async def finish(players: list[Player], tasks: list[asyncio.Task]) -> None:
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
-async def play(tables: list[dict], servers: Servers, pg: Postgres, seconds: float, think: float,
+async def play(tables: list[dict], servers: Servers, pg: ThrowAwayPostgres, seconds: float, think: float,
                seed: int, start: bool) -> tuple[sl.Stats, list[Player], float, dict[str, float]]:
     stats = sl.Stats()
     players = make_players(tables, servers.urls, think, seed, stats)
@@ -355,7 +306,7 @@ async def play(tables: list[dict], servers: Servers, pg: Postgres, seconds: floa
 
 
 # ----------------------------------------------------------------------------- checks
-def stored_events(pg: Postgres, db: str) -> dict[str, list[tuple]]:
+def stored_events(pg: ThrowAwayPostgres, db: str) -> dict[str, list[tuple]]:
     """Each table's events as the database holds them, in order (event n is item n - 1): a
     deal's deck, then its actions; each as ``fingerprint`` makes them of a state."""
     moves: dict[int, list[tuple]] = {}
@@ -424,7 +375,7 @@ def figures(stats: sl.Stats, players: list[Player], elapsed: float, cpu: dict[st
 DB_NOW = "EXTRACT(EPOCH FROM clock_timestamp())"  # the clock of the leases' expiries
 
 
-def relayed(pg: Postgres, db: str, players: list[Player]) -> float:
+def relayed(pg: ThrowAwayPostgres, db: str, players: list[Player]) -> float:
     """The share of clients connected to a process other than the one that runs their table."""
     holders = dict(pg.query(db, "SELECT l.table_id, p.url FROM st_leases l JOIN st_processes p "
                                 "ON p.id = l.owner"))
@@ -433,7 +384,7 @@ def relayed(pg: Postgres, db: str, players: list[Player]) -> float:
     return round(far / max(1, len(players)), 3)
 
 
-def lease_holder(pg: Postgres, db: str, table_id: str) -> str | None:
+def lease_holder(pg: ThrowAwayPostgres, db: str, table_id: str) -> str | None:
     """The URL of the process that holds ``table_id``'s lease (None: nobody), as
     stammtisch/server/cluster.py keeps them (expiries in the database's clock)."""
     rows = pg.query(db, "SELECT p.url FROM st_leases l JOIN st_processes p ON p.id = l.owner "
@@ -441,7 +392,7 @@ def lease_holder(pg: Postgres, db: str, table_id: str) -> str | None:
     return rows[0][0] if rows else None
 
 
-async def takeover(tables: list[dict], servers: Servers, pg: Postgres, db: str,
+async def takeover(tables: list[dict], servers: Servers, pg: ThrowAwayPostgres, db: str,
                    seed: int) -> dict[str, Any]:
     """Kill process 0 under a table it runs whose clients are on process 1 (docstring)."""
     table = next((t for t in tables if lease_holder(pg, db, t["id"]) == servers.urls[0]), None)
@@ -478,7 +429,7 @@ async def takeover(tables: list[dict], servers: Servers, pg: Postgres, db: str,
 
 
 # ----------------------------------------------------------------------------- runs
-def configuration(n: int, args: argparse.Namespace, pg: Postgres, root: Path,
+def configuration(n: int, args: argparse.Namespace, pg: ThrowAwayPostgres, root: Path,
                   peer_flag: bool) -> dict[str, Any]:
     db = f"load{n}"
     servers = Servers(root / db, pg.new_database(db), n, args.pace, peer_flag)
@@ -552,7 +503,10 @@ def main(argv: list[str] | None = None) -> None:
     root = Path(tempfile.mkdtemp(prefix="stammtisch-cluster-"))
     pg = None
     try:
-        pg = Postgres(root, args.fsync)
+        try:
+            pg = ThrowAwayPostgres(fsync=args.fsync)
+        except RuntimeError as e:  # PostgreSQL not installed
+            raise SystemExit(str(e)) from None
         results = {}
         for n in counts:
             results[n] = configuration(n, args, pg, root, peer_flag)
@@ -567,7 +521,7 @@ def main(argv: list[str] | None = None) -> None:
         print(json.dumps(summary), flush=True)
     finally:
         if pg is not None:
-            pg.stop()
+            pg.remove()
         shutil.rmtree(root, ignore_errors=True)
 
 

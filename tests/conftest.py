@@ -9,19 +9,13 @@ testing less.
 
 from __future__ import annotations
 
-import glob
 import math
-import os
 import random
 import re
-import shutil
-import socket
-import subprocess
-import tempfile
-import uuid
 from typing import Any
 
 import pytest
+from throwaway_postgres import ThrowAwayPostgres
 
 from stammtisch.rules import PRESETS, RuleError, option_specs, ruleset
 
@@ -172,60 +166,6 @@ def conformance():
 
 
 # ----------------------------------------------------------------------------- PostgreSQL
-
-
-def _pg_bin(name: str) -> str:
-    found = shutil.which(name) or next(iter(sorted(glob.glob(f"/usr/lib/postgresql/*/bin/{name}"),
-                                                   reverse=True)), None)
-    if not found:
-        raise RuntimeError(f"PostgreSQL's {name} is not installed (apt-get install postgresql)")
-    return found
-
-
-def _as_db_user(cmd: list[str]) -> list[str]:
-    # PostgreSQL refuses to run as root: run it as the postgres account the package creates.
-    return ["runuser", "-u", "postgres", "--", *cmd] if os.geteuid() == 0 else cmd
-
-
-class ThrowAwayPostgres:
-    """A PostgreSQL cluster of its own on a free loopback port (fsync off), which a test may
-    stop and start again (``stop``, ``start``); ``url`` reaches it."""
-
-    def __init__(self) -> None:
-        self.root = tempfile.mkdtemp(prefix="stammtisch-pg-")
-        self.data = os.path.join(self.root, "data")
-        if os.geteuid() == 0:
-            shutil.chown(self.root, "postgres")
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port = s.getsockname()[1]
-        self.url = f"postgresql://postgres@127.0.0.1:{self.port}"
-        subprocess.run(_as_db_user([_pg_bin("initdb"), "-D", self.data, "--auth=trust", "-U",
-                                    "postgres", "--no-sync"]), check=True, capture_output=True)
-        self.start()
-
-    def start(self) -> None:
-        subprocess.run(_as_db_user([
-            _pg_bin("pg_ctl"), "-D", self.data, "-l", os.path.join(self.root, "log"), "-w", "-o",
-            f"-p {self.port} -k {self.root} -c listen_addresses=127.0.0.1 -c fsync=off"]) + ["start"],
-            check=True, capture_output=True)
-
-    def stop(self, mode: str = "fast") -> None:
-        subprocess.run(_as_db_user([_pg_bin("pg_ctl"), "-D", self.data, "-m", mode, "stop"]),
-                       capture_output=True)
-
-    def new_database(self) -> str:
-        """A fresh, empty database on it: its URL."""
-        import psycopg
-
-        name = "t_" + uuid.uuid4().hex[:12]
-        with psycopg.connect(self.url + "/postgres", autocommit=True) as conn:
-            conn.execute(f'CREATE DATABASE "{name}"')
-        return f"{self.url}/{name}"
-
-    def remove(self) -> None:
-        self.stop("immediate")
-        shutil.rmtree(self.root, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
