@@ -41,6 +41,7 @@ from urllib.parse import urlsplit
 from sqlalchemy import text
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from .proxy import forwarded_client
 from .storage import Storage
 
 if TYPE_CHECKING:
@@ -342,8 +343,7 @@ class ClusterRelay:
         match = TABLE_PATH.match(scope["path"])
         if self.cluster.from_peer(scope):
             scope = dict(scope)
-            forwarded = dict(scope["headers"]).get(b"x-forwarded-for", b"").decode("latin-1")
-            address = forwarded.split(",")[-1].strip()
+            address = forwarded_client(scope["headers"])
             if address:
                 scope["client"] = (address, 0)
             if match is not None and await self._elsewhere(match[1]) is not None:
