@@ -21,6 +21,24 @@ from stammtisch.server.threaded import free_port  # noqa: F401  (the tests impor
 HANG = 300.0
 
 
+def roomy_limits(**overrides: Any) -> Any:
+    """Limits for a server that many tests share (a module's browser server, say): the
+    per-address quotas that every test's tables add up against (creations, live tables,
+    search-bot seats, seat takes, downloads, analyses) lifted out of reach, so that whether
+    a test trips them does not depend on how many tests ran before it or how fast. Tests of
+    a limit set it themselves (test_server_limits.py)."""
+    from dataclasses import replace
+
+    from stammtisch.server.limits import ServerLimits
+
+    roomy = dict(creations_per_minute=10_000.0, creation_burst=10_000, tables_per_address=10_000,
+                 search_bots_per_address=10_000, seat_takes_per_minute=10_000.0,
+                 records_per_minute=10_000.0, record_burst=10_000, deals_per_minute=10_000.0,
+                 deal_burst=10_000, analyses_per_minute=10_000.0, analysis_burst=10_000,
+                 analyses_per_minute_per_address=10_000.0, analysis_burst_per_address=10_000)
+    return replace(ServerLimits(), **{**roomy, **overrides})
+
+
 @contextmanager
 def uvicorn_thread(app: Any, limits: Any = None, ws: str = "websockets-sansio",
                    deflate: bool = False, listener: Any = None) -> Iterator[int]:

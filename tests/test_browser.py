@@ -13,6 +13,7 @@ import time
 import urllib.request
 
 import pytest
+from server_helpers import roomy_limits
 
 from stammtisch.server.app import create_app
 from stammtisch.server.threaded import serve_in_thread
@@ -27,7 +28,8 @@ pytestmark = pytest.mark.browser
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     db = tmp_path_factory.mktemp("browser") / "st.sqlite"
-    with serve_in_thread(create_app(f"sqlite:///{db}", bot_delay=0.05, deal_pause=600)) as base:
+    with serve_in_thread(create_app(f"sqlite:///{db}", bot_delay=0.05, deal_pause=600,
+                                    limits=roomy_limits())) as base:
         yield base
 
 

@@ -8,6 +8,7 @@ page (``serve --api-docs``) renders under the same policy, from this server's fi
 from __future__ import annotations
 
 import pytest
+from server_helpers import roomy_limits
 from test_browser import browser, join_two_friends, server  # noqa: F401  (fixtures)
 
 from stammtisch.server.app import create_app
@@ -38,7 +39,7 @@ def test_the_client_runs_under_the_content_security_policy(server, browser):  # 
 @pytest.fixture(scope="module")
 def docs_server(tmp_path_factory):
     db = tmp_path_factory.mktemp("docs") / "st.sqlite"
-    with serve_in_thread(create_app(f"sqlite:///{db}", api_docs=True)) as base:
+    with serve_in_thread(create_app(f"sqlite:///{db}", api_docs=True, limits=roomy_limits())) as base:
         yield base
 
 

@@ -14,6 +14,7 @@ import random
 
 import pytest
 from axe_playwright_python.sync_playwright import Axe
+from server_helpers import roomy_limits
 from test_browser import browser  # noqa: F401  (fixture)
 from test_web_table_browser import VIEWS, my_legal, new_table, open_page, play_until, set_view
 
@@ -29,7 +30,8 @@ BLOCKING = ("serious", "critical")
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     db = tmp_path_factory.mktemp("a11y") / "st.sqlite"
-    with serve_in_thread(create_app(f"sqlite:///{db}", bot_delay=0.02, deal_pause=0.2)) as base:
+    with serve_in_thread(create_app(f"sqlite:///{db}", bot_delay=0.02, deal_pause=0.2,
+                                    limits=roomy_limits())) as base:
         yield base
 
 

@@ -13,6 +13,7 @@ import sys
 import urllib.request
 
 import pytest
+from server_helpers import roomy_limits
 from test_browser import browser, create_via_lobby  # noqa: F401  (fixture)
 from test_web_table_browser import play_until
 
@@ -26,7 +27,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     db = tmp_path_factory.mktemp("coach") / "st.sqlite"
-    with serve_in_thread(create_app(f"sqlite:///{db}", bot_delay=0.02, deal_pause=0.2)) as base:
+    with serve_in_thread(create_app(f"sqlite:///{db}", bot_delay=0.02, deal_pause=0.2,
+                                    limits=roomy_limits())) as base:
         yield base
 
 

@@ -13,10 +13,10 @@ import urllib.request
 
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from server_helpers import roomy_limits
 from test_browser import ARGS, CHROMIUM, choose, event_of, perform, wait_moved_on
 
 from stammtisch.server.app import create_app
-from stammtisch.server.limits import ServerLimits
 from stammtisch.server.threaded import serve_in_thread
 
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
@@ -26,7 +26,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.timeout(300)]
 def server(tmp_path_factory):
     db = tmp_path_factory.mktemp("social") / "st.sqlite"
     app = create_app(f"sqlite:///{db}", bot_delay=0.05, deal_pause=600,
-                     limits=ServerLimits(turn_seconds_min=1))
+                     limits=roomy_limits(turn_seconds_min=1))
     with serve_in_thread(app) as base:
         yield base
 

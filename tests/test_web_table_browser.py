@@ -32,6 +32,7 @@ import time
 import urllib.request
 
 import pytest
+from server_helpers import roomy_limits
 from test_browser import browser, choose, event_of, perform, wait_moved_on  # noqa: F401  (fixture)
 
 from stammtisch.i18n import catalogue, render
@@ -48,7 +49,8 @@ VIEWS = [(390, "en"), (390, "de"), (1280, "en"), (1280, "de")]
 def server(tmp_path_factory):
     # a short pause between deals: a table with a person seated must still wait for Next deal
     db = tmp_path_factory.mktemp("table") / "st.sqlite"
-    with serve_in_thread(create_app(f"sqlite:///{db}", bot_delay=0.02, deal_pause=0.2)) as base:
+    with serve_in_thread(create_app(f"sqlite:///{db}", bot_delay=0.02, deal_pause=0.2,
+                                    limits=roomy_limits())) as base:
         yield base
 
 
