@@ -132,9 +132,9 @@ def test_a_killed_analysis_worker_is_replaced_and_past_the_bound_refused_for_a_w
 
     async def main() -> None:
         first = await analyst.analyse("t1", 1, record, "10.0.0.1")
-        assert first["deal"] == 1 and first["played"] is False
+        assert first.deal == 1 and first.analysis is None  # everybody passed
         kill_and_wait(worker_pids(analyst))
-        assert (await analyst.analyse("t1", 2, record, "10.0.0.1"))["deal"] == 2
+        assert (await analyst.analyse("t1", 2, record, "10.0.0.1")).deal == 2
         kill_and_wait(worker_pids(analyst))
         with pytest.raises(analysis_module.WorkersFailing) as refused:
             await analyst.analyse("t1", 3, record, "10.0.0.1")
@@ -142,7 +142,7 @@ def test_a_killed_analysis_worker_is_replaced_and_past_the_bound_refused_for_a_w
         assert analyst.queued == 0  # a refused request holds no slot
         assert await analyst.analyse("t1", 1, record, "10.0.0.1") is first  # kept answers still come
         clock.now += 31
-        assert (await analyst.analyse("t1", 3, record, "10.0.0.1"))["deal"] == 3
+        assert (await analyst.analyse("t1", 3, record, "10.0.0.1")).deal == 3
 
     try:
         asyncio.run(main())
@@ -330,7 +330,7 @@ async def main():
     thinker, analyst = Thinker(), Analyst()
     deal, seat, legal = a_deal()
     assert await thinker.decide(deal, "pimc", seat, 1, "10.0.0.1", "t1") in legal
-    assert (await analyst.analyse("t1", 1, json.loads(RECORD.read_text()), "10.0.0.1"))["deal"] == 1
+    assert (await analyst.analyse("t1", 1, json.loads(RECORD.read_text()), "10.0.0.1")).deal == 1
     os.write(int(os.environ["READY_FD"]), b"1")
     await asyncio.Event().wait()
 

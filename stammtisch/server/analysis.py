@@ -2,9 +2,10 @@
 
 The open-hand solver takes from milliseconds (Tippen) to seconds (a whole Tapp deal), so it
 never runs on the event loop: one worker process (started on the first request, forkserver,
-so that nothing of the server is copied into it) solves one deal at a time, and answers are
-kept per (table, deal), so a deal is analysed once however many seats ask. The answer holds
-values and the cards that were played, never a card that was not shown at the table.
+so that nothing of the server is copied into it) solves one deal at a time, and its findings
+are kept per (table, deal), so a deal is analysed once however many seats ask. The findings
+hold every card; each reader is answered as the table showed him the deal
+(``DealFindings.read_by``, analysis/seen.py), never with a card he was not shown.
 
 The worker is a shared, slow resource, so requests are bounded: a table has one analysis
 queued or under way at a time (another deal of it is refused with ``AnalysisBusy``; the same
@@ -24,11 +25,13 @@ from concurrent.futures import ProcessPoolExecutor
 from functools import partial
 from typing import Any
 
+from ..analysis.seen import DealFindings
 from .worker_pool import DEFAULT_MAX_RESTARTS, DEFAULT_RESTART_WINDOW, WorkerError, WorkerPool, WorkersFailing
 
-__all__ = ["Analyst", "AnalysisBusy", "AnalysisQueueFull", "WorkerError", "WorkersFailing", "analyse_deal"]
+__all__ = ["Analyst", "AnalysisBusy", "AnalysisQueueFull", "DealFindings", "WorkerError", "WorkersFailing",
+           "analyse_deal"]
 
-CACHE_SIZE = 256  # analysed deals kept (a deal's analysis is a few kilobytes)
+CACHE_SIZE = 256  # analysed deals kept (a deal's findings are a few kilobytes)
 #: analyses waiting or under way at most: one takes 0.1 s (Tippen) to seconds (Tapp), so the
 #: last of a full queue waits seconds, not minutes
 DEFAULT_MAX_QUEUED = 16
@@ -46,24 +49,20 @@ class AnalysisQueueFull(WorkerError):
     rule = "analysis queue full"
 
 
-def analyse_deal(record: dict[str, Any], deal: int) -> dict[str, Any]:
-    """The analysis of deal ``deal`` (1-based) of a full record, as JSON data (worker side).
-
-    ``lines``: the analysis in words, a list of catalogue messages (``i18n.message``: ``key``
-    and ``params``, a parameter maybe itself a message) that the page renders in its reader's
-    language."""
+def analyse_deal(record: dict[str, Any], deal: int) -> DealFindings:
+    """The analysis of deal ``deal`` (1-based) of a full record, with what each reader knew
+    (worker side). The routes answer each reader with ``DealFindings.read_by``: a seat, the
+    spectators and the admin read it as the table showed them the deal while it plays on."""
     from ..analysis.deals import analyze_record
-    from ..analysis.lines import analysis_lines
+    from ..analysis.seen import known_cards
     from ..rules import ruleset
 
-    found = analyze_record(record, deal)
-    if not found:  # the deal never reached the play phase (everyone passed, …)
-        return {"deal": deal, "played": False, "plays": [], "mistakes": [], "lines": []}
     names = [str(p) for p in record["players"]]
     options = dict(record.get("options", {}))
     options.setdefault("players", len(names))
     suits = str(getattr(ruleset(record["ruleset"], options), "suits", "french"))
-    return {"played": True, **found[0].to_json(), "lines": analysis_lines(found[0], names, suits)}
+    found = analyze_record(record, deal)  # none: the deal never reached the play phase
+    return DealFindings(deal, found[0] if found else None, known_cards(record, deal), names, suits)
 
 
 class Analyst:
@@ -81,11 +80,11 @@ class Analyst:
             raise ValueError("max_queued must be >= 1")
         self.max_queued = max_queued
         self.worker_pool = WorkerPool("the Analysis' worker process", workers, max_restarts, restart_window, clock)
-        self._done: OrderedDict[tuple[str, int], dict[str, Any]] = OrderedDict()
+        self._done: OrderedDict[tuple[str, int], DealFindings] = OrderedDict()
         # per table: the deal queued or under way and its result to come
-        self._slots: dict[str, tuple[int, asyncio.Future[dict[str, Any]]]] = {}
+        self._slots: dict[str, tuple[int, asyncio.Future[DealFindings]]] = {}
 
-    def cached(self, table_id: str, deal: int) -> dict[str, Any] | None:
+    def cached(self, table_id: str, deal: int) -> DealFindings | None:
         """The analysis of the deal if it is kept from an earlier request: then its record
         need not be read."""
         key = (table_id, deal)
@@ -94,7 +93,7 @@ class Analyst:
             self._done.move_to_end(key)
         return found
 
-    async def analyse(self, table_id: str, deal: int, record: dict[str, Any], owner: str = "") -> dict[str, Any]:
+    async def analyse(self, table_id: str, deal: int, record: dict[str, Any], owner: str = "") -> DealFindings:
         """The analysis of deal ``deal`` of table ``table_id`` (``record``: its full record);
         ``owner`` (the requester's address) takes its turn in the queue. Refused with
         ``AnalysisBusy``, ``AnalysisQueueFull`` or ``WorkersFailing`` (all ``WorkerError``)."""
@@ -115,10 +114,10 @@ class Analyst:
             self._slots[table_id] = (deal, running)
             running.add_done_callback(partial(self._finished, table_id, deal))
         # shielded: a requester that goes away neither cancels the others' wait nor the work
-        result: dict[str, Any] = await asyncio.shield(running)
+        result: DealFindings = await asyncio.shield(running)
         return result
 
-    def _finished(self, table_id: str, deal: int, running: asyncio.Future[dict[str, Any]]) -> None:
+    def _finished(self, table_id: str, deal: int, running: asyncio.Future[DealFindings]) -> None:
         """An analysis ended (also failed or cancelled): the table's slot is free, a result kept."""
         if self._slots.get(table_id, (0, None))[1] is running:
             del self._slots[table_id]

@@ -94,13 +94,25 @@ def deal_as_seen(st: StoredTable, deal: int, seat: int | None) -> dict[str, Any]
     return None
 
 
+def reads_whole(who: tuple[str, int | None], ended: bool) -> bool:
+    """Whether ``who`` reads the whole record and the whole analysis of every deal: a seat
+    or the admin once the table has ended (closed, or archived). Before that everyone reads
+    the deals as the table showed them to him, the admin as a spectator."""
+    return ended and who[0] in ("seat", "admin")
+
+
+def reader_seat(who: tuple[str, int | None]) -> int | None:
+    """The seat whose view ``who`` reads (None: a spectator's, also the admin's)."""
+    return who[1] if who[0] == "seat" else None
+
+
 def record_key(table_id: str, finished: int, who: tuple[str, int | None],
                closed: bool) -> tuple[Any, ...]:
     """What a record download depends on: the table, its finished deals, and whose it is (the
     full record once the table has ended, else the seat's view; the admin's is a
     spectator's)."""
-    full = closed and who[0] in ("seat", "admin")
-    return (table_id, finished, full, None if full or who[0] != "seat" else who[1])
+    full = reads_whole(who, closed)
+    return (table_id, finished, full, None if full else reader_seat(who))
 
 
 class BytesCache:

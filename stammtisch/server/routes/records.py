@@ -87,8 +87,8 @@ async def get_record(table_id: KnownId, token: TokenDep, server: ServerDep) -> R
         who = records.auth_stored(st, token)
     if who is None:
         raise Refusal("token", MESSAGES["record token"], RefusalKind.FORBIDDEN)
-    full = closed and who[0] in ("seat", "admin")
-    seat = who[1]
+    full = records.reads_whole(who, closed)
+    seat = records.reader_seat(who)
 
     def build() -> tuple[bytes, int]:
         """The record as JSON and the finished deals it holds."""
@@ -164,11 +164,14 @@ async def get_analysis(table_id: str, deal: int, token: TokenDep, live: LiveDep,
                        server: ServerDep, address: AddressDep) -> JSONResponse:
     """Where were points lost in finished deal ``deal`` (1-based): the open-hand value at
     the start of play and per card played the value before and after it (``stammtisch
-    analyze``). Any seat or spectator token; only once the deal is over."""
+    analyze``). Any seat or spectator token; only once the deal is over. While the table
+    plays, each token reads it as the table showed it the deal (the admin's as a
+    spectator's); once it has ended, a seat or the admin reads it whole (analysis/seen.py)."""
     async with live.lock:
         who = live.auth(token)
         finished = live.scored
         players = list(live.table.players)
+        closed = live.closed
     if who is None:
         raise Refusal("token", MESSAGES["analysis token"], RefusalKind.FORBIDDEN)
     if not 1 <= deal <= finished:
@@ -199,4 +202,5 @@ async def get_analysis(table_id: str, deal: int, token: TokenDep, live: LiveDep,
         except Exception:  # a worker's fault: logged with its traceback, the client may retry
             log.exception("table %s: the analysis of deal %d failed", table_id, deal)
             raise Refusal("server", MESSAGES["analysis failed"], RefusalKind.UNAVAILABLE) from None
-    return JSONResponse({"players": players, **result})
+    answer = result.read_by(records.reader_seat(who), records.reads_whole(who, closed))
+    return JSONResponse({"players": players, **answer})
