@@ -178,7 +178,8 @@ def roomy(tmp_path):
 
     limits = ServerLimits(records_per_minute=1000, record_burst=1000, deals_per_minute=1000,
                           deal_burst=1000, analyses_per_minute=1000, analysis_burst=1000,
-                          analyses_per_minute_per_address=1000, analysis_burst_per_address=1000)
+                          analyses_per_minute_per_address=1000, analysis_burst_per_address=1000,
+                          stored_reads_per_minute_per_address=1000, stored_read_burst_per_address=1000)
     app = create_app(f"sqlite:///{tmp_path / 'st.sqlite'}", bot_delay=0, deal_pause=1000, limits=limits)
     with TestClient(app) as client:
         yield client

@@ -15,7 +15,7 @@ from ..record import table_to_record
 from ..rules import ruleset as build_ruleset
 from ..table import Table
 from .replay import replay_deal
-from .storage import StoredTable, token_digest
+from .storage import StoredTable, StoredTokens, token_digest
 
 
 def stored_table(st: StoredTable) -> Table:
@@ -142,17 +142,26 @@ class BytesCache:
             self.size -= len(dropped)
 
 
-def auth_stored(st: StoredTable, token: str) -> tuple[str, int | None] | None:
-    """``LiveTable.auth`` for a table read from the database (an archived one)."""
+def auth_tokens(tokens: StoredTokens, token: str) -> tuple[str, int | None] | None:
+    """``LiveTable.auth`` for a table known by its token digests (an archived one): every
+    digest is compared (constant time, no early exit)."""
     if not token or len(token) > 200:
         return None
     d = token_digest(token)
     found: tuple[str, int | None] | None = None
-    for s in st.seats:
-        if s.token_digest is not None and hmac.compare_digest(d, s.token_digest):
-            found = ("seat", s.seat)
-    if hmac.compare_digest(d, st.spectator_digest):
+    for seat, digest in enumerate(tokens.seat_digests):
+        if digest is not None and hmac.compare_digest(d, digest):
+            found = ("seat", seat)
+    if hmac.compare_digest(d, tokens.spectator_digest):
         found = ("spectator", None)
-    if hmac.compare_digest(d, st.admin_digest):
+    if hmac.compare_digest(d, tokens.admin_digest):
         found = ("admin", None)
     return found
+
+
+def auth_stored(st: StoredTable, token: str) -> tuple[str, int | None] | None:
+    """``auth_tokens`` for a table read from the database."""
+    seats: list[str | None] = [None] * len(st.seats)
+    for s in st.seats:
+        seats[s.seat] = s.token_digest
+    return auth_tokens(StoredTokens(st.admin_digest, st.spectator_digest, seats), token)

@@ -40,6 +40,8 @@ MESSAGES = {
     "open unlisted": "open seats are for a table listed in the lobby (listed: true)",
     "seat rate": "too many seats taken from your address; try again in a minute",
     "record rate": "this link has asked for the record too often; try again in a few seconds",
+    "read rate": "your address has asked for records, past deals or analyses too often; try again in a few "
+                 "seconds",
     "deal token": "a past deal needs a token of this table (?token=…)",
     "deal not over": "deal {deal} is not over ({finished} deals are)",
     "analysis rate": "too many analyses asked for lately; try again in a few seconds",
