@@ -47,6 +47,8 @@ MESSAGES = {
     "analysis rate": "too many analyses asked for lately; try again in a few seconds",
     "analysis busy": "an analysis of another deal of this table is under way; try again when it is done",
     "analysis queue full": "the server is analysing as many deals as it may; try again in a moment",
+    "analysis share": "your address has as many analyses waiting or under way as one client may; try again "
+                      "when one is done",
     "workers failing": "the server's analysis worker keeps failing; try again later",
     "bot deals": "a table of bots plays at most {n} deals",
     "pace": "the pace between deals is \"wait\" (not at a table of bots) or {lo}–{hi} seconds",

@@ -27,7 +27,7 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse, Response
 
 from .. import records
-from ..analysis import AnalysisBusy, AnalysisQueueFull
+from ..analysis import AnalysisBusy, AnalysisQueueFull, AnalysisShareFull, deal_cost
 from ..refusals import MESSAGES, STORAGE_ERRORS, Refusal, RefusalKind
 from ..storage import StoredTable, token_digest
 from ..table_core import TRY_AGAIN
@@ -218,8 +218,8 @@ async def get_analysis(table_id: KnownId, deal: int, token: TokenDep, server: Se
             raise record_behind()
         try:
             result = await server.analyst.analyse(table_id, deal, records.public_record(table),
-                                                  owner=address)
-        except (AnalysisBusy, AnalysisQueueFull) as e:
+                                                  owner=address, cost=deal_cost(table, deal))
+        except (AnalysisBusy, AnalysisShareFull, AnalysisQueueFull) as e:
             server.manager.count_refusal(e.rule)
             raise Refusal(e.rule, MESSAGES[e.rule], RefusalKind.TOO_MANY, 5) from None
         except WorkersFailing as e:
