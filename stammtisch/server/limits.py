@@ -78,7 +78,7 @@ class ServerLimits:
     chat_max_chars: int = 200  # characters of one chat line
     chat_rate: float = 0.5  # chat lines per second per seat (all its sockets together)
     chat_burst: float = 4.0
-    hint_rate: float = 0.2  # hints per second per seat of a practice table (each a search)
+    hint_rate: float = 0.2  # hints per second at a practice table per asking address (each a search)
     hint_burst: float = 3.0
     chat_keep: int = 50  # chat lines a client is shown when it connects
     listed_max: int = 100  # tables the lobby lists at once
