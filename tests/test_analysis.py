@@ -229,7 +229,7 @@ def test_the_web_analysis_has_its_lines_as_catalogue_messages():
     from stammtisch.server.analysis import analyse_deal
 
     data = json.loads((RECORDS / "rules-3-wt-solo-80.json").read_text())
-    found = analyse_deal(data, 3)
+    found = analyse_deal(data, 3).read_by(None, whole=True)
     assert found["played"] and {"plays", "mistakes", "start_value"} <= set(found)
     lines = found["lines"]
     assert all(isinstance(m, dict) and m["key"].startswith("analyze.") for m in lines)

@@ -119,3 +119,62 @@ def test_hints_too_fast_are_refused(tmp_path):
             asker.until(lambda m: m["type"] == "hint")
             asker.ws.send_json({"type": "hint"})
             assert asker.next_error()["rule"] == "hint rate"
+
+
+def test_the_lobby_says_whether_a_listed_table_gives_hints(http):
+    seats = [{"name": "Anna"}, {"name": "Bernd", "open": True}, {"name": "Carla", "bot": "random"}]
+    made = {}
+    for hints in (True, False):
+        r = http.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": seats, "listed": True,
+                                           "hints": hints})
+        assert r.status_code == 201, r.text
+        made[r.json()["id"]] = hints
+    listed = {x["id"]: x["hints"] for x in http.get("/api/tables").json()["tables"]}
+    assert listed == made
+
+
+def test_a_hint_counts_for_the_address_that_asks_not_the_tables_creator(tmp_path, monkeypatch):
+    """A stranger from the lobby asks at a listed practice table: his hint takes his own turn at
+    the search bots' worker and his own allowance of hints, not the creator's; two seats played
+    from one address share that address's allowance."""
+    app = create_app(f"sqlite:///{tmp_path / 'st.sqlite'}", bot_delay=0, deal_pause=1000,
+                     limits=ServerLimits(hint_rate=0.001, hint_burst=1.0))
+    owners: list[str] = []
+
+    async def advise(deal, seat, seed, owner="", table=None):
+        owners.append(owner)
+        return {"action": "pass", "why": {"key": "hint.no_card"}}
+
+    with TestClient(app) as http, TestClient(app, client=("10.0.0.7", 5000)) as stranger:
+        monkeypatch.setattr(app.state.manager.thinker, "advise", advise)
+        seats = [{"name": "Anna"}, {"name": "Bernd"}, {"name": "Carla", "open": True}]
+        r = http.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": seats, "listed": True,
+                                           "hints": True})
+        t = r.json()
+        took = stranger.post(f"/api/tables/{t['id']}/take", json={"seat": 2}).json()
+        assert http.post(f"/api/tables/{t['id']}/start", json={"token": t["admin_token"]}).status_code == 200
+        with ExitStack() as stack:
+            clients = {i: WsClient(stack.enter_context(http.websocket_connect(
+                f"/ws/{t['id']}?token={t['seats'][i]['token']}"))) for i in (0, 1)}
+            clients[2] = WsClient(stack.enter_context(stranger.websocket_connect(
+                f"/ws/{t['id']}?token={took['token']}")))
+            for c in clients.values():
+                c.until(is_state)
+            answers: dict[int, dict] = {}  # per seat: its answer to its first hint
+            while len(answers) < 3:  # each seat asks when it is first on turn (the first round
+                on_turn = clients[0].view["current_player"]  # of tap or pass)
+                me = clients[on_turn]
+                if on_turn not in answers:
+                    me.ws.send_json({"type": "hint"})
+                    answers[on_turn] = me.until(lambda m: m["type"] in ("hint", "error"))
+                before = me.state["event"]
+                me.send_action(me.view["legal_actions"][0])
+                for c in clients.values():
+                    c.until_event(before + 1)
+        order = list(answers)
+        first, second = [seat for seat in order if seat != 2]  # the creator's two seats
+        assert answers[2]["type"] == "hint"  # the stranger's: his own allowance
+        assert answers[first]["type"] == "hint"
+        assert answers[second]["type"] == "error" and answers[second]["rule"] == "hint rate"
+        # each hint asked the worker in the name of the address that asked
+        assert owners == ["10.0.0.7" if seat == 2 else "testclient" for seat in order if seat != second]

@@ -761,6 +761,103 @@ def test_record_is_redacted_during_the_session_and_full_after_close(http):
         assert c0.next_error()["rule"] == "closed"
 
 
+def archived_after_a_deal(http, t) -> None:
+    """Seat 0 plays a deal of table ``t`` (the others are bots), the admin closes the table,
+    nobody is there: the sweep archives it."""
+    tid = t["id"]
+    with connect(http, t, t["seats"][0]["token"]) as w0:
+        c0 = WsClient(w0)
+        play_until_terminal(http, tid, {0: c0}, bot_seats=(1, 2))
+        assert http.post(f"/api/tables/{tid}/close", json={"token": t["admin_token"]}).status_code == 200
+    manager = http.app.state.manager
+    assert http.portal.call(manager.sweep) == 1 and manager.get(tid) is None
+
+
+def counted(monkeypatch, storage, *names: str) -> dict[str, int]:
+    """Calls of the storage's reads ``names``, counted."""
+    calls = dict.fromkeys(names, 0)
+    for name in names:
+        real = getattr(storage, name)
+
+        def counting(*args, _real=real, _name=name, **kw):
+            calls[_name] += 1
+            return _real(*args, **kw)
+
+        monkeypatch.setattr(storage, name, counting)
+    return calls
+
+
+def test_an_archived_tables_token_is_checked_by_one_small_query_before_its_table_is_read(tmp_path, monkeypatch):
+    """A wrong token for an archived table costs one lookup of the table's token digests,
+    never a read of the table; each read takes from the address's allowance first, so an
+    address that spent it is refused before any read, and another address is not."""
+    app = make_app(tmp_path, stored_read_burst_per_address=5, stored_reads_per_minute_per_address=0.001)
+    with TestClient(app) as http, TestClient(app, client=("10.0.0.2", 4000)) as other:
+        t = create_table(http, seats=[{"name": "A"}, {"name": "B", "bot": "random"}, {"name": "C", "bot": "random"}])
+        start(http, t)
+        archived_after_a_deal(http, t)
+        tid = t["id"]
+        calls = counted(monkeypatch, app.state.storage, "table_tokens", "load_table")
+        for path in ("record", "deals/1", "analysis/1"):
+            r = http.get(f"/api/tables/{tid}/{path}", params={"token": "a wrong token"})
+            assert r.status_code == 403 and r.json()["rule"] == "token"
+        assert calls == {"table_tokens": 3, "load_table": 0}
+        seat = {"token": t["seats"][0]["token"]}
+        r = http.get(f"/api/tables/{tid}/record", params=seat)  # two reads: the token, the table
+        assert r.status_code == 200 and r.json()["format"] == "stammtisch-record/1"
+        assert calls == {"table_tokens": 4, "load_table": 1}
+        # the address has read five times: refused before any read, the right token too
+        for params in (seat, {"token": "another wrong token"}):
+            r = http.get(f"/api/tables/{tid}/record", params=params)
+            assert r.status_code == 429 and r.json()["rule"] == "read rate" and r.headers["retry-after"]
+        assert calls == {"table_tokens": 4, "load_table": 1}
+        # another address: its own allowance; the record it asks for is kept, not read again
+        again = other.get(f"/api/tables/{tid}/record", params=seat)
+        assert again.status_code == 200 and again.json()["format"] == "stammtisch-record/1"
+        assert calls == {"table_tokens": 5, "load_table": 1}
+        # an unknown table: 404 after the lookup, a junk id before it
+        assert other.get("/api/tables/nosuchtable/record", params=seat).status_code == 404
+        assert other.get("/api/tables/no%20such/record", params=seat).status_code == 404
+        assert calls == {"table_tokens": 6, "load_table": 1}
+
+
+def test_a_live_tables_uncached_record_takes_the_addresss_allowance_before_the_read(tmp_path, monkeypatch):
+    app = make_app(tmp_path, stored_read_burst_per_address=1, stored_reads_per_minute_per_address=0.001)
+    with TestClient(app) as http:
+        t = two_humans_started(http)
+        calls = counted(monkeypatch, app.state.storage, "table_tokens", "load_table")
+        seat0, seat1 = ({"token": t["seats"][i]["token"]} for i in (0, 1))
+        url = f"/api/tables/{t['id']}/record"
+        assert http.get(url, params=seat0).status_code == 200  # read: the allowance of one spent
+        assert http.get(url, params=seat0).status_code == 200  # kept: no read
+        r = http.get(url, params=seat1)  # another seat's view: a read, refused before it
+        assert r.status_code == 429 and r.json()["rule"] == "read rate"
+        assert http.get(url, params={"token": "wrong"}).status_code == 403  # a live table knows its tokens
+        assert calls == {"table_tokens": 0, "load_table": 1}
+
+
+def test_the_analysis_of_an_archived_tables_deal_is_whole_for_a_seat_and_the_admin(tmp_path):
+    from server_helpers import stored_record as full_record
+
+    from stammtisch.server.analysis import analyse_deal
+
+    with TestClient(make_app(tmp_path)) as http:
+        t = create_table(http, seats=[{"name": "A"}, {"name": "B", "bot": "random"}, {"name": "C", "bot": "random"}])
+        start(http, t)
+        archived_after_a_deal(http, t)
+        record = full_record(http, t["id"])
+        findings = analyse_deal(record, 1)
+        url = f"/api/tables/{t['id']}/analysis/1"
+        for token in (t["seats"][0]["token"], t["admin_token"]):
+            r = http.get(url, params={"token": token})
+            whole = {"players": record["players"], **findings.read_by(0, whole=True)}
+            assert r.status_code == 200 and r.json() == whole
+        spectator = http.get(url, params={"token": t["spectator"]["token"]}).json()
+        assert spectator == {"players": record["players"], **findings.read_by(None)}
+        r = http.get(f"/api/tables/{t['id']}/analysis/2", params={"token": t["admin_token"]})
+        assert r.status_code == 409 and r.json()["rule"] == "deal in progress"
+
+
 # --- connections --------------------------------------------------------------------------
 
 

@@ -1,6 +1,7 @@
 """What a client may know: a seat sees its own cards and no other's, a spectator none; a table
 is started and its seats' sockets opened only with a token that is good for it; the record
-holds only finished deals, and a deal's Analysis only once it is over, for a token's holder."""
+holds only finished deals, and a deal's Analysis only once it is over, for a token's holder;
+no answer of the HTTP API names a card its token was not shown while the table plays."""
 
 from __future__ import annotations
 
@@ -138,15 +139,13 @@ def test_analysis_of_a_deal_only_once_it_is_over_and_only_with_a_token(http):
         assert r.status_code == 200, r.text
         data = r.json()
         rec = stored_record(http, tid)
-        from stammtisch.analysis.deals import analyze_record
+        from stammtisch.server.analysis import analyse_deal
 
-        expected = analyze_record(rec, 1)
-        assert data["players"] == rec["players"] and data["played"] == bool(expected)
-        if expected:  # the server's answer is the command's analysis of the same deal
-            assert {k: data[k] for k in ("deal", "measure", "start_value", "plays", "mistakes")} \
-                == expected[0].to_json()
-            played = [a["action"] for a in rec["deals"][0]["actions"] if a["action"].startswith("play:")]
-            assert [p["action"] for p in data["plays"]] == played  # only cards that were shown
+        # the server's answer is the worker's analysis of the same deal, as seat 0 may read it
+        findings = analyse_deal(rec, 1)
+        assert data == {"players": rec["players"], **findings.read_by(0)}
+        played = [a["action"] for a in rec["deals"][0]["actions"] if a["action"].startswith("play:")]
+        assert [p["action"] for p in data["plays"]] == played
         # any token of the table; answered from the cache, without reading the database
         storage = http.app.state.manager.storage
         real_load = storage.load_table
@@ -160,4 +159,100 @@ def test_analysis_of_a_deal_only_once_it_is_over_and_only_with_a_token(http):
                                  params={"token": t["spectator"]["token"]})
         finally:
             storage.load_table = real_load
-        assert spectator.status_code == 200 and spectator.json() == data
+        assert spectator.status_code == 200
+        assert spectator.json() == {"players": rec["players"], **findings.read_by(None)}
+
+
+# --- every HTTP answer a token gets while the table plays ------------------------------------
+
+HUMANS = [{"name": "Anna"}, {"name": "Bernd"}, {"name": "Carla"}]
+
+
+@pytest.fixture()
+def roomy(tmp_path):
+    """A server whose per-token and per-address limits let one test ask everything, often."""
+    from fastapi.testclient import TestClient
+
+    from stammtisch.server.app import create_app
+    from stammtisch.server.limits import ServerLimits
+
+    limits = ServerLimits(records_per_minute=1000, record_burst=1000, deals_per_minute=1000,
+                          deal_burst=1000, analyses_per_minute=1000, analysis_burst=1000,
+                          analyses_per_minute_per_address=1000, analysis_burst_per_address=1000,
+                          stored_reads_per_minute_per_address=1000, stored_read_burst_per_address=1000)
+    app = create_app(f"sqlite:///{tmp_path / 'st.sqlite'}", bot_delay=0, deal_pause=1000, limits=limits)
+    with TestClient(app) as client:
+        yield client
+
+
+def answers_of(http, tid: str, token: str, finished: int) -> dict:
+    """Every answer of the HTTP API this token gets now: per finished deal its analysis and the
+    deal as it saw it, the record, the table's info, the lobby, and the refusals of a deal not
+    over and of a wrong token."""
+    def get(path: str, **params) -> dict:
+        r = http.get(path, params=params)
+        assert r.status_code in (200, 403, 404, 409), r.text
+        return r.json()
+
+    return {
+        "analysis": {n: get(f"/api/tables/{tid}/analysis/{n}", token=token) for n in range(1, finished + 1)},
+        "deal": {n: get(f"/api/tables/{tid}/deals/{n}", token=token) for n in range(1, finished + 1)},
+        "record": get(f"/api/tables/{tid}/record", token=token),
+        "info": get(f"/api/tables/{tid}"),
+        "lobby": get("/api/tables"),
+        "refused": [get(f"/api/tables/{tid}/analysis/{finished + 1}", token=token),
+                    get(f"/api/tables/{tid}/deals/{finished + 1}", token=token),
+                    get(f"/api/tables/{tid}/record", token=token[::-1]),
+                    get(f"/api/tables/{tid}/analysis/{finished}", token="x" * 30)],
+    }
+
+
+@pytest.mark.parametrize("ruleset,deals", [("tippen/grupp-1975", 4), ("tapp/modern", 2)])
+def test_no_answer_of_the_http_api_names_a_card_its_token_was_not_shown(roomy, ruleset, deals):
+    """Deal after deal of random play, every token (each seat, the spectator, the admin) asks
+    for everything; each answer of a finished deal names only cards its token was shown in
+    that deal (the admin's: what a spectator was shown), the others none. Once the admin has
+    closed the table, a seat and the admin read each analysis whole, the spectator still not."""
+    from seen_helpers import cards_in, shown_per_deal
+
+    from stammtisch.server.analysis import analyse_deal
+
+    http = roomy
+    t = started_table(http, ruleset=ruleset, seats=HUMANS)
+    tid = t["id"]
+    readers = {t["seats"][i]["token"]: i for i in range(3)}
+    readers[t["spectator"]["token"]] = None
+    readers[t["admin_token"]] = None
+    with connect(http, t, t["seats"][0]["token"]) as w0, connect(http, t, t["seats"][1]["token"]) as w1, \
+            connect(http, t, t["seats"][2]["token"]) as w2:
+        clients = {0: WsClient(w0), 1: WsClient(w1), 2: WsClient(w2)}
+        for finished in range(1, deals + 1):
+            play_until_terminal(http, tid, clients, rng=random.Random(finished))
+            shown = shown_per_deal(stored_record(http, tid))
+            assert len(shown) == finished
+            for token, reader in readers.items():
+                got = answers_of(http, tid, token, finished)
+                for n in range(1, finished + 1):
+                    for kind in ("analysis", "deal"):
+                        named = cards_in(got[kind][n])
+                        assert named <= shown[n - 1][reader], (kind, n, reader, sorted(named - shown[n - 1][reader]))
+                assert got["record"]["format"] == "stammtisch-redacted/1"
+                for n, entry in enumerate(got["record"]["deals"], 1):
+                    assert cards_in(entry) <= shown[n - 1][reader], (n, reader)
+                assert not cards_in({k: v for k, v in got["record"].items() if k != "deals"})
+                assert not cards_in([got["info"], got["lobby"], got["refused"]])
+            if finished < deals:
+                for c in clients.values():
+                    c.ws.send_json({"type": "next"})
+                sync(http, tid, list(clients.values()))
+    assert http.post(f"/api/tables/{tid}/close", json={"token": t["admin_token"]}).status_code == 200
+    record = stored_record(http, tid)
+    shown = shown_per_deal(record)
+    for n in range(1, deals + 1):
+        whole = {"players": record["players"], **analyse_deal(record, n).read_by(None, whole=True)}
+        for token in readers:
+            answer = http.get(f"/api/tables/{tid}/analysis/{n}", params={"token": token}).json()
+            if token == t["spectator"]["token"]:
+                assert cards_in(answer) <= shown[n - 1][None]
+            else:
+                assert answer == whole

@@ -132,9 +132,9 @@ def test_a_killed_analysis_worker_is_replaced_and_past_the_bound_refused_for_a_w
 
     async def main() -> None:
         first = await analyst.analyse("t1", 1, record, "10.0.0.1")
-        assert first["deal"] == 1 and first["played"] is False
+        assert first.deal == 1 and first.analysis is None  # everybody passed
         kill_and_wait(worker_pids(analyst))
-        assert (await analyst.analyse("t1", 2, record, "10.0.0.1"))["deal"] == 2
+        assert (await analyst.analyse("t1", 2, record, "10.0.0.1")).deal == 2
         kill_and_wait(worker_pids(analyst))
         with pytest.raises(analysis_module.WorkersFailing) as refused:
             await analyst.analyse("t1", 3, record, "10.0.0.1")
@@ -142,7 +142,7 @@ def test_a_killed_analysis_worker_is_replaced_and_past_the_bound_refused_for_a_w
         assert analyst.queued == 0  # a refused request holds no slot
         assert await analyst.analyse("t1", 1, record, "10.0.0.1") is first  # kept answers still come
         clock.now += 31
-        assert (await analyst.analyse("t1", 3, record, "10.0.0.1"))["deal"] == 3
+        assert (await analyst.analyse("t1", 3, record, "10.0.0.1")).deal == 3
 
     try:
         asyncio.run(main())
@@ -249,6 +249,121 @@ def test_the_fair_queue_serves_the_owner_served_least_recently_and_its_keys_in_t
         queue.put("A", "a1", "y")
 
 
+def test_the_fair_queue_counts_what_each_owners_items_cost():
+    """An owner whose items cost ten times more gets a turn for ten of the other's."""
+    from stammtisch.server.worker_pool import FairQueue
+
+    queue: FairQueue[str] = FairQueue()
+    for i in range(1, 31):
+        queue.put("A", f"a{i}", f"a{i}")  # cost 1
+    for i in range(1, 4):
+        queue.put("B", f"b{i}", f"b{i}", cost=10)
+    order = [queue.pop()[1] for _ in range(33)]
+    a = [f"a{i}" for i in range(1, 31)]
+    assert order == [*a[:9], "b1", *a[9:19], "b2", *a[19:29], "b3", "a30"]
+    with pytest.raises(ValueError):
+        queue.put("A", "x", "x", cost=-1)
+
+
+def test_the_fair_queue_gives_no_credit_for_the_time_an_owner_was_away():
+    """An owner that begins to wait starts from where the count stands: after A had the
+    worker to itself for five items, B does not get five turns in a row."""
+    from stammtisch.server.worker_pool import FairQueue
+
+    queue: FairQueue[str] = FairQueue()
+    for i in range(1, 11):
+        queue.put("A", f"a{i}", f"a{i}")
+    assert [queue.pop()[1] for _ in range(5)] == ["a1", "a2", "a3", "a4", "a5"]
+    for i in range(1, 4):
+        queue.put("B", f"b{i}", f"b{i}")
+    assert [queue.pop()[1] for _ in range(6)] == ["b1", "a6", "b2", "a7", "b3", "a8"]
+
+
+def test_an_addresss_first_analysis_comes_before_a_flooding_addresss_next(monkeypatch, tmp_path):
+    """The worker is busy with F's Tapp deal; F and G flood it with Tapp deals (cost 100 each)
+    and F with a Tippen deal (cost 1): F's share (250) takes no third Tapp deal. L asks for
+    its first Tapp deal and M for a Tippen deal: M's comes first (it costs least), L's before
+    F's and G's next ones. Joining a deal under way costs nothing."""
+    from stammtisch.server.analysis import AnalysisShareFull
+
+    monkeypatch.setattr(analysis_module, "analyse_deal", stand_in_analysis)
+    analyst = Analyst(max_queued=16, max_per_owner=4, max_cost_per_owner=250)
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+    order: list[str] = []
+
+    async def one(owner: str, table: str, cost: float, record: dict | None = None) -> None:
+        found = await analyst.analyse(table, 1, record or {"table": table}, owner, cost=cost)
+        order.append(found["table"])
+
+    async def main() -> None:
+        tasks = [asyncio.ensure_future(one("F", "F0", 100, {"table": "F0", "gate": str(gate)}))]
+        await asyncio.sleep(0)  # under way: it waits for the gate
+        tasks.append(asyncio.ensure_future(one("F", "F1", 100)))
+        await asyncio.sleep(0)
+        with pytest.raises(AnalysisShareFull) as refused:
+            await analyst.analyse("F2", 1, {"table": "F2"}, "F", cost=100)
+        assert refused.value.rule == "analysis share"
+        tasks.append(asyncio.ensure_future(one("F", "F3", 1)))  # a Tippen deal still fits
+        tasks += [asyncio.ensure_future(one("G", f"G{i}", 100)) for i in range(2)]
+        tasks += [asyncio.ensure_future(one("L", "L0", 100)), asyncio.ensure_future(one("M", "M0", 1))]
+        await asyncio.sleep(0)
+        joined = asyncio.ensure_future(analyst.analyse("G0", 1, {"table": "G0"}, "F", cost=100))
+        await asyncio.sleep(0)
+        assert analyst.queued == 7
+        await asyncio.to_thread(open_gate, gate)
+        await asyncio.gather(*tasks)
+        assert (await joined)["table"] == "G0"
+        assert analyst.queued == 0
+
+    try:
+        asyncio.run(main())
+    finally:
+        analyst.shutdown()
+    assert order == ["F0", "M0", "G0", "L0", "F1", "F3", "G1"]
+
+
+def test_an_address_has_a_bounded_number_of_analyses_waiting(monkeypatch, tmp_path):
+    """However cheap, an address's analyses waiting or under way are bounded (max_per_owner):
+    a flood of Tippen deals cannot fill the server's queue for everybody else."""
+    from stammtisch.server.analysis import AnalysisShareFull
+
+    monkeypatch.setattr(analysis_module, "analyse_deal", stand_in_analysis)
+    analyst = Analyst(max_queued=6, max_per_owner=3)
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)
+
+    async def main() -> None:
+        tasks = [asyncio.ensure_future(analyst.analyse("X0", 1, {"table": "X0", "gate": str(gate)}, "X"))]
+        await asyncio.sleep(0)
+        tasks += [asyncio.ensure_future(analyst.analyse(f"X{i}", 1, {"table": f"X{i}"}, "X")) for i in (1, 2)]
+        await asyncio.sleep(0)
+        with pytest.raises(AnalysisShareFull):
+            await analyst.analyse("X3", 1, {"table": "X3"}, "X", cost=0.1)
+        tasks.append(asyncio.ensure_future(analyst.analyse("Y0", 1, {"table": "Y0"}, "Y")))
+        await asyncio.sleep(0)
+        assert analyst.queued == 4
+        await asyncio.to_thread(open_gate, gate)
+        assert [r["table"] for r in await asyncio.gather(*tasks)] == ["X0", "X1", "X2", "Y0"]
+        assert (await analyst.analyse("X3", 1, {"table": "X3"}, "X"))["table"] == "X3"  # room again
+
+    try:
+        asyncio.run(main())
+    finally:
+        analyst.shutdown()
+
+
+def test_a_tapp_deals_analysis_costs_far_more_than_a_tippen_deals():
+    """``deal_cost``: what the queue counts per analysis."""
+    from stammtisch.record import replay
+    from stammtisch.server.analysis import COST_TAPP, COST_TIPPEN, COST_UNPLAYED, deal_cost
+
+    tippen = replay(RECORD).table  # deal 1: everybody passed; deal 4: played
+    tapp = replay(ROOT / "tests" / "records" / "rules-3-wt-solo-80.json").table
+    assert deal_cost(tippen, 1) == COST_UNPLAYED and deal_cost(tippen, 4) == COST_TIPPEN
+    assert deal_cost(tapp, 3) == COST_TAPP and COST_TAPP >= 50 * COST_TIPPEN > 0 < COST_UNPLAYED < COST_TIPPEN
+
+
 # --- the Analysis takes a bounded number of requests ---------------------------------------------
 
 
@@ -297,7 +412,7 @@ def test_an_analysis_holds_its_tables_slot_and_the_queue_is_bounded(monkeypatch,
 
 def test_the_analysis_takes_the_requesters_in_turn(monkeypatch):
     monkeypatch.setattr(analysis_module, "analyse_deal", stand_in_analysis)
-    analyst = Analyst(max_queued=10)
+    analyst = Analyst(max_queued=10, max_per_owner=10)
     order: list[str] = []
 
     async def one(owner: str, table: str) -> None:
@@ -330,7 +445,7 @@ async def main():
     thinker, analyst = Thinker(), Analyst()
     deal, seat, legal = a_deal()
     assert await thinker.decide(deal, "pimc", seat, 1, "10.0.0.1", "t1") in legal
-    assert (await analyst.analyse("t1", 1, json.loads(RECORD.read_text()), "10.0.0.1"))["deal"] == 1
+    assert (await analyst.analyse("t1", 1, json.loads(RECORD.read_text()), "10.0.0.1")).deal == 1
     os.write(int(os.environ["READY_FD"]), b"1")
     await asyncio.Event().wait()
 
@@ -460,20 +575,24 @@ def test_a_table_whose_search_bot_keeps_failing_is_marked_and_asked_ever_less_of
 
 def test_the_analysis_route_answers_its_refusals_by_kind(tmp_path, monkeypatch):
     """Too many analyses from one token: 429 "analysis rate"; another deal of a table whose
-    analysis runs: 429 "analysis busy"; workers that keep dying: 503 with Retry-After."""
+    analysis runs: 429 "analysis busy"; an address with its share waiting: 429 "analysis
+    share"; workers that keep dying: 503 with Retry-After. The analysis is asked for with
+    its cost: a Tippen deal's."""
     from fastapi.testclient import TestClient
     from server_helpers import WsClient, create_table, play_until_terminal, sync
 
-    from stammtisch.server.analysis import AnalysisBusy
+    from stammtisch.server.analysis import COST_TIPPEN, COST_UNPLAYED, AnalysisBusy, AnalysisShareFull
     from stammtisch.server.app import create_app
     from stammtisch.server.limits import ServerLimits
     from stammtisch.server.worker_pool import WorkersFailing
 
     app = create_app(f"sqlite:///{tmp_path / 'st.sqlite'}", bot_delay=0, deal_pause=0,
-                     limits=ServerLimits(analyses_per_minute=0.001, analysis_burst=2))
-    answers = [AnalysisBusy("busy"), WorkersFailing("dying", retry_after=42.0)]
+                     limits=ServerLimits(analyses_per_minute=0.001, analysis_burst=3))
+    answers = [AnalysisBusy("busy"), AnalysisShareFull("share"), WorkersFailing("dying", retry_after=42.0)]
+    costs = []
 
-    async def analyse(table_id, deal, record, owner=""):
+    async def analyse(table_id, deal, record, owner="", cost=1.0):
+        costs.append(cost)
         raise answers.pop(0)
 
     with TestClient(app) as http:
@@ -490,7 +609,10 @@ def test_the_analysis_route_answers_its_refusals_by_kind(tmp_path, monkeypatch):
         r = http.get(url, params=token)
         assert r.status_code == 429 and r.json()["rule"] == "analysis busy"
         r = http.get(url, params=token)
+        assert r.status_code == 429 and r.json()["rule"] == "analysis share" and r.headers["retry-after"]
+        r = http.get(url, params=token)
         assert r.status_code == 503 and r.json()["rule"] == "workers failing" and r.headers["retry-after"] == "42"
-        r = http.get(url, params=token)  # the token's burst of two is spent
+        r = http.get(url, params=token)  # the token's burst of three is spent
         assert r.status_code == 429 and r.json()["rule"] == "analysis rate"
+        assert costs[0] in (COST_TIPPEN, COST_UNPLAYED) and len(set(costs)) == 1
 

@@ -1,8 +1,9 @@
 """The web table's social features in the browser: Playwright for Python
 driving Debian's Chromium against a real server. The lobby offers only what the rule set
 allows, a seat that disconnects is played by the bot after the turn timer, a listed table is
-joined by a stranger, a rematch takes the seat to the new table, and chat with HTML in it is
-shown as text. These tests fail (they do not skip) when Playwright or the browser is missing."""
+joined by a stranger and a practice table says so in the list, a rematch takes the seat to the
+new table, and chat with HTML in it is shown as text. These tests fail (they do not skip) when
+Playwright or the browser is missing."""
 
 from __future__ import annotations
 
@@ -215,6 +216,24 @@ def test_a_listed_table_is_joined_by_a_stranger(server, browser):
     finally:
         c1.close()
         c2.close()
+
+
+def test_the_lobby_says_which_listed_table_gives_hints(server, browser):
+    seats = [{"name": "Anna"}, {"name": "Gast", "open": True}, {"name": "Robo", "bot": "random"}]
+    practice = post(server, "/api/tables", {"ruleset": "tippen/grupp-1975", "seats": seats, "listed": True,
+                                            "hints": True})["id"]
+    plain = post(server, "/api/tables", {"ruleset": "tippen/grupp-1975", "seats": seats, "listed": True})["id"]
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(server + "/")
+        page.get_by_test_id(f"open-table-{plain}").wait_for()
+        assert "practice table: hints" in page.get_by_test_id(f"open-table-{practice}").text_content()
+        assert "hints" not in page.get_by_test_id(f"open-table-{plain}").text_content()
+        page.get_by_test_id("lang-toggle").click()  # the list is drawn again in German at once
+        page.get_by_test_id(f"open-table-{practice}").filter(has_text="Übungstisch: Tipps").wait_for()
+    finally:
+        context.close()
 
 
 def test_rematch_takes_the_player_to_his_seat_at_a_new_table(server, browser):

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -34,51 +33,8 @@ from ..solve.model import Kind, Position
 from ..solve.position import position_from_state
 from ..solve.solver import Solver
 from ..table import Table
-from .decisions import DecisionJudgement, Recorded, judge_decision, par, phase, playout_money
-
-
-@dataclass
-class PlayJudgement:
-    seat: int
-    action: str
-    before: int  # the best value the player could still reach
-    after: int  # what the chosen card leaves
-    loss: int
-    trick: int = 0  # the trick it was played to, 1 = the first
-    better: list[str] = field(default_factory=list)  # the cards that keep ``before`` (a mistake)
-    side: str = "own"  # whose figure it is: "declarer", "defender" or the mover's "own"
-    money_best: int | None = None  # the mover's payment after the best card (a mistake only)
-    money_played: int | None = None  # … and after the card played
-
-    def to_json(self) -> dict[str, Any]:
-        return {"seat": self.seat, "action": self.action, "before": self.before, "after": self.after,
-                "loss": self.loss, "trick": self.trick, "better": self.better, "side": self.side,
-                "money_best": self.money_best, "money_played": self.money_played}
-
-
-@dataclass
-class DealAnalysis:
-    deal: int  # 0-based index in the record
-    measure: str  # what the values count: declarer-points, won, own-points, own-tricks
-    start_value: Any  # an int, or per seat (Ramsch, Tippen)
-    plays: list[PlayJudgement] = field(default_factory=list)
-    game: str = "tapp"
-    unit: str = "game points"  # the table's unit: counters, game points or cents
-    declarer: int | None = None
-    contract: str | None = None
-    decisions: list[DecisionJudgement] = field(default_factory=list)
-    par: dict[str, Any] | None = None  # Tapp: per contract the declarer could name (decisions.par)
-
-    def mistakes(self) -> list[PlayJudgement]:
-        """The plays that cost something, the largest first (ties in order of play)."""
-        return sorted((p for p in self.plays if p.loss > 0), key=lambda p: -p.loss)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"deal": self.deal + 1, "measure": self.measure, "start_value": self.start_value,
-                "plays": [p.to_json() for p in self.plays],
-                "mistakes": [p.to_json() for p in self.mistakes()],
-                "game": self.game, "unit": self.unit, "declarer": self.declarer, "contract": self.contract,
-                "decisions": [d.to_json() for d in self.decisions], "par": self.par}
+from .decisions import Recorded, judge_decision, par, phase, playout_money
+from .findings import DealAnalysis, DecisionJudgement, PlayJudgement
 
 
 def _measure(pos: Position) -> str:

@@ -26,6 +26,7 @@ from typing import Any
 from ..solve.model import Goal, Kind, Position
 from ..solve.position import position_from_state
 from ..solve.solver import Solver
+from .findings import DecisionJudgement
 
 #: discards solved per Frage decision unless every one is asked for (see the module docstring)
 DISCARD_LIMIT = 40
@@ -261,34 +262,6 @@ def _queues(seat: int, later: Sequence[Recorded]) -> tuple[dict[int, list[str]],
     for s, text in later:
         (own if s == seat else others.setdefault(s, [])).append(text)
     return others, own
-
-
-@dataclass
-class DecisionJudgement:
-    """One decision before the play: what was done and what it pays with all cards open,
-    against the best the seat could have done (in the table's unit)."""
-
-    seat: int
-    kind: str  # "declare" (Tippen tap or pass), "exchange", "discard", "other"
-    action: str
-    money: int
-    best: str
-    best_money: int
-    options: list[dict[str, Any]] = field(default_factory=list)  # {"action", "money"}
-    searched: int = 0  # discards solved (0: not a discard)
-    total: int = 0  # discards there were
-
-    @property
-    def loss(self) -> int:
-        return max(0, self.best_money - self.money)
-
-    def to_json(self) -> dict[str, Any]:
-        out = {"seat": self.seat, "kind": self.kind, "action": self.action, "money": self.money,
-               "best": self.best, "best_money": self.best_money, "loss": self.loss,
-               "options": self.options}
-        if self.total:
-            out.update(searched=self.searched, total=self.total)
-        return out
 
 
 def judge_decision(state: Any, action: str, later: Sequence[Recorded], all_discards: bool = False,

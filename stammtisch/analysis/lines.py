@@ -18,7 +18,10 @@ _UNITS = {"counters": "analyze.unit.counters", "game points": "analyze.unit.game
 
 
 def card_label(card: str, suits: str = "french") -> Message | str:
-    """``♥A`` / ``♥10`` as a message (the rank's short name is the language's)."""
+    """``♥A`` / ``♥10`` as a message (the rank's short name is the language's); ``?``, a card
+    the reader was never shown (``seen``), as "another card"."""
+    if card == "?":
+        return message("analyze.card_hidden")
     if not is_card(card):
         return card
     rank = card[1]
@@ -50,8 +53,12 @@ def _card_list(cards: list[str], suits: str) -> Message | str:
 
 
 def action_label(action: str, suits: str = "french") -> Message | str:
-    """A decision in words: ``tap``, ``exchange ♥K ♠A``, ``discard …``, a contract."""
+    """A decision in words: ``tap``, ``exchange ♥K ♠A``, ``discard …``, a contract; another
+    seat's exchange or discard by its count (``exchange:3``: ``seen``)."""
     head, _, rest = action.partition(":")
+    if head in ("exchange", "discard") and rest.isdigit():
+        key = f"analyze.{head}_one" if rest == "1" else f"analyze.{head}_count"
+        return message(key, count=int(rest))
     if head in ("exchange", "discard"):
         cards = [c for c in rest.split(",") if c and c != "-"]
         return message(f"analyze.{head}", cards=_card_list(cards, suits))

@@ -78,7 +78,7 @@ class ServerLimits:
     chat_max_chars: int = 200  # characters of one chat line
     chat_rate: float = 0.5  # chat lines per second per seat (all its sockets together)
     chat_burst: float = 4.0
-    hint_rate: float = 0.2  # hints per second per seat of a practice table (each a search)
+    hint_rate: float = 0.2  # hints per second at a practice table per asking address (each a search)
     hint_burst: float = 3.0
     chat_keep: int = 50  # chat lines a client is shown when it connects
     listed_max: int = 100  # tables the lobby lists at once
@@ -93,6 +93,10 @@ class ServerLimits:
     analyses_per_minute_per_address: float = 30.0  # … per client address
     analysis_burst_per_address: int = 10
     analysis_queue: int = 16  # analyses waiting or running in all (one per table at a time)
+    # records, past deals and analyses read from the database (not kept), per client address;
+    # taken before the read, also before the token of an archived table is looked up
+    stored_reads_per_minute_per_address: float = 60.0
+    stored_read_burst_per_address: int = 20
     seat_takes_per_minute: float = 10.0  # lobby seats taken per client address
     # --- the database: how long a commit may take, and how commits are grouped
     commit_deadline: float = 5.0  # a commit is retried with backoff for at most this long

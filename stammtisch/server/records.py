@@ -15,7 +15,7 @@ from ..record import table_to_record
 from ..rules import ruleset as build_ruleset
 from ..table import Table
 from .replay import replay_deal
-from .storage import StoredTable, token_digest
+from .storage import StoredTable, StoredTokens, token_digest
 
 
 def stored_table(st: StoredTable) -> Table:
@@ -94,13 +94,25 @@ def deal_as_seen(st: StoredTable, deal: int, seat: int | None) -> dict[str, Any]
     return None
 
 
+def reads_whole(who: tuple[str, int | None], ended: bool) -> bool:
+    """Whether ``who`` reads the whole record and the whole analysis of every deal: a seat
+    or the admin once the table has ended (closed, or archived). Before that everyone reads
+    the deals as the table showed them to him, the admin as a spectator."""
+    return ended and who[0] in ("seat", "admin")
+
+
+def reader_seat(who: tuple[str, int | None]) -> int | None:
+    """The seat whose view ``who`` reads (None: a spectator's, also the admin's)."""
+    return who[1] if who[0] == "seat" else None
+
+
 def record_key(table_id: str, finished: int, who: tuple[str, int | None],
                closed: bool) -> tuple[Any, ...]:
     """What a record download depends on: the table, its finished deals, and whose it is (the
     full record once the table has ended, else the seat's view; the admin's is a
     spectator's)."""
-    full = closed and who[0] in ("seat", "admin")
-    return (table_id, finished, full, None if full or who[0] != "seat" else who[1])
+    full = reads_whole(who, closed)
+    return (table_id, finished, full, None if full else reader_seat(who))
 
 
 class BytesCache:
@@ -130,17 +142,26 @@ class BytesCache:
             self.size -= len(dropped)
 
 
-def auth_stored(st: StoredTable, token: str) -> tuple[str, int | None] | None:
-    """``LiveTable.auth`` for a table read from the database (an archived one)."""
+def auth_tokens(tokens: StoredTokens, token: str) -> tuple[str, int | None] | None:
+    """``LiveTable.auth`` for a table known by its token digests (an archived one): every
+    digest is compared (constant time, no early exit)."""
     if not token or len(token) > 200:
         return None
     d = token_digest(token)
     found: tuple[str, int | None] | None = None
-    for s in st.seats:
-        if s.token_digest is not None and hmac.compare_digest(d, s.token_digest):
-            found = ("seat", s.seat)
-    if hmac.compare_digest(d, st.spectator_digest):
+    for seat, digest in enumerate(tokens.seat_digests):
+        if digest is not None and hmac.compare_digest(d, digest):
+            found = ("seat", seat)
+    if hmac.compare_digest(d, tokens.spectator_digest):
         found = ("spectator", None)
-    if hmac.compare_digest(d, st.admin_digest):
+    if hmac.compare_digest(d, tokens.admin_digest):
         found = ("admin", None)
     return found
+
+
+def auth_stored(st: StoredTable, token: str) -> tuple[str, int | None] | None:
+    """``auth_tokens`` for a table read from the database."""
+    seats: list[str | None] = [None] * len(st.seats)
+    for s in st.seats:
+        seats[s.seat] = s.token_digest
+    return auth_tokens(StoredTokens(st.admin_digest, st.spectator_digest, seats), token)

@@ -40,11 +40,15 @@ MESSAGES = {
     "open unlisted": "open seats are for a table listed in the lobby (listed: true)",
     "seat rate": "too many seats taken from your address; try again in a minute",
     "record rate": "this link has asked for the record too often; try again in a few seconds",
+    "read rate": "your address has asked for records, past deals or analyses too often; try again in a few "
+                 "seconds",
     "deal token": "a past deal needs a token of this table (?token=…)",
     "deal not over": "deal {deal} is not over ({finished} deals are)",
     "analysis rate": "too many analyses asked for lately; try again in a few seconds",
     "analysis busy": "an analysis of another deal of this table is under way; try again when it is done",
     "analysis queue full": "the server is analysing as many deals as it may; try again in a moment",
+    "analysis share": "your address has as many analyses waiting or under way as one client may; try again "
+                      "when one is done",
     "workers failing": "the server's analysis worker keeps failing; try again later",
     "bot deals": "a table of bots plays at most {n} deals",
     "pace": "the pace between deals is \"wait\" (not at a table of bots) or {lo}–{hi} seconds",

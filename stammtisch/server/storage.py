@@ -103,6 +103,16 @@ class StoredSeat:
 
 
 @dataclass
+class StoredTokens:
+    """The digests of a table's tokens (``Storage.table_tokens``): who a token is, without
+    reading the table."""
+
+    admin_digest: str
+    spectator_digest: str
+    seat_digests: list[str | None]  # by seat (None: a bot's, or an open seat's)
+
+
+@dataclass
 class StoredSocial:
     """``SocialRow`` and the latest chat lines of a table."""
 
@@ -515,6 +525,20 @@ class Storage:
             return [r[0] for r in conn.execute(select(TableRow.id)
                                                .where(TableRow.id.not_in(archived))
                                                .order_by(TableRow.created))]
+
+    def table_tokens(self, table_id: str) -> StoredTokens | None:
+        """The digests of a table's tokens in one small query (None: no such table): a
+        request for an archived table is checked with this before its table is read."""
+        with self.engine.connect() as conn:
+            rows = conn.execute(select(TableRow.admin_digest, TableRow.spectator_digest, SeatRow.seat,
+                                       SeatRow.token_digest)
+                                .select_from(TableRow)
+                                .outerjoin(SeatRow, SeatRow.table_id == TableRow.id)
+                                .where(TableRow.id == table_id).order_by(SeatRow.seat)).all()
+        if not rows:
+            return None
+        return StoredTokens(rows[0].admin_digest, rows[0].spectator_digest,
+                            [r.token_digest for r in rows if r.seat is not None])
 
     def load_table(self, table_id: str) -> StoredTable | None:
         with self.engine.connect() as conn:

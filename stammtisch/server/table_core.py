@@ -179,7 +179,7 @@ class TableCore:
         self.pace: str | float | None = "wait" if any(s.bot is None for s in seats) else None
         self.next_ready: set[int] = set()
         self.hints = False  # a practice table: a seat on turn may ask the search bot for a hint
-        self.hint_buckets: dict[int, Bucket] = {}
+        self.hint_buckets: dict[str, Bucket] = {}  # per asking address
         self.rematch_votes: set[int] = set()  # seats that asked for (agreed to) a rematch
         self.rematch_asker = ""  # the address of the first seat that asked (its creation)
         self.rematch_claimed: set[int] = set()  # seats whose link led on to the rematch
@@ -475,6 +475,7 @@ class TableCore:
         return {"id": self.id, "ruleset": self.ruleset_id, "title": self.rules.title,
                 "family": self.rules.family, "started": self.started,
                 "deal_number": self.table.deal_count, "turn_seconds": self.turn_seconds,
+                "hints": self.hints,
                 "seats": [{"seat": i, "name": s.name, "bot": s.bot, "free": i in self.open_seats}
                           for i, s in enumerate(self.seats)],
                 "free": len(self.open_seats), "taken": len(self.seats) - len(self.open_seats)}

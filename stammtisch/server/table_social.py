@@ -112,11 +112,13 @@ class TableSocial(TableCore):
         self.last_activity = at
         self.fanout.send_all(dumps({"type": "chat", "messages": [entry]}))
 
-    async def hint(self, seat: int) -> dict[str, Any]:
+    async def hint(self, seat: int, address: str = "") -> dict[str, Any]:
         """What the search bot would do for ``seat``, on turn at a practice table, from what
         that seat sees: ``{"action", "why"}`` (``why`` a catalogue message), for that seat
         alone. Every client is told that the seat asked, never the hint. Raises a Refusal
-        when the table has no hints, the seat is not on turn, or it asks too often."""
+        when the table has no hints, the seat is not on turn, or the asker asks too often.
+        A hint counts for the asker's ``address``, not the table's creator's: its allowance
+        of hints, and its turn at the search bots' worker."""
         async with self.lock:
             if not self.hints:
                 raise Refusal("hints", SOCIAL_MESSAGES["no hints"], RefusalKind.CONFLICT)
@@ -124,10 +126,10 @@ class TableSocial(TableCore):
             if (self.closed or state is None or state.is_terminal()
                     or state.current_player() != seat):
                 raise Refusal("hint turn", SOCIAL_MESSAGES["hint turn"], RefusalKind.CONFLICT)
-            bucket = self.hint_buckets.get(seat)
+            bucket = self.hint_buckets.get(address)
             if bucket is None:
-                bucket = self.hint_buckets[seat] = Bucket(self.limits.hint_rate,
-                                                          self.limits.hint_burst)
+                bucket = self.hint_buckets[address] = Bucket(self.limits.hint_rate,
+                                                             self.limits.hint_burst)
             if not bucket.allow():
                 raise Refusal("hint rate", SOCIAL_MESSAGES["hint rate"], RefusalKind.TOO_MANY)
             deal = self._deal_so_far()
@@ -138,7 +140,7 @@ class TableSocial(TableCore):
             # its own queue slot (beside a bot's decision); a second hint waiting: ValueError
             advice: dict[str, Any] = await self.manager.thinker.advise(
                 deal, seat, seed=zlib.crc32(f"{self.id}:{event}:hint".encode()),
-                owner=self.creator, table=self.id)
+                owner=address, table=self.id)
         except ValueError:
             raise Refusal("hint rate", SOCIAL_MESSAGES["hint rate"],
                           RefusalKind.TOO_MANY) from None

@@ -10,9 +10,11 @@ own. This is what both need around it:
   ``restart_window`` seconds with ``WorkersFailing`` (one log line, not one per request), then
   starts afresh.
 - Jobs wait here, not in the executor, and a worker is handed one job at a time, so the order is
-  ours to choose: owners in turn (the one served least recently first), and within an owner its
-  keys in turn. One client with forty tables waiting gets one turn, then every other client with
-  something waiting gets one: its tables slow down its own decisions, not everybody's.
+  ours to choose: owners in turn by the worker time they have had (each job counts its expected
+  cost; the one served least recently first among equals), and within an owner its keys in turn.
+  One client with forty tables waiting gets one turn, then every other client with something
+  waiting gets one: its tables slow down its own decisions, not everybody's; and a client whose
+  jobs cost a hundred times more gets a turn for a hundred of the others'.
 - The workers end with the server (``stammtisch.workers``), also when it is killed.
 """
 
@@ -61,17 +63,26 @@ class WorkersFailing(WorkerError):
 
 
 class FairQueue(Generic[T]):
-    """Items by owner and key. ``pop`` takes the owner served least recently (one never served,
-    or with nothing waiting or out since, first; in order of arrival) and, within an owner, its
-    keys in turn; ``done`` tells that an item taken has been dealt with. A key has at most one
-    item waiting.
+    """Items by owner and key, each with its cost (the worker time it is expected to take; 1
+    unless told). ``pop`` takes the owner that has had the least of the worker, counted in
+    cost, and within an owner its keys in turn; ``done`` tells that an item taken has been
+    dealt with. A key has at most one item waiting.
 
-    So an owner with forty items waiting gets one turn, then every other owner with something
-    waiting gets one, also one that came after the forty were queued.
+    The count is a virtual clock (self-clocked fair queueing): an owner's items take up their
+    cost after one another, from where the clock stood when the owner began to wait, and the
+    clock moves to the end of each item taken. The owner whose next item ends first is taken;
+    among equals the one served least recently (one never served, or with nothing waiting or
+    out since, first), then the first to come. So an owner with forty items waiting gets one
+    turn, then every other owner with something waiting gets one, also one that came after
+    the forty were queued; and an owner whose items cost a hundred times more gets a turn for
+    a hundred of the others' (an owner's first item is served before another's tenth).
     """
 
     def __init__(self) -> None:
-        self._owners: dict[str, dict[Hashable, T]] = {}  # owners with items waiting, by arrival
+        # owners with items waiting, by arrival: per key the item and its cost
+        self._owners: dict[str, dict[Hashable, tuple[T, float]]] = {}
+        self._tags: dict[str, float] = {}  # owner -> where its next item starts on the clock
+        self._clock = 0.0  # where the latest item taken ends
         self._served: dict[str, int] = {}  # owner -> its latest turn, while it has items waiting or out
         self._out: dict[str, int] = {}  # owner -> items taken and not yet done
         self._turn = 0
@@ -80,26 +91,39 @@ class FairQueue(Generic[T]):
     def __len__(self) -> int:
         return self._count
 
-    def put(self, owner: str, key: Hashable, item: T) -> None:
-        items = self._owners.setdefault(owner, {})
+    def put(self, owner: str, key: Hashable, item: T, cost: float = 1.0) -> None:
+        if cost < 0:
+            raise ValueError("an item's cost is >= 0")
+        items = self._owners.get(owner)
+        if items is None:  # it begins to wait: no credit from before, no debt beyond the clock
+            items = self._owners[owner] = {}
+            self._tags[owner] = max(self._tags.get(owner, 0.0), self._clock)
         if key in items:
             raise ValueError(f"{key!r} of {owner!r} has an item waiting already")
-        items[key] = item  # after the owner's other keys: its keys take turns
+        items[key] = (item, cost)  # after the owner's other keys: its keys take turns
         self._count += 1
 
     def get(self, owner: str, key: Hashable) -> T | None:
-        return self._owners.get(owner, {}).get(key)
+        found = self._owners.get(owner, {}).get(key)
+        return None if found is None else found[0]
 
     def pop(self) -> tuple[str, T]:
         """The owner whose turn it is and its first key's item."""
         if not self._count:
             raise IndexError("pop from an empty FairQueue")
-        owner = min(self._owners, key=lambda o: self._served.get(o, -1))  # the first of equals
+
+        def order(owner: str) -> tuple[float, int]:
+            first_cost = next(iter(self._owners[owner].values()))[1]
+            return self._tags[owner] + first_cost, self._served.get(owner, -1)
+
+        owner = min(self._owners, key=order)  # the first of equals
         items = self._owners[owner]
-        item = items.pop(next(iter(items)))
+        item, cost = items.pop(next(iter(items)))
         if not items:
             del self._owners[owner]
         self._count -= 1
+        self._tags[owner] += cost
+        self._clock = max(self._clock, self._tags[owner])
         self._turn += 1
         self._served[owner] = self._turn
         self._out[owner] = self._out.get(owner, 0) + 1
@@ -113,7 +137,7 @@ class FairQueue(Generic[T]):
     def remove(self, owner: str, key: Hashable, item: T) -> bool:
         """Take back ``item`` if it still waits as ``key``'s."""
         items = self._owners.get(owner)
-        if items is None or items.get(key) is not item:
+        if items is None or key not in items or items[key][0] is not item:
             return False
         del items[key]
         if not items:
@@ -124,18 +148,20 @@ class FairQueue(Generic[T]):
 
     def clear(self) -> list[T]:
         """Take back every item waiting."""
-        items = [item for owned in self._owners.values() for item in owned.values()]
+        items = [item for owned in self._owners.values() for item, _ in owned.values()]
         self._owners.clear()
         self._count = 0
-        for owner in list(self._served):
+        for owner in list(self._tags):
             self._forget_idle(owner)
         return items
 
     def _forget_idle(self, owner: str) -> None:
         """An owner with nothing waiting or out is forgotten (so the memory is bounded by the
-        owners with work): when it comes back, it is served as one never served."""
+        owners with work): when it comes back, it is served as one never served, from where
+        the clock stands then."""
         if owner not in self._owners and owner not in self._out:
             self._served.pop(owner, None)
+            self._tags.pop(owner, None)
 
 
 @dataclass(eq=False)
@@ -180,16 +206,19 @@ class WorkerPool:
                 f"{self.what} died {self.max_restarts + 1} times within {self.restart_window:g} s; "
                 f"no new work for {left:.0f} s", retry_after=left)
 
-    def submit(self, owner: str, key: Hashable, fn: Callable[..., Any], *args: Any) -> asyncio.Future[Any]:
-        """Queue ``fn(*args)`` for a worker (``fn`` and ``args`` picklable); its future. Refused
-        (``WorkersFailing``) while the pool refuses, ``ValueError`` when ``key`` of ``owner`` has
-        a job waiting already. Cancelling the future takes the job back if no worker has it yet."""
+    def submit(self, owner: str, key: Hashable, fn: Callable[..., Any], *args: Any,
+               cost: float = 1.0) -> asyncio.Future[Any]:
+        """Queue ``fn(*args)`` for a worker (``fn`` and ``args`` picklable); its future. ``cost``:
+        the worker time it is expected to take, in any unit the pool's callers share (the fair
+        queue's count). Refused (``WorkersFailing``) while the pool refuses, ``ValueError`` when
+        ``key`` of ``owner`` has a job waiting already. Cancelling the future takes the job back
+        if no worker has it yet."""
         self.check()
         left = self._queue.get(owner, key)
         if left is not None and left.future.done():  # cancelled; its callback has not run yet
             self._queue.remove(owner, key, left)
         job = _Job(fn, args, asyncio.get_running_loop().create_future(), owner, key)
-        self._queue.put(owner, key, job)
+        self._queue.put(owner, key, job, cost)
         job.future.add_done_callback(lambda future: self._queue.remove(owner, key, job))
         self._pump()
         return job.future

@@ -40,6 +40,7 @@ class Server:
     deal_takes: AddressBuckets = field(init=False)  # by token
     analysis_takes: AddressBuckets = field(init=False)  # by token
     analysis_takes_by_address: AddressBuckets = field(init=False)
+    stored_reads: AddressBuckets = field(init=False)  # by address: reads of a stored table
     records: BytesCache = field(init=False)
     deals_kept: BytesCache = field(init=False)
     archived_claims: asyncio.Lock = field(init=False, default_factory=asyncio.Lock)
@@ -52,6 +53,8 @@ class Server:
         self.analysis_takes = AddressBuckets(limits.analyses_per_minute, limits.analysis_burst)
         self.analysis_takes_by_address = AddressBuckets(limits.analyses_per_minute_per_address,
                                                         limits.analysis_burst_per_address)
+        self.stored_reads = AddressBuckets(limits.stored_reads_per_minute_per_address,
+                                           limits.stored_read_burst_per_address)
         self.records = BytesCache(limits.record_cache_bytes)
         self.deals_kept = BytesCache(limits.record_cache_bytes // 4)
 

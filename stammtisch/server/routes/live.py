@@ -224,7 +224,7 @@ async def handle(server: Server, live: LiveTable, conn: Conn, text: str) -> None
         elif isinstance(msg, Next):
             await live.next_deal(early=True, seat=seat)
         elif isinstance(msg, Hint):
-            answer = await live.hint(seat)
+            answer = await live.hint(seat, conn.address)
             conn.send(dumps(answer if seq is None else {**answer, "seq": seq}))
         elif isinstance(msg, Back):
             await live.back(seat)

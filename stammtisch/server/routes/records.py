@@ -6,15 +6,20 @@
   that token saw it at its end (its terminal view: passers' folded cards, the talon and the
   tapp stay hidden). The deck of an unfinished deal never leaves the server.
 - ``GET  /api/tables/{id}/deals/{n}?token=…`` – a finished deal as this token saw it.
-- ``GET  /api/tables/{id}/analysis/{n}?token=…`` – where points were lost in a finished deal.
+- ``GET  /api/tables/{id}/analysis/{n}?token=…`` – where points were lost in a finished deal,
+  as this token saw the deal while the table plays, whole once it has ended (as the record).
 
 The live table keeps no old deals: these are built from the database's record, off the event
-loop, and kept (``BytesCache``).
+loop, and kept (``BytesCache``). A live table knows its tokens; an archived one is asked for
+its tokens' digests with one small query before anything is read. Every read of the database
+takes from the client address's allowance first (``stored_reads``), so a flood of wrong tokens
+or of uncached requests costs a refusal, not a table read each.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass
 from typing import Annotated
 
 import orjson
@@ -22,12 +27,12 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse, Response
 
 from .. import records
-from ..analysis import AnalysisBusy, AnalysisQueueFull
+from ..analysis import AnalysisBusy, AnalysisQueueFull, AnalysisShareFull, deal_cost
 from ..refusals import MESSAGES, STORAGE_ERRORS, Refusal, RefusalKind
 from ..storage import StoredTable, token_digest
 from ..table_core import TRY_AGAIN
 from ..worker_pool import WorkersFailing
-from .deps import AddressDep, LiveDep, Server, ServerDep, TokenDep, known_id
+from .deps import AddressDep, Server, ServerDep, TokenDep, known_id
 
 log = logging.getLogger("stammtisch.server")
 
@@ -45,9 +50,16 @@ def record_behind() -> Refusal:
 REPLAY_ERRORS = (ValueError, LookupError)
 
 
-async def stored_record(server: Server, table_id: str) -> StoredTable:
-    """A table as its database holds it (refused when it cannot be read now, or is not
-    there)."""
+def may_read(server: Server, address: str) -> None:
+    """Refused (429) when ``address`` has read the database too often lately: taken before
+    every read of a stored table, the token's lookup of an archived one too."""
+    server.limit(server.stored_reads.allow(address), "read rate", MESSAGES["read rate"], 10)
+
+
+async def stored_record(server: Server, table_id: str, address: str) -> StoredTable:
+    """A table as its database holds it (refused when ``address`` reads too often, when it
+    cannot be read now, or is not there)."""
+    may_read(server, address)
     try:
         st = await server.manager.store.read(server.storage.load_table, table_id)
     except STORAGE_ERRORS:
@@ -58,37 +70,68 @@ async def stored_record(server: Server, table_id: str) -> StoredTable:
     return st
 
 
+@dataclass(frozen=True)
+class Asker:
+    """Who asks for a table's past deals, and how far the table is."""
+
+    who: tuple[str, int | None]  # ("seat", i), ("spectator", None) or ("admin", None)
+    ended: bool  # closed, or archived: a seat and the admin read everything
+    finished: int  # the finished deals; -1: an archived table, every deal it holds
+
+    @property
+    def whole(self) -> bool:
+        return records.reads_whole(self.who, self.ended)
+
+    @property
+    def seat(self) -> int | None:
+        return records.reader_seat(self.who)
+
+    def over(self, deal: int) -> bool:
+        """Whether deal ``deal`` (1-based) may be over (an archived table's: if it has it)."""
+        return deal >= 1 and (self.finished < 0 or deal <= self.finished)
+
+
+async def asker(server: Server, table_id: str, token: str, address: str, refused: str) -> Asker:
+    """Who ``token`` is at the table (refused 403 with ``MESSAGES[refused]`` when nobody; 404
+    when there is no such table). A live table answers from memory; an archived one from its
+    tokens' digests (one small query, after the address's allowance of reads)."""
+    live = server.manager.get(table_id)
+    if live is not None:
+        async with live.lock:
+            who = live.auth(token)
+            ended, finished = live.closed, live.scored
+    else:
+        may_read(server, address)
+        try:
+            tokens = await server.manager.store.read(server.storage.table_tokens, table_id)
+        except STORAGE_ERRORS:
+            log.warning("table %s: its tokens could not be read", table_id, exc_info=True)
+            raise Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE, 5) from None
+        if tokens is None:
+            raise Refusal("unknown table", f"no table {table_id!r}", RefusalKind.NOT_FOUND)
+        who = records.auth_tokens(tokens, token)
+        ended, finished = True, -1
+    if who is None:
+        raise Refusal("token", MESSAGES[refused], RefusalKind.FORBIDDEN)
+    return Asker(who, ended, finished)
+
+
 @router.get("/api/tables/{table_id}/record")
-async def get_record(table_id: KnownId, token: TokenDep, server: ServerDep) -> Response:
+async def get_record(table_id: KnownId, token: TokenDep, server: ServerDep, address: AddressDep) -> Response:
     """The finished deals. While the table plays, every token (the admin's too) gets them
     as its seat saw them (a spectator's view for the admin); once the table has ended
     (closed, or archived), a seat or the admin gets the full, replayable record. Built off
     the event loop, kept per number of finished deals, limited per token."""
-    live = server.manager.get(table_id)
-    finished = -1  # the deals the record must hold (-1: an archived table, all it has)
-    who: tuple[str, int | None] | None = None
-    closed = True
-    if live is not None:  # the database has its record (the live table keeps no old deals)
-        async with live.lock:
-            who = live.auth(token)
-            closed = live.closed
-            finished = live.scored
-        if who is None:
-            raise Refusal("token", MESSAGES["record token"], RefusalKind.FORBIDDEN)
+    a = await asker(server, table_id, token, address, "record token")
     server.limit(server.record_takes.allow(token_digest(token)), "record rate",
                  MESSAGES["record rate"], 20)
     headers = {"Content-Disposition": f'attachment; filename="stammtisch-{table_id}.json"'}
-    if who is not None:
-        kept = server.records.get(records.record_key(table_id, finished, who, closed))
-        if kept is not None:
-            return Response(kept, media_type="application/json", headers=headers)
-    st = await stored_record(server, table_id)
-    if live is None:
-        who = records.auth_stored(st, token)
-    if who is None:
-        raise Refusal("token", MESSAGES["record token"], RefusalKind.FORBIDDEN)
-    full = closed and who[0] in ("seat", "admin")
-    seat = who[1]
+    key = records.record_key(table_id, a.finished, a.who, a.ended)
+    kept = server.records.get(key)
+    if kept is not None:
+        return Response(kept, media_type="application/json", headers=headers)
+    st = await stored_record(server, table_id, address)
+    full, seat = a.whole, a.seat
 
     def build() -> tuple[bytes, int]:
         """The record as JSON and the finished deals it holds."""
@@ -103,46 +146,32 @@ async def get_record(table_id: KnownId, token: TokenDep, server: ServerDep) -> R
     except REPLAY_ERRORS:
         log.warning("table %s: its stored record does not replay", table_id, exc_info=True)
         raise record_behind() from None
-    if held < finished:
+    if held < a.finished:
         raise record_behind()
-    server.records.put(records.record_key(table_id, finished, who, closed), body)
+    server.records.put(key, body)
     return Response(body, media_type="application/json", headers=headers)
 
 
 @router.get("/api/tables/{table_id}/deals/{deal}")
-async def get_deal(table_id: KnownId, deal: int, token: TokenDep, server: ServerDep) -> Response:
+async def get_deal(table_id: KnownId, deal: int, token: TokenDep, server: ServerDep,
+                   address: AddressDep) -> Response:
     """A finished deal as this token saw it (the Deals panel): its last view (a seat's own,
     a spectator's for the spectator and the admin), the explanation of its result, and its
     tricks card by card. Built off the event loop and kept."""
-    live = server.manager.get(table_id)
-    who: tuple[str, int | None] | None = None
-    finished = -1  # an archived table: every stored deal is over
-    if live is not None:
-        async with live.lock:
-            who = live.auth(token)
-            finished = live.scored
-        if who is None:
-            raise Refusal("token", MESSAGES["deal token"], RefusalKind.FORBIDDEN)
-        if not 1 <= deal <= finished:
-            raise Refusal("deal in progress", MESSAGES["deal not over"].format(
-                deal=deal, finished=finished))
-    seat_key = who[1] if who is not None and who[0] == "seat" else None
-    kept = server.deals_kept.get((table_id, deal, seat_key)) if who is not None else None
+    a = await asker(server, table_id, token, address, "deal token")
+    if not a.over(deal):
+        raise Refusal("deal in progress", MESSAGES["deal not over"].format(
+            deal=deal, finished=max(a.finished, 0)))
+    seat = a.seat
+    kept = server.deals_kept.get((table_id, deal, seat))
     if kept is not None:
         return Response(kept, media_type="application/json")
     server.limit(server.deal_takes.allow(token_digest(token)), "deal rate",
                  MESSAGES["record rate"], 10)
-    st = await stored_record(server, table_id)
-    if who is None:
-        who = records.auth_stored(st, token)
-        if who is None:
-            raise Refusal("token", MESSAGES["deal token"], RefusalKind.FORBIDDEN)
-        seat_key = who[1] if who[0] == "seat" else None
-    if deal < 1:
-        raise Refusal("deal in progress", MESSAGES["deal not over"].format(deal=deal, finished=0))
+    st = await stored_record(server, table_id, address)
 
     def build() -> bytes | None:
-        answer = records.deal_as_seen(st, deal, seat_key)
+        answer = records.deal_as_seen(st, deal, seat)
         return None if answer is None else orjson.dumps(answer)
 
     try:
@@ -151,46 +180,46 @@ async def get_deal(table_id: KnownId, deal: int, token: TokenDep, server: Server
         log.warning("table %s: its stored record does not replay", table_id, exc_info=True)
         raise record_behind() from None
     if body is None:
-        if finished < 0:
+        if a.finished < 0:
             raise Refusal("deal in progress", MESSAGES["deal not over"].format(
                 deal=deal, finished=len(st.deals)))
         raise record_behind()
-    server.deals_kept.put((table_id, deal, seat_key), body)
+    server.deals_kept.put((table_id, deal, seat), body)
     return Response(body, media_type="application/json")
 
 
 @router.get("/api/tables/{table_id}/analysis/{deal}")
-async def get_analysis(table_id: str, deal: int, token: TokenDep, live: LiveDep,
-                       server: ServerDep, address: AddressDep) -> JSONResponse:
+async def get_analysis(table_id: KnownId, deal: int, token: TokenDep, server: ServerDep,
+                       address: AddressDep) -> JSONResponse:
     """Where were points lost in finished deal ``deal`` (1-based): the open-hand value at
     the start of play and per card played the value before and after it (``stammtisch
-    analyze``). Any seat or spectator token; only once the deal is over."""
-    async with live.lock:
-        who = live.auth(token)
-        finished = live.scored
-        players = list(live.table.players)
-    if who is None:
-        raise Refusal("token", MESSAGES["analysis token"], RefusalKind.FORBIDDEN)
-    if not 1 <= deal <= finished:
+    analyze``). Any token of the table; only once the deal is over. While the table plays,
+    each token reads it as the table showed it the deal (the admin's as a spectator's); once
+    it has ended (closed, or archived), a seat or the admin reads it whole (analysis/seen.py)."""
+    a = await asker(server, table_id, token, address, "analysis token")
+    if not a.over(deal):
         raise Refusal("deal in progress", MESSAGES["analysis not over"].format(
-            deal=deal, finished=finished))
+            deal=deal, finished=max(a.finished, 0)))
     result = server.analyst.cached(table_id, deal)
     if result is None:  # the first request: the deal's record from the database
         server.limit(server.analysis_takes.allow(token_digest(token))
                      and server.analysis_takes_by_address.allow(address),
                      "analysis rate", MESSAGES["analysis rate"], 20)
-        loaded = await stored_record(server, table_id)  # the live table keeps no old deals
+        loaded = await stored_record(server, table_id, address)  # the live table keeps no old deals
         try:  # the deals up to this one are all the analysis replays
             table = await server.off_loop(records.replayed, loaded, deal)
         except REPLAY_ERRORS:
             log.warning("table %s: its stored record does not replay", table_id, exc_info=True)
             raise record_behind() from None
         if records.finished_deals(table) < deal:
+            if a.finished < 0:  # an archived table has no such deal
+                raise Refusal("deal in progress", MESSAGES["analysis not over"].format(
+                    deal=deal, finished=records.finished_deals(table)))
             raise record_behind()
         try:
             result = await server.analyst.analyse(table_id, deal, records.public_record(table),
-                                                  owner=address)
-        except (AnalysisBusy, AnalysisQueueFull) as e:
+                                                  owner=address, cost=deal_cost(table, deal))
+        except (AnalysisBusy, AnalysisShareFull, AnalysisQueueFull) as e:
             server.manager.count_refusal(e.rule)
             raise Refusal(e.rule, MESSAGES[e.rule], RefusalKind.TOO_MANY, 5) from None
         except WorkersFailing as e:
@@ -199,4 +228,4 @@ async def get_analysis(table_id: str, deal: int, token: TokenDep, live: LiveDep,
         except Exception:  # a worker's fault: logged with its traceback, the client may retry
             log.exception("table %s: the analysis of deal %d failed", table_id, deal)
             raise Refusal("server", MESSAGES["analysis failed"], RefusalKind.UNAVAILABLE) from None
-    return JSONResponse({"players": players, **result})
+    return JSONResponse({"players": result.names, **result.read_by(a.seat, a.whole)})

@@ -8,7 +8,7 @@ links and a table's info.
   and an admin token. Tokens are shown only here: the server keeps their SHA-256 digests.
   Limited per client address and by the number of live tables (429 when refused).
 - ``GET  /api/tables`` – the lobby's list of open tables: tables their creator listed that
-  have a free seat (rule set, seats taken and free).
+  have a free seat (rule set, seats taken and free, the turn timer, whether it gives hints).
 - ``POST /api/tables/{id}/take`` – ``{"seat": n | null, "name": "…" | null}``: a stranger from
   the lobby takes a free seat of a listed table and gets its own link and token (as an
   invite); his name replaces the seat's before the table starts.

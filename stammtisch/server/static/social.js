@@ -52,7 +52,8 @@ const social = {
       el("b", { text: rulesetTitle(x.ruleset, x.title) + " " }),
       el("span", { class: "muted", text: `${x.seats.map((s) => (s.free ? `(${t("openTag")})` : s.name)).join(", ")} · ` +
         t("seatsTakenFree", { taken: x.taken, free: x.free }) +
-        (x.turn_seconds ? " · " + t("timerShort", { s: x.turn_seconds }) : "") + " " }),
+        (x.turn_seconds ? " · " + t("timerShort", { s: x.turn_seconds }) : "") +
+        (x.hints ? " · " + t("hintsShort") : "") + " " }),
       el("button", { type: "button", class: "primary", "data-testid": `take-seat-${x.id}`, text: t("takeSeat"),
         onclick: () => social.takeSeat(x) }))));
   },
