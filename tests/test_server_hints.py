@@ -10,7 +10,7 @@ from contextlib import ExitStack, contextmanager
 
 import pytest
 from fastapi.testclient import TestClient
-from server_helpers import WsClient
+from server_helpers import WsClient, ws_connect
 
 from stammtisch.i18n import render
 from stammtisch.server.app import create_app
@@ -47,7 +47,7 @@ def connected(http, t: dict, spectator: bool = False) -> Iterator[list[WsClient]
     """A client per seat (and the spectator's last), each past its first state."""
     tokens = [s["token"] for s in t["seats"]] + ([t["spectator"]["token"]] if spectator else [])
     with ExitStack() as stack:
-        clients = [WsClient(stack.enter_context(http.websocket_connect(f"/ws/{t['id']}?token={tok}")))
+        clients = [WsClient(stack.enter_context(ws_connect(http, t["id"], tok)))
                    for tok in tokens]
         for c in clients:
             c.until(is_state)

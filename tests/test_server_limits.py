@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import pytest
 from fastapi.testclient import TestClient
-from server_helpers import WsClient, create_table, play_until_terminal, stored_record, sync
+from server_helpers import WsClient, bearer, create_table, play_until_terminal, stored_record, sync, ws_connect
 
 from stammtisch.record import replay
 from stammtisch.server.app import create_app
@@ -46,7 +46,7 @@ def start(http, t, token=None):
 
 
 def connect(http, t, token):
-    return http.websocket_connect(f"/ws/{t['id']}?token={token}")
+    return ws_connect(http, t["id"], token)
 
 
 def info(http, t):
@@ -188,7 +188,7 @@ def test_archived_tables_are_not_loaded_at_start_up(tmp_path):
         assert set(http.app.state.manager.tables) == {kept["id"]}
         assert http.get(f"/api/tables/{left['id']}").status_code == 410
         # the archived table's record stays available to its seats
-        r = http.get(f"/api/tables/{left['id']}/record", params={"token": left["seats"][0]["token"]})
+        r = http.get(f"/api/tables/{left['id']}/record", headers=bearer(left["seats"][0]["token"]))
         assert r.status_code == 200 and r.json()["format"] == "stammtisch-record/1"
 
 
@@ -361,12 +361,12 @@ def test_the_record_is_refused_with_try_again_while_the_database_lacks_finished_
         for behind in (short, gap):
             monkeypatch.setattr(storage, "load_table", behind)
             for token in (t["admin_token"], t["seats"][0]["token"], t["spectator"]["token"]):
-                r = http.get(f"/api/tables/{t['id']}/record", params={"token": token})
+                r = http.get(f"/api/tables/{t['id']}/record", headers=bearer(token))
                 assert r.status_code == 503 and r.json()["rule"] == "storage", r.text
                 assert "try again" in r.json()["error"] and r.headers["retry-after"]
             monkeypatch.undo()
         full = stored_record(http, t["id"])
-        seen = http.get(f"/api/tables/{t['id']}/record", params={"token": t["seats"][0]["token"]})
+        seen = http.get(f"/api/tables/{t['id']}/record", headers=bearer(t["seats"][0]["token"]))
         assert len(full["deals"]) == len(seen.json()["deals"]) == 3
         assert list(replay(full).table.balances().values()) == live.table.ledger.player_balances()
 
@@ -388,7 +388,7 @@ def test_reading_a_record_does_not_hold_up_the_commits_of_play(tmp_path, monkeyp
         monkeypatch.setattr(storage, "load_table", slow_load)
         with ThreadPoolExecutor(2) as pool:
             answer = pool.submit(http.get, f"/api/tables/{t['id']}/record",
-                                 params={"token": t["admin_token"]})
+                                 headers=bearer(t["admin_token"]))
             try:
                 assert reading.wait(HANG)
                 seat = live.table.state.current_player()
@@ -419,13 +419,13 @@ def test_a_stored_record_is_replayed_off_the_event_loop(tmp_path, monkeypatch):
 
         monkeypatch.setattr(records_module, "replay_deals", spy)
         for token in (t["seats"][1]["token"], t["seats"][0]["token"], t["spectator"]["token"]):
-            r = http.get(f"/api/tables/{t['id']}/record", params={"token": token})
+            r = http.get(f"/api/tables/{t['id']}/record", headers=bearer(token))
             assert r.status_code == 200, r.text
-        r = http.get(f"/api/tables/{t['id']}/analysis/1", params={"token": t["seats"][0]["token"]})
+        r = http.get(f"/api/tables/{t['id']}/analysis/1", headers=bearer(t["seats"][0]["token"]))
         assert r.status_code == 200, r.text
         assert len(threads) == 4 and loop_thread not in threads
         # the same download again is the one built: nothing is replayed
-        r = http.get(f"/api/tables/{t['id']}/record", params={"token": t["admin_token"]})
+        r = http.get(f"/api/tables/{t['id']}/record", headers=bearer(t["admin_token"]))
         assert r.status_code == 200 and r.json()["seat"] is None and len(threads) == 4
 
 
@@ -737,25 +737,25 @@ def test_record_is_redacted_during_the_session_and_full_after_close(http):
         play_until_terminal(http, tid, {0: c0, 1: c1}, bot_seats=(2,))
         sync(http, tid, [c0, c1, cs], bot_seats=(2,))
         assert http.get(url).status_code == 403
-        assert http.get(url, params={"token": "nonsense"}).status_code == 403
-        spect = http.get(url, params={"token": t["spectator"]["token"]}).json()
+        assert http.get(url, headers=bearer("nonsense")).status_code == 403
+        spect = http.get(url, headers=bearer(t["spectator"]["token"])).json()
         assert spect["format"] == "stammtisch-redacted/1" and "deck" not in json.dumps(spect)
         assert spect["deals"][0]["view"] == cs.view  # as the spectator saw the deal end
-        seat0 = http.get(url, params={"token": t["seats"][0]["token"]}).json()
+        seat0 = http.get(url, headers=bearer(t["seats"][0]["token"])).json()
         assert seat0["format"] == "stammtisch-redacted/1" and seat0["deals"][0]["view"] == c0.view
         # the admin too gets only what the table showed while it plays: a spectator's view (at
         # a listed table it would tell the creator what strangers folded)
-        admin = http.get(url, params={"token": t["admin_token"]}).json()
+        admin = http.get(url, headers=bearer(t["admin_token"])).json()
         assert admin == spect
         assert http.post(f"/api/tables/{tid}/close", json={"token": t["seats"][0]["token"]}).status_code == 403
         r = http.post(f"/api/tables/{tid}/close", json={"token": t["admin_token"]})
         assert r.status_code == 200 and r.json()["closed"]
         c0.until(lambda m: m["type"] == "state" and m["table"]["closed"])
-        full = http.get(url, params={"token": t["admin_token"]}).json()
+        full = http.get(url, headers=bearer(t["admin_token"])).json()
         assert full["format"] == "stammtisch-record/1" and len(full["deals"][0]["deck"]) == 32
-        after = http.get(url, params={"token": t["seats"][1]["token"]}).json()
+        after = http.get(url, headers=bearer(t["seats"][1]["token"])).json()
         assert after == full  # every seat gets the full record once the table is closed
-        assert http.get(url, params={"token": t["spectator"]["token"]}).json()["format"] == \
+        assert http.get(url, headers=bearer(t["spectator"]["token"])).json()["format"] == \
             "stammtisch-redacted/1"
         w0.send_json({"type": "next"})
         assert c0.next_error()["rule"] == "closed"

@@ -50,7 +50,8 @@ log = logging.getLogger("stammtisch.server")
 
 
 class _RedactTokens(logging.Filter):
-    """Keep seat tokens out of the access log (``?token=…`` of WebSocket URLs)."""
+    """Keep tokens out of the access log: a client that puts one in a URL (``?token=…``) is
+    refused, but the token is still a credential."""
 
     _re = re.compile(r"(token=)[^&\s\"]+")
 

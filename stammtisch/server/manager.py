@@ -51,6 +51,7 @@ class TableManager:
         self.refusals: dict[str, int] = {}
         self.outbox = Outbox()  # the fast-path messages of the loop's turn
         self.cluster: Cluster | None = None  # several processes over one database (cluster.py)
+        self.draining = False  # the process is stopping: no new tables or connections
         # tables made per client address (a rematch counts as made by the seat that asked)
         self.creations = AddressBuckets(self.limits.creations_per_minute, self.limits.creation_burst)
 
