@@ -91,22 +91,101 @@ def test_table_creation_is_rate_limited_per_address(tmp_path):
 
 
 def test_live_tables_are_capped_and_expired_tables_make_room(tmp_path):
+    """Beyond max_live_tables a new table is refused while every table is in play (a seated
+    person connected); once one expires, it is archived and there is room again."""
     app = make_app(tmp_path, max_live_tables=2)
     with TestClient(app) as http:
-        joined, unjoined = create_table(http), create_table(http)
-        r = http.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": [
-            {"name": "A"}, {"name": "B"}, {"name": "C"}]})
-        assert r.status_code == 429 and r.json()["rule"] == "capacity"
-        with connect(http, joined, joined["seats"][0]["token"]) as ws:
-            WsClient(ws).until(lambda m: m["type"] == "state")
+        a, b = create_table(http), create_table(http)
         manager = app.state.manager
-        later = time.time() + app.state.limits.unjoined_expiry + 1
-        manager.tables[joined["id"]].last_activity = later  # as if somebody had just been there
-        assert http.portal.call(manager.sweep, later) == 1  # nobody ever joined "unjoined"
-        gone = http.get(f"/api/tables/{unjoined['id']}")
+        with connect(http, a, a["seats"][0]["token"]) as wa, connect(http, b, b["seats"][0]["token"]) as wb:
+            WsClient(wa).until(lambda m: m["type"] == "state")
+            WsClient(wb).until(lambda m: m["type"] == "state")
+            r = http.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": HUMANS3})
+            assert r.status_code == 429 and r.json()["rule"] == "capacity" and r.headers["retry-after"]
+            assert manager.evictions == 0
+        later = time.time() + app.state.limits.lonely_after + 1
+        manager.tables[a["id"]].last_activity = later  # as if somebody had just been there
+        assert http.portal.call(manager.sweep, later) == 1  # nobody came to b for so long
+        gone = http.get(f"/api/tables/{b['id']}")
         assert gone.status_code == 410 and gone.json()["rule"] == "archived"
-        assert info(http, joined)["id"] == joined["id"]
+        assert info(http, a)["id"] == a["id"]
         create_table(http)  # room again
+        assert manager.evictions == 0
+
+
+def test_a_flood_of_tables_nobody_plays_cannot_keep_a_player_out(tmp_path):
+    """50 addresses, each within its own limits, make 10 tables at once: the 500 live tables
+    the server holds. A player's new table then gives up one of those nobody plays (the
+    longest idle of an address that made the most) instead of being refused; a table with a
+    seated person connected is never given up."""
+    limits = ServerLimits()
+    app = make_app(tmp_path)
+    flooders = [TestClient(app, client=(f"198.51.100.{i}", 5000)) for i in range(50)]
+    with TestClient(app) as http:
+        player = TestClient(app, client=("203.0.113.9", 5000))
+        mine = player.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": HUMANS3})
+        assert mine.status_code == 201
+        mine = mine.json()
+        made = {}
+        with connect(http, mine, mine["seats"][0]["token"]) as ws:
+            WsClient(ws).until(lambda m: m["type"] == "state")
+            for _ in range(limits.creation_burst):
+                for client in flooders:
+                    r = client.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": HUMANS3})
+                    if len(made) + 1 < limits.max_live_tables:
+                        assert r.status_code == 201, r.text
+                    made[r.json().get("id")] = client.base_url
+            manager = app.state.manager
+            assert len(manager.tables) == limits.max_live_tables
+            r = player.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": HUMANS3})
+            assert r.status_code == 201, r.text
+            assert len(manager.tables) == limits.max_live_tables and manager.evictions >= 1
+            assert mine["id"] in manager.tables  # in play: kept
+            gone = [tid for tid in made if tid not in manager.tables]
+            assert gone and all(http.get(f"/api/tables/{tid}").json()["rule"] == "archived"
+                                for tid in gone)
+
+
+def test_the_table_given_up_is_one_nobody_plays_of_the_address_that_made_most(tmp_path):
+    app = make_app(tmp_path, max_live_tables=6)
+    addresses = iter(f"192.0.2.{i}" for i in range(10, 250))
+
+    def new(address: str | None = None) -> dict:
+        client = TestClient(app, client=(address or next(addresses), 5000))
+        r = client.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": HUMANS3})
+        assert r.status_code == 201, r.text
+        return r.json()
+
+    with TestClient(app) as http:
+        manager = app.state.manager
+        quiet = new("192.0.2.1")
+        busy = [new("192.0.2.2") for _ in range(4)]
+        busy_old, busy_new, busy_watched, busy_started = busy
+        start(http, busy_started)
+        playing = new()
+        now = time.time()
+        # idle, but not yet for so long that they expire (unstarted_after)
+        for t, idle in ((quiet, 3000), (busy_old, 600), (busy_new, 60), (busy_watched, 1000),
+                        (busy_started, 2000)):
+            manager.tables[t["id"]].last_activity = now - idle
+        with connect(http, playing, playing["seats"][0]["token"]) as seated, \
+                connect(http, busy_watched, busy_watched["spectator"]["token"]) as watching:
+            WsClient(seated).until(lambda m: m["type"] == "state")
+            spectator = WsClient(watching)
+            spectator.until(lambda m: m["type"] == "state")
+            given_up = []
+            for _ in range(4):  # each from an address of its own
+                before = set(manager.tables)
+                new()
+                given_up += sorted(before - set(manager.tables))
+            # the address that made the most first; of its tables one that never started
+            # before one that did, one nobody watches before one a spectator watches, the
+            # longest idle first; once it holds no more than the others, the longest idle of
+            # all that never started
+            assert given_up == [busy_old["id"], busy_new["id"], busy_watched["id"], quiet["id"]]
+            assert spectator.next_error()["rule"] == "archived"  # told, then closed for good
+            assert playing["id"] in manager.tables and busy_started["id"] in manager.tables
+        assert manager.evictions == 4
 
 
 def test_one_address_holds_a_quota_of_live_tables(tmp_path):

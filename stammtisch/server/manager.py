@@ -8,16 +8,18 @@ import asyncio
 import logging
 import secrets
 import time
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from ..bots import SEARCH_BOTS, algorithm_of
 from ..rules import Rules
 from .buckets import AddressBuckets
 from .event_store import EventStore
-from .fanout import Outbox
+from .fanout import Outbox, dumps
 from .limits import ServerLimits
 from .live_table import LiveTable
-from .refusals import Refusal, RefusalKind
+from .protocol import CloseCode
+from .refusals import MESSAGES, STORAGE_ERRORS, Refusal, RefusalKind
 from .scheduler import Scheduler
 from .spill import Spill
 from .storage import Storage, StoredSeat, StoredSocial, StoredTable, token_digest
@@ -54,23 +56,65 @@ class TableManager:
         self.draining = False  # the process is stopping: no new tables or connections
         # tables made per client address (a rematch counts as made by the seat that asked)
         self.creations = AddressBuckets(self.limits.creations_per_minute, self.limits.creation_burst)
+        self.evictions = 0  # tables archived to make room for a new one (``make_room``)
 
     async def creation_refusal(self, address: str) -> Refusal | None:
         """Why ``address`` may not make a table now, or None (then it has used one creation):
         too many made lately, as many live tables as one address may hold, or the server
-        full. A refusal is counted (``count_refusal``)."""
+        full of tables in play (``make_room``). A refusal is counted (``count_refusal``)."""
         limits = self.limits
-        if not self.creations.allow(address):
+        if self.draining:
+            rule, message = "restarting", MESSAGES["restarting"]
+        elif not self.creations.allow(address):
             rule, message = "rate", SOCIAL_MESSAGES["rate"]
         elif sum(1 for t in self.tables.values() if t.creator == address) >= limits.tables_per_address:
             rule, message = "quota", SOCIAL_MESSAGES["quota"].format(n=limits.tables_per_address)
-        elif len(self.tables) >= limits.max_live_tables and (
-                await self.sweep() == 0 or len(self.tables) >= limits.max_live_tables):
+        elif len(self.tables) >= limits.max_live_tables and not await self.make_room():
             rule, message = "capacity", SOCIAL_MESSAGES["capacity"]
         else:
             return None
         self.count_refusal(rule)
-        return Refusal(rule, message, RefusalKind.TOO_MANY)
+        if rule == "restarting":  # another process of the service may take it at once
+            return Refusal(rule, message, RefusalKind.UNAVAILABLE, 1)
+        return Refusal(rule, message, RefusalKind.TOO_MANY, 60)
+
+    async def make_room(self) -> bool:
+        """Room for one more table under ``max_live_tables``: the tables that expired are
+        archived, and if that is not enough, one table nobody plays (``to_evict``). False
+        when every table is in play.
+
+        Why: the cap bounds the server's memory, and a few dozen addresses, each within its
+        own quota, filled it with tables nobody ever joined, so that a player's new table was
+        refused. A table is in play while a seated person is connected to it: those are never
+        evicted. An evicted table is archived as an expired one is (its record stays)."""
+        limits = self.limits
+        if await self.sweep() and len(self.tables) < limits.max_live_tables:
+            return True
+        while len(self.tables) >= limits.max_live_tables:
+            victim = self.to_evict()
+            if victim is None or not await self.archive(victim, "evicted"):
+                return False
+            self.evictions += 1
+            log.info("table %s (made from %s) evicted to make room for a new table",
+                     victim.id, victim.creator or "an unknown address")
+        return True
+
+    def to_evict(self) -> LiveTable | None:
+        """The table to give up when the server is full: one nobody plays (no seated person
+        connected), made from the address that made the most live tables (a flood comes from
+        few addresses, each holding many); of its tables, one that never started before one
+        that did, one nobody watches before one a spectator watches, then the one idle
+        longest. None when every table is in play."""
+        made = Counter(t.creator for t in self.tables.values())
+        best: LiveTable | None = None
+        best_key: tuple[int, bool, bool, float] | None = None
+        for live in self.tables.values():
+            if live.fanout.seats_online():
+                continue  # in play
+            key = (-made[live.creator], live.started, live.fanout.watched(), live.last_activity)
+            if best_key is None or key < best_key:
+                best, best_key = live, key
+        return best
 
     def count_refusal(self, rule: str) -> None:
         self.refusals[rule] = self.refusals.get(rule, 0) + 1
@@ -208,19 +252,29 @@ class TableManager:
         done = 0
         for live in list(self.tables.values()):
             reason = self.expired(live, now)
-            if reason is None:
-                continue
-            try:
-                await self.store.commit(self.storage.archive, live.id, reason)
-            except Exception:
-                log.warning("table %s could not be archived now", live.id, exc_info=True)
-                continue
-            live.cancel_pending()
-            self.tables.pop(live.id, None)
-            done += 1
+            if reason is not None and await self.archive(live, reason):
+                done += 1
         if done:
             log.info("archived %d tables", done)
         return done
+
+    async def archive(self, live: LiveTable, reason: str) -> bool:
+        """Archive a live table (it expired, or it is evicted): stored so, no longer live
+        here; a client still connected is told and closed for good. False when the database
+        could not store it now."""
+        try:
+            await self.store.commit(self.storage.archive, live.id, reason)
+        except STORAGE_ERRORS:
+            log.warning("table %s could not be archived now", live.id, exc_info=True)
+            return False
+        live.cancel_pending()
+        if self.tables.get(live.id) is live:
+            del self.tables[live.id]
+        if live.fanout.conns:
+            live.fanout.send_all(dumps({"type": "error", "rule": "archived", "message": MESSAGES[
+                "archived"].format(id=live.id, reason=reason)}))
+            live.fanout.close(CloseCode.GONE)
+        return True
 
     async def sweeper(self) -> None:
         while True:
