@@ -16,7 +16,7 @@ from ..rules import Rules
 from .buckets import AddressBuckets
 from .event_store import EventStore
 from .fanout import Outbox, dumps
-from .limits import ServerLimits
+from .limits import ServerLimits, count_down
 from .live_table import LiveTable
 from .protocol import CloseCode
 from .refusals import MESSAGES, STORAGE_ERRORS, Refusal, RefusalKind
@@ -54,6 +54,7 @@ class TableManager:
         self.outbox = Outbox()  # the fast-path messages of the loop's turn
         self.cluster: Cluster | None = None  # several processes over one database (cluster.py)
         self.draining = False  # the process is stopping: no new tables or connections
+        self._sockets_gone: asyncio.Event | None = None  # see sockets_closed
         # tables made per client address (a rematch counts as made by the seat that asked)
         self.creations = AddressBuckets(self.limits.creations_per_minute, self.limits.creation_burst)
         self.evictions = 0  # tables archived to make room for a new one (``make_room``)
@@ -119,6 +120,26 @@ class TableManager:
     def count_refusal(self, rule: str) -> None:
         self.refusals[rule] = self.refusals.get(rule, 0) + 1
 
+    # --- WebSocket clients ---------------------------------------------------------------
+
+    def socket_opened(self, address: str) -> None:
+        self.ws_per_address[address] = self.ws_per_address.get(address, 0) + 1
+
+    def socket_closed(self, address: str) -> None:
+        count_down(self.ws_per_address, address)
+        if not self.ws_per_address and self._sockets_gone is not None:
+            self._sockets_gone.set()
+
+    def sockets_open(self) -> int:
+        """The WebSocket clients connected now."""
+        return sum(self.ws_per_address.values())
+
+    async def sockets_closed(self) -> None:
+        """Return once no WebSocket client is connected."""
+        if self.ws_per_address:
+            self._sockets_gone = asyncio.Event()
+            await self._sockets_gone.wait()
+
     def load_all(self) -> None:
         """Rebuild every table not archived from the database (replaying its decks and actions),
         after moving in what a crash left in the spill file. Several processes over one
@@ -156,6 +177,28 @@ class TableManager:
         live.closed = True
         live.cancel_pending()
         live.fanout.close()
+
+    async def drain(self) -> list[LiveTable]:
+        """The process stops: no new tables or connections from now (``draining``), and
+        every table stops once the event it is committing is committed (it holds the table's
+        lock until then): closed here (not in the database, as ``drop``), no bots, timers or
+        next deals, no longer this process's. Returns them; their clients are still
+        connected."""
+        self.draining = True
+        tables = list(self.tables.values())
+
+        async def stop(live: LiveTable) -> None:
+            await live.lock.acquire()
+            try:
+                live.closed = True
+                live.cancel_pending()
+                if self.tables.get(live.id) is live:
+                    del self.tables[live.id]
+            finally:
+                live.lock.release()
+
+        await asyncio.gather(*(stop(live) for live in tables))
+        return tables
 
     def resume(self) -> None:
         """Schedule bots and next deals of loaded tables (needs the running loop)."""

@@ -11,7 +11,7 @@ from fastapi import APIRouter, WebSocket
 
 from ...games.base import IllegalAction
 from ..fanout import Conn, dumps
-from ..limits import ServerLimits, count_down
+from ..limits import ServerLimits
 from ..live_table import LiveTable
 from ..protocol import (
     ActionIn,
@@ -67,6 +67,9 @@ async def ws_endpoint(ws: WebSocket, table_id: str) -> None:
         return
     if token is None:  # the client left before it said hello
         return
+    if manager.draining:  # it began while the client said hello: its tables are stopped
+        await refuse("restarting", MESSAGES["restarting"], CloseCode.RESTARTING)
+        return
     live = manager.get(table_id)
     if live is None:
         answer = await old_link(server, table_id, token)
@@ -87,7 +90,7 @@ async def ws_endpoint(ws: WebSocket, table_id: str) -> None:
     if manager.ws_per_address.get(address, 0) >= limits.ws_per_address:
         await refuse("address", MESSAGES["address"].format(n=limits.ws_per_address), CloseCode.TOO_MANY)
         return
-    manager.ws_per_address[address] = manager.ws_per_address.get(address, 0) + 1
+    manager.socket_opened(address)
     role, seat = who
 
     async def close() -> None:
@@ -173,7 +176,7 @@ async def ws_endpoint(ws: WebSocket, table_id: str) -> None:
     finally:
         waiting[0] = False
         sock.set_take_now(None)
-        count_down(manager.ws_per_address, address)
+        manager.socket_closed(address)
         live.detach(conn)
         conn.stop()
         await sender
@@ -223,8 +226,10 @@ async def old_link(server: Server, table_id: str, token: str) -> tuple[str, str]
         who = auth_stored(st, token) if st is not None and token else None
         if st is None or who is None:  # a stranger learns nothing of a table
             return unknown
+        if st.archived_reason is None:  # live, but not here (now): not final
+            return unavailable
         archived = Refused("archived", MESSAGES["archived"].format(
-            id=table_id, reason=st.archived_reason or "archived"), CloseCode.GONE)
+            id=table_id, reason=st.archived_reason), CloseCode.GONE)
         new = manager.get(st.social.rematch_id) if st.social.rematch_id is not None else None
         if who[0] != "seat" or who[1] is None or new is None:
             return archived
