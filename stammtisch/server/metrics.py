@@ -119,7 +119,8 @@ class Metrics:
     def __init__(self, manager: TableManager, analyst: Analyst, cluster: Cluster | None):
         self.registry = CollectorRegistry()
         pools = {"search bots": manager.thinker.worker_pool, "analysis": analyst.worker_pool}
-        self.registry.register(ServerCollector(manager, pools, cluster))
+        self.collector = ServerCollector(manager, pools, cluster)
+        self.registry.register(self.collector)
         ProcessCollector(registry=self.registry)
         self.actions = Counter("stammtisch_actions", "actions committed", registry=self.registry)
         self.commit_seconds = Histogram("stammtisch_commit_seconds", "how long a group commit took",
