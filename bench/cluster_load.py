@@ -29,8 +29,8 @@ One JSON line per configuration, then a summary line. A configuration's figures:
                           the most actions a second this machine gives the configuration
   takeover (2 processes)  a table run by process 0, its three clients on process 1; process 0
                           is killed with SIGKILL, the clients reconnect to process 1 as the
-                          page does (after 1 s when the relay says 1012, the table's process
-                          went away; else after 0.5 s, 1 s, 2 s ... at most 10 s) and act at once:
+                          page does (after 0.5 s, 1 s, 2 s ... at most 30 s, each pause half
+                          fixed and half random) and act at once:
                           ``takeover_s`` is from the kill to the first event after it that a
                           client sees (``reconnected_s``: to its first state); the lease must
                           expire first (``lease_left_s`` at the kill, up to LEASE_SECONDS), and
@@ -196,9 +196,9 @@ def fingerprint(view: dict | None) -> tuple | None:
 
 class Player(sl.Client):
     """bench/server_load.py's client, which also reconnects when its connection ends (as the
-    page does: after 0.5 s, 1 s, 2 s ... at most 10 s, again from 0.5 s once a state came;
-    after 1 s when the relay closed it with 1012, "the table's process went away") and
-    remembers each event's fingerprint, to compare clients and database event by event."""
+    page does: after a pause of 0.5 s, 1 s, 2 s ... at most 30 s, each half fixed and half
+    random, again from 0.5 s after a connection that lasted 10 s) and remembers each event's
+    fingerprint, to compare clients and database event by event."""
 
     def __init__(self, *args: Any, **kw: Any):
         super().__init__(*args, **kw)
@@ -212,6 +212,7 @@ class Player(sl.Client):
 
     async def run(self) -> None:
         while True:
+            started = time.monotonic()
             try:
                 await super().run()
             except OSError:  # refused, ended, or no answer in time (a TimeoutError)
@@ -220,11 +221,11 @@ class Player(sl.Client):
                 return
             self.pending = self.thinking = None  # an action in flight went with the connection
             self.fresh = True
-            if getattr(self.ws, "close_code", None) == 1012:  # the page: the table moves on soon
-                await asyncio.sleep(1.0)
-                continue
-            await asyncio.sleep(min(10.0, 0.5 * 2 ** self.retry))
-            self.retry += 1
+            if time.monotonic() - started >= 10.0:
+                self.retry = 0
+            pause = min(30.0, 0.5 * 2 ** self.retry)
+            await asyncio.sleep(pause / 2 + self.rng.random() * pause / 2)
+            self.retry = min(self.retry + 1, 16)
 
     def on_state(self, m: dict) -> None:
         ev = m["event"]
@@ -233,7 +234,6 @@ class Player(sl.Client):
             if self.first_event is not None:
                 self.went_back += max(0, self.last_event - ev)
                 self.last_event = ev - 1
-        self.retry = 0
         super().on_state(m)
         fp = fingerprint(m["view"])
         if fp is not None and self.seen.setdefault(ev, fp) is not fp:
@@ -256,8 +256,9 @@ def make_players(tables: list[dict], urls: list[str], think: float, seed: int,
     for i, t in enumerate(tables):
         for s in t["seats"]:
             k = only[s["seat"]] if only else (i + s["seat"]) % len(urls)
-            url = urls[k].replace("http://", "ws://") + f"/ws/{t['id']}?token={s['token']}"
-            out.append(Player(url, s["seat"], t["id"], random.Random(rng.random()), stats, think))
+            url = urls[k].replace("http://", "ws://") + f"/ws/{t['id']}"
+            out.append(Player(url, s["token"], s["seat"], t["id"], random.Random(rng.random()),
+                              stats, think))
     return out
 
 

@@ -242,9 +242,10 @@ class WsProtocol(asyncio.Protocol):
 
 
 class Client:
-    def __init__(self, url: str, seat: int, table: str, rng: random.Random, stats: Stats,
-                 think: float, uds: str | None = None):
+    def __init__(self, url: str, token: str, seat: int, table: str, rng: random.Random,
+                 stats: Stats, think: float, uds: str | None = None):
         self.url, self.seat, self.table, self.rng, self.stats = url, seat, table, rng, stats
+        self.token = token  # sent in the first message (the server refuses it in the URL)
         self.uds = uds
         self.think = think
         self.first_event: int | None = None
@@ -270,6 +271,7 @@ class Client:
                 lambda: WsProtocol(hostport, "/" + path, self.on_text), self.uds)
         self.ws = ws
         await asyncio.wait_for(ws.opened, 60)
+        ws.send_text(json.dumps({"type": "hello", "token": self.token}))
         await ws.closed
 
     def on_text(self, raw: bytes) -> None:
@@ -335,9 +337,9 @@ async def drive(base: str, ws_base: str, tables: list[dict], seconds: float, thi
     clients: list[Client] = []
     for t in tables:
         for s in t["seats"]:
-            url = f"{ws_base}/ws/{t['id']}?token={s['token']}"
-            clients.append(Client(url, s["seat"], t["id"], random.Random(rng.random()), stats,
-                                  think, uds))
+            url = f"{ws_base}/ws/{t['id']}"
+            clients.append(Client(url, s["token"], s["seat"], t["id"], random.Random(rng.random()),
+                                  stats, think, uds))
     tasks = []
     for i in range(0, len(clients), 50):  # connect in waves
         batch = clients[i:i + 50]

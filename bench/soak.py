@@ -267,13 +267,14 @@ class Soak:
 
     async def client(self, table: str, token: str, seat: int | None) -> None:
         rng = random.Random(self.rng.random())
-        url = f"ws://127.0.0.1:{self.port}/ws/{table}?token={token}"
+        url = f"ws://127.0.0.1:{self.port}/ws/{table}"
         think = self.args.think_ms / 1000
         retry = 0
         while not self.stopping:
             try:
                 async with websockets.connect(url, ping_interval=None, open_timeout=10,
                                               max_size=2 ** 22) as ws:
+                    await ws.send(json.dumps({"type": "hello", "token": token}))
                     retry = 0
                     box: dict[str, dict | None] = {"latest": None}  # the newest state of this socket
                     pending: tuple[int, float] | None = None

@@ -71,8 +71,15 @@ HANG = 300.0  # seconds: only a server that hangs fails a wait
 
 
 def normalise(message: Any) -> Any:
-    """Fold intended changes of the protocol into the old form (none yet). Each change made
-    on purpose gets a line here saying what changed, so before/after hashes still agree."""
+    """Fold intended changes of the protocol into the old form. Each change made on purpose
+    gets a line here saying what changed, so before/after hashes still agree."""
+    # a token goes in the Authorization header, never in the URL: the refusals of a request
+    # without one say so (they said "?token=…")
+    if isinstance(message, list) and len(message) == 2 and message[0] == "http":
+        body = message[1][3]
+        if isinstance(body, dict) and isinstance(body.get("error"), str):
+            error = body["error"].replace("(Authorization: Bearer …)", "(?token=…)")
+            message = ["http", [*message[1][:3], {**body, "error": error}]]
     return message
 
 
@@ -340,8 +347,8 @@ class Table:
     def connect(self, who: str) -> Client:
         """A client joins; returns once every client has seen what that changed (its first
         state, and the presence message when a seat came)."""
-        ws = self.stack.enter_context(self.run.client.websocket_connect(
-            f"/ws/{self.id}?token={self.token(who)}"))
+        ws = self.stack.enter_context(self.run.client.websocket_connect(f"/ws/{self.id}"))
+        ws.send_text(json.dumps({"type": "hello", "token": self.token(who)}))
         c = Client(self.run.rec, self.name, who, ws)
         self.clients[who] = c
         c.until(lambda m: m["type"] == "state")
@@ -426,7 +433,11 @@ class Run:
     def close(self) -> None:
         self.stack.close()
 
-    def http(self, method: str, path: str, record: bool = True, **kw: Any) -> Any:
+    def http(self, method: str, path: str, record: bool = True, token: str | None = None,
+             **kw: Any) -> Any:
+        """A request (``token``: in its Authorization header), recorded with its answer."""
+        if token is not None:
+            kw["headers"] = {"authorization": f"Bearer {token}"}
         r = self.client.request(method, path, **kw)
         try:
             body = r.json()
@@ -478,14 +489,14 @@ def scenario_play(run: Run, rid: str, deals: int, index: int) -> None:
             c.until(lambda m: m["type"] == "chat")
         if deal == 1:  # a past deal as a seat and the spectator saw it; the redacted record
             for who in (f"seat{t.humans[0]}", "spectator"):
-                run.http("GET", f"/api/tables/{t.id}/deals/1?token={t.token(who)}")
-            run.http("GET", f"/api/tables/{t.id}/record?token={t.token('admin')}")
+                run.http("GET", f"/api/tables/{t.id}/deals/1", token=t.token(who))
+            run.http("GET", f"/api/tables/{t.id}/record", token=t.token("admin"))
         if deal < deals:
             t.next_deal()
     run.http("POST", f"/api/tables/{t.id}/close", json={"token": t.token("admin")})
     t.settle(spectator, lambda c: c.table["closed"])
-    run.http("GET", f"/api/tables/{t.id}/record?token={t.token('admin')}")
-    run.http("GET", f"/api/tables/{t.id}/record?token={t.token(f'seat{t.humans[0]}')}")
+    run.http("GET", f"/api/tables/{t.id}/record", token=t.token("admin"))
+    run.http("GET", f"/api/tables/{t.id}/record", token=t.token(f"seat{t.humans[0]}"))
     t.stack.close()
 
 
@@ -503,7 +514,8 @@ def scenario_refusals(run: Run) -> None:
     run.http("POST", f"/api/tables/{t.id}/start", json={"token": t.token("seat0")})
     run.http("POST", f"/api/tables/{t.id}/start", json={"token": t.token("admin")})
     t.settle(spectator)
-    with run.client.websocket_connect(f"/ws/{t.id}?token=nonsense") as ws:
+    with run.client.websocket_connect(f"/ws/{t.id}") as ws:
+        ws.send_text(json.dumps({"type": "hello", "token": "nonsense"}))
         bad = Client(run.rec, t.name, "bad-token", ws)
         with contextlib.suppress(WebSocketDisconnect):
             for _ in range(5):
@@ -546,10 +558,11 @@ def scenario_refusals(run: Run) -> None:
             me.recv()
     t.clients.pop(f"seat{0 if me is c0 else 1}")
     t._presence_settles()
-    for path in (f"/api/tables/{t.id}/record", f"/api/tables/{t.id}/record?token=wrong",
-                 f"/api/tables/{t.id}/deals/1?token={t.token('seat0')}",
-                 f"/api/tables/{t.id}/deals/1", f"/api/tables/{t.id}/analysis/1?token={t.token('seat0')}"):
-        run.http("GET", path)
+    for path, token in ((f"/api/tables/{t.id}/record", None), (f"/api/tables/{t.id}/record", "wrong"),
+                        (f"/api/tables/{t.id}/deals/1", t.token("seat0")),
+                        (f"/api/tables/{t.id}/deals/1", None),
+                        (f"/api/tables/{t.id}/analysis/1", t.token("seat0"))):
+        run.http("GET", path, token=token)
     run.http("POST", f"/api/tables/{t.id}/close", json={"token": t.token("seat0")})
     t.settle(spectator)
     t.stack.close()
@@ -644,7 +657,7 @@ def scenario_bots(run: Run, deals: int) -> None:
     spectator.wait(lambda c: c.table.get("deal_number") == deals and c.view is not None
                    and c.view["terminal"])
     t.settle(spectator)
-    run.http("GET", f"/api/tables/{t.id}/record?token={t.token('spectator')}")
+    run.http("GET", f"/api/tables/{t.id}/record", token=t.token("spectator"))
     t.stack.close()
 
 

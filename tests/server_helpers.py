@@ -259,6 +259,31 @@ def started_table(http, **kw):
     return t
 
 
+def bearer(token: str) -> dict[str, str]:
+    """The header that carries a table's token in an HTTP request (never the URL: the server
+    refuses a token there)."""
+    return {"authorization": f"Bearer {token}"}
+
+
+def hello(token: str) -> str:
+    """A WebSocket's first message: the table's token (never the URL)."""
+    return json.dumps({"type": "hello", "token": token})
+
+
+def greeted(sock: Any, token: str) -> Any:
+    """A client connection of the ``websockets`` library, its first message (``hello``) sent."""
+    sock.send(hello(token))
+    return sock
+
+
+@contextmanager
+def ws_connect(http, table_id: str, token: str) -> Iterator[Any]:
+    """A TestClient WebSocket to a table, its first message (``hello``) sent."""
+    with http.websocket_connect(f"/ws/{table_id}") as ws:
+        ws.send_text(hello(token))
+        yield ws
+
+
 def connect(http, t, token):
     """A TestClient WebSocket to table ``t`` with ``token``."""
-    return http.websocket_connect(f"/ws/{t['id']}?token={token}")
+    return ws_connect(http, t["id"], token)

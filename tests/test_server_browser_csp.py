@@ -7,6 +7,9 @@ page (``serve --api-docs``) renders under the same policy, from this server's fi
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from server_helpers import roomy_limits
 from test_browser import browser, join_two_friends, server  # noqa: F401  (fixtures)
@@ -28,6 +31,9 @@ def test_the_client_runs_under_the_content_security_policy(server, browser):  # 
         pages, _ = join_two_friends(p1, p2, server, "tippen/grupp-1975")
         for page in pages.values():
             assert page.get_by_test_id("hand").locator(".card").count() > 0
+        with p1.expect_download() as saved:  # fetched with its token in a header, saved from a Blob
+            p1.get_by_test_id("record-link").click()
+        assert json.loads(Path(saved.value.path()).read_text())["deals"] == []
         headers = p1.request.get(server + "/").headers
         assert "script-src 'self'" in headers["content-security-policy"]
     finally:

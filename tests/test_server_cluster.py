@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from conftest import cards_named as conftest_cards_named
-from server_helpers import free_port, serving
+from server_helpers import bearer, free_port, hello, serving
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
@@ -57,10 +57,12 @@ def cluster(postgres_url):
             stop(proc, signal.SIGKILL)
 
 
-def http(port: int, method: str, path: str, body: dict | None = None) -> tuple[int, Any]:
+def http(port: int, method: str, path: str, body: dict | None = None,
+         token: str | None = None) -> tuple[int, Any]:
     req = urllib.request.Request(f"http://127.0.0.1:{port}{path}", method=method,
                                  data=None if body is None else json.dumps(body).encode(),
-                                 headers={"content-type": "application/json"})
+                                 headers={"content-type": "application/json",
+                                          **(bearer(token) if token else {})})
     try:
         with urllib.request.urlopen(req, timeout=30) as r:
             return r.status, json.loads(r.read())
@@ -97,8 +99,9 @@ class Client:
             for port in [self.port] + [p for p in self.ports if p != self.port]:
                 try:
                     # entered as a context manager (websockets warns otherwise); left in close()
-                    self.ws = connect(f"ws://127.0.0.1:{port}/ws/{self.table_id}?token={self.token}",
+                    self.ws = connect(f"ws://127.0.0.1:{port}/ws/{self.table_id}",
                                       open_timeout=5).__enter__()
+                    self.ws.send(hello(self.token))
                     self.port = port
                     return
                 except Exception:  # refused, closed, no answer in time: the next process
@@ -228,7 +231,7 @@ def deals_done(c: Client) -> int:
 def final_record(port: int, t: dict) -> dict:
     status, _ = http(port, "POST", f"/api/tables/{t['id']}/close", {"token": t["admin_token"]})
     assert status == 200
-    status, record = http(port, "GET", f"/api/tables/{t['id']}/record?token={t['admin_token']}")
+    status, record = http(port, "GET", f"/api/tables/{t['id']}/record", token=t["admin_token"])
     assert status == 200, record
     return record
 

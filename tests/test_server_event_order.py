@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
-from server_helpers import post_json, uvicorn_thread
+from server_helpers import greeted, post_json, uvicorn_thread
 from websockets.sync.client import ClientConnection, connect
 
 from stammtisch.server import live_table as live_table_module
@@ -91,7 +91,7 @@ def _until_state(sock: ClientConnection, event: int, log: list[dict]) -> dict:
 def _table(port: int) -> tuple[dict, list[ClientConnection], list[list[dict]]]:
     t = post_json(port, "/api/tables", {"ruleset": "tippen/grupp-1975", "options": {"players": 3},
                                     "seats": [{"name": n} for n in ("A", "B", "C")]})
-    socks = [connect(f"ws://127.0.0.1:{port}/ws/{t['id']}?token={s['token']}", open_timeout=5)
+    socks = [greeted(connect(f"ws://127.0.0.1:{port}/ws/{t['id']}", open_timeout=5), s["token"])
              for s in t["seats"]]
     logs: list[list[dict]] = [[] for _ in socks]
     for i, sock in enumerate(socks):
@@ -334,8 +334,8 @@ def test_every_client_sees_every_event_in_order(tmp_path, ws, deflate, direct):
     with uvicorn_thread(app, ws=ws, deflate=deflate) as port:
         t = post_json(port, "/api/tables", {"ruleset": "tippen/grupp-1975", "options": {"players": 3},
                                             "seats": [{"name": n} for n in ("A", "B", "C")], "pace": 0.05})
-        socks = [connect(f"ws://127.0.0.1:{port}/ws/{t['id']}?token={s['token']}",
-                         open_timeout=5) for s in t["seats"]]
+        socks = [greeted(connect(f"ws://127.0.0.1:{port}/ws/{t['id']}", open_timeout=5), s["token"])
+                 for s in t["seats"]]
         seen: list[list[int]] = [[] for _ in socks]
         latest: list[dict] = [{} for _ in socks]
 

@@ -23,7 +23,7 @@ from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis.checks import not_a_server_error
-from server_helpers import WsClient, create_table, post_json, uvicorn_thread
+from server_helpers import WsClient, create_table, greeted, post_json, uvicorn_thread, ws_connect
 
 from stammtisch.server.app import create_app
 from stammtisch.server.limits import ServerLimits
@@ -96,7 +96,7 @@ def test_client_socket(tmp_path_factory):
     with TestClient(app) as http:
         t = create_table(http)
         http.post(f"/api/tables/{t['id']}/start", json={"token": t["admin_token"]})
-        with http.websocket_connect(f"/ws/{t['id']}?token={t['seats'][0]['token']}") as ws:
+        with ws_connect(http, t["id"], t["seats"][0]["token"]) as ws:
             c = WsClient(ws)
             c.until(lambda m: m["type"] == "state")
             yield app, t, c
@@ -143,8 +143,8 @@ def uvicorn_socket(tmp_path_factory):
         http = _Http(port)
         t = create_table(http)
         http.post(f"/api/tables/{t['id']}/start", json={"token": t["admin_token"]})
-        with connect(f"ws://127.0.0.1:{port}/ws/{t['id']}?token={t['seats'][0]['token']}",
-                     open_timeout=5, max_size=None) as sock:
+        with connect(f"ws://127.0.0.1:{port}/ws/{t['id']}", open_timeout=5, max_size=None) as sock:
+            greeted(sock, t["seats"][0]["token"])
             c = WsClient(_Socket(sock))
             c.until(lambda m: m["type"] == "state")
             yield app, t, c

@@ -10,7 +10,7 @@ from contextlib import ExitStack, contextmanager
 
 import pytest
 from fastapi.testclient import TestClient
-from server_helpers import WsClient
+from server_helpers import WsClient, ws_connect
 
 from stammtisch.i18n import render
 from stammtisch.server.app import create_app
@@ -47,7 +47,7 @@ def connected(http, t: dict, spectator: bool = False) -> Iterator[list[WsClient]
     """A client per seat (and the spectator's last), each past its first state."""
     tokens = [s["token"] for s in t["seats"]] + ([t["spectator"]["token"]] if spectator else [])
     with ExitStack() as stack:
-        clients = [WsClient(stack.enter_context(http.websocket_connect(f"/ws/{t['id']}?token={tok}")))
+        clients = [WsClient(stack.enter_context(ws_connect(http, t["id"], tok)))
                    for tok in tokens]
         for c in clients:
             c.until(is_state)
@@ -154,10 +154,10 @@ def test_a_hint_counts_for_the_address_that_asks_not_the_tables_creator(tmp_path
         took = stranger.post(f"/api/tables/{t['id']}/take", json={"seat": 2}).json()
         assert http.post(f"/api/tables/{t['id']}/start", json={"token": t["admin_token"]}).status_code == 200
         with ExitStack() as stack:
-            clients = {i: WsClient(stack.enter_context(http.websocket_connect(
-                f"/ws/{t['id']}?token={t['seats'][i]['token']}"))) for i in (0, 1)}
-            clients[2] = WsClient(stack.enter_context(stranger.websocket_connect(
-                f"/ws/{t['id']}?token={took['token']}")))
+            clients = {i: WsClient(stack.enter_context(ws_connect(
+                http, t['id'], t['seats'][i]['token']))) for i in (0, 1)}
+            clients[2] = WsClient(stack.enter_context(ws_connect(
+                stranger, t['id'], took['token'])))
             for c in clients.values():
                 c.until(is_state)
             answers: dict[int, dict] = {}  # per seat: its answer to its first hint

@@ -15,7 +15,7 @@ from dataclasses import replace
 
 import pytest
 from fastapi.testclient import TestClient
-from server_helpers import WsClient, create_table, play_until_terminal, stored_record, sync
+from server_helpers import WsClient, bearer, create_table, play_until_terminal, stored_record, sync, ws_connect
 
 from stammtisch.record import replay
 from stammtisch.server.app import create_app
@@ -46,7 +46,7 @@ def start(http, t, token=None):
 
 
 def connect(http, t, token):
-    return http.websocket_connect(f"/ws/{t['id']}?token={token}")
+    return ws_connect(http, t["id"], token)
 
 
 def info(http, t):
@@ -91,22 +91,101 @@ def test_table_creation_is_rate_limited_per_address(tmp_path):
 
 
 def test_live_tables_are_capped_and_expired_tables_make_room(tmp_path):
+    """Beyond max_live_tables a new table is refused while every table is in play (a seated
+    person connected); once one expires, it is archived and there is room again."""
     app = make_app(tmp_path, max_live_tables=2)
     with TestClient(app) as http:
-        joined, unjoined = create_table(http), create_table(http)
-        r = http.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": [
-            {"name": "A"}, {"name": "B"}, {"name": "C"}]})
-        assert r.status_code == 429 and r.json()["rule"] == "capacity"
-        with connect(http, joined, joined["seats"][0]["token"]) as ws:
-            WsClient(ws).until(lambda m: m["type"] == "state")
+        a, b = create_table(http), create_table(http)
         manager = app.state.manager
-        later = time.time() + app.state.limits.unjoined_expiry + 1
-        manager.tables[joined["id"]].last_activity = later  # as if somebody had just been there
-        assert http.portal.call(manager.sweep, later) == 1  # nobody ever joined "unjoined"
-        gone = http.get(f"/api/tables/{unjoined['id']}")
+        with connect(http, a, a["seats"][0]["token"]) as wa, connect(http, b, b["seats"][0]["token"]) as wb:
+            WsClient(wa).until(lambda m: m["type"] == "state")
+            WsClient(wb).until(lambda m: m["type"] == "state")
+            r = http.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": HUMANS3})
+            assert r.status_code == 429 and r.json()["rule"] == "capacity" and r.headers["retry-after"]
+            assert manager.evictions == 0
+        later = time.time() + app.state.limits.lonely_after + 1
+        manager.tables[a["id"]].last_activity = later  # as if somebody had just been there
+        assert http.portal.call(manager.sweep, later) == 1  # nobody came to b for so long
+        gone = http.get(f"/api/tables/{b['id']}")
         assert gone.status_code == 410 and gone.json()["rule"] == "archived"
-        assert info(http, joined)["id"] == joined["id"]
+        assert info(http, a)["id"] == a["id"]
         create_table(http)  # room again
+        assert manager.evictions == 0
+
+
+def test_a_flood_of_tables_nobody_plays_cannot_keep_a_player_out(tmp_path):
+    """50 addresses, each within its own limits, make 10 tables at once: the 500 live tables
+    the server holds. A player's new table then gives up one of those nobody plays (the
+    longest idle of an address that made the most) instead of being refused; a table with a
+    seated person connected is never given up."""
+    limits = ServerLimits()
+    app = make_app(tmp_path)
+    flooders = [TestClient(app, client=(f"198.51.100.{i}", 5000)) for i in range(50)]
+    with TestClient(app) as http:
+        player = TestClient(app, client=("203.0.113.9", 5000))
+        mine = player.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": HUMANS3})
+        assert mine.status_code == 201
+        mine = mine.json()
+        made = {}
+        with connect(http, mine, mine["seats"][0]["token"]) as ws:
+            WsClient(ws).until(lambda m: m["type"] == "state")
+            for _ in range(limits.creation_burst):
+                for client in flooders:
+                    r = client.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": HUMANS3})
+                    if len(made) + 1 < limits.max_live_tables:
+                        assert r.status_code == 201, r.text
+                    made[r.json().get("id")] = client.base_url
+            manager = app.state.manager
+            assert len(manager.tables) == limits.max_live_tables
+            r = player.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": HUMANS3})
+            assert r.status_code == 201, r.text
+            assert len(manager.tables) == limits.max_live_tables and manager.evictions >= 1
+            assert mine["id"] in manager.tables  # in play: kept
+            gone = [tid for tid in made if tid not in manager.tables]
+            assert gone and all(http.get(f"/api/tables/{tid}").json()["rule"] == "archived"
+                                for tid in gone)
+
+
+def test_the_table_given_up_is_one_nobody_plays_of_the_address_that_made_most(tmp_path):
+    app = make_app(tmp_path, max_live_tables=6)
+    addresses = iter(f"192.0.2.{i}" for i in range(10, 250))
+
+    def new(address: str | None = None) -> dict:
+        client = TestClient(app, client=(address or next(addresses), 5000))
+        r = client.post("/api/tables", json={"ruleset": "tippen/grupp-1975", "seats": HUMANS3})
+        assert r.status_code == 201, r.text
+        return r.json()
+
+    with TestClient(app) as http:
+        manager = app.state.manager
+        quiet = new("192.0.2.1")
+        busy = [new("192.0.2.2") for _ in range(4)]
+        busy_old, busy_new, busy_watched, busy_started = busy
+        start(http, busy_started)
+        playing = new()
+        now = time.time()
+        # idle, but not yet for so long that they expire (unstarted_after)
+        for t, idle in ((quiet, 3000), (busy_old, 600), (busy_new, 60), (busy_watched, 1000),
+                        (busy_started, 2000)):
+            manager.tables[t["id"]].last_activity = now - idle
+        with connect(http, playing, playing["seats"][0]["token"]) as seated, \
+                connect(http, busy_watched, busy_watched["spectator"]["token"]) as watching:
+            WsClient(seated).until(lambda m: m["type"] == "state")
+            spectator = WsClient(watching)
+            spectator.until(lambda m: m["type"] == "state")
+            given_up = []
+            for _ in range(4):  # each from an address of its own
+                before = set(manager.tables)
+                new()
+                given_up += sorted(before - set(manager.tables))
+            # the address that made the most first; of its tables one that never started
+            # before one that did, one nobody watches before one a spectator watches, the
+            # longest idle first; once it holds no more than the others, the longest idle of
+            # all that never started
+            assert given_up == [busy_old["id"], busy_new["id"], busy_watched["id"], quiet["id"]]
+            assert spectator.next_error()["rule"] == "archived"  # told, then closed for good
+            assert playing["id"] in manager.tables and busy_started["id"] in manager.tables
+        assert manager.evictions == 4
 
 
 def test_one_address_holds_a_quota_of_live_tables(tmp_path):
@@ -188,7 +267,7 @@ def test_archived_tables_are_not_loaded_at_start_up(tmp_path):
         assert set(http.app.state.manager.tables) == {kept["id"]}
         assert http.get(f"/api/tables/{left['id']}").status_code == 410
         # the archived table's record stays available to its seats
-        r = http.get(f"/api/tables/{left['id']}/record", params={"token": left["seats"][0]["token"]})
+        r = http.get(f"/api/tables/{left['id']}/record", headers=bearer(left["seats"][0]["token"]))
         assert r.status_code == 200 and r.json()["format"] == "stammtisch-record/1"
 
 
@@ -361,12 +440,12 @@ def test_the_record_is_refused_with_try_again_while_the_database_lacks_finished_
         for behind in (short, gap):
             monkeypatch.setattr(storage, "load_table", behind)
             for token in (t["admin_token"], t["seats"][0]["token"], t["spectator"]["token"]):
-                r = http.get(f"/api/tables/{t['id']}/record", params={"token": token})
+                r = http.get(f"/api/tables/{t['id']}/record", headers=bearer(token))
                 assert r.status_code == 503 and r.json()["rule"] == "storage", r.text
                 assert "try again" in r.json()["error"] and r.headers["retry-after"]
             monkeypatch.undo()
         full = stored_record(http, t["id"])
-        seen = http.get(f"/api/tables/{t['id']}/record", params={"token": t["seats"][0]["token"]})
+        seen = http.get(f"/api/tables/{t['id']}/record", headers=bearer(t["seats"][0]["token"]))
         assert len(full["deals"]) == len(seen.json()["deals"]) == 3
         assert list(replay(full).table.balances().values()) == live.table.ledger.player_balances()
 
@@ -388,7 +467,7 @@ def test_reading_a_record_does_not_hold_up_the_commits_of_play(tmp_path, monkeyp
         monkeypatch.setattr(storage, "load_table", slow_load)
         with ThreadPoolExecutor(2) as pool:
             answer = pool.submit(http.get, f"/api/tables/{t['id']}/record",
-                                 params={"token": t["admin_token"]})
+                                 headers=bearer(t["admin_token"]))
             try:
                 assert reading.wait(HANG)
                 seat = live.table.state.current_player()
@@ -419,13 +498,13 @@ def test_a_stored_record_is_replayed_off_the_event_loop(tmp_path, monkeypatch):
 
         monkeypatch.setattr(records_module, "replay_deals", spy)
         for token in (t["seats"][1]["token"], t["seats"][0]["token"], t["spectator"]["token"]):
-            r = http.get(f"/api/tables/{t['id']}/record", params={"token": token})
+            r = http.get(f"/api/tables/{t['id']}/record", headers=bearer(token))
             assert r.status_code == 200, r.text
-        r = http.get(f"/api/tables/{t['id']}/analysis/1", params={"token": t["seats"][0]["token"]})
+        r = http.get(f"/api/tables/{t['id']}/analysis/1", headers=bearer(t["seats"][0]["token"]))
         assert r.status_code == 200, r.text
         assert len(threads) == 4 and loop_thread not in threads
         # the same download again is the one built: nothing is replayed
-        r = http.get(f"/api/tables/{t['id']}/record", params={"token": t["admin_token"]})
+        r = http.get(f"/api/tables/{t['id']}/record", headers=bearer(t["admin_token"]))
         assert r.status_code == 200 and r.json()["seat"] is None and len(threads) == 4
 
 
@@ -737,25 +816,25 @@ def test_record_is_redacted_during_the_session_and_full_after_close(http):
         play_until_terminal(http, tid, {0: c0, 1: c1}, bot_seats=(2,))
         sync(http, tid, [c0, c1, cs], bot_seats=(2,))
         assert http.get(url).status_code == 403
-        assert http.get(url, params={"token": "nonsense"}).status_code == 403
-        spect = http.get(url, params={"token": t["spectator"]["token"]}).json()
+        assert http.get(url, headers=bearer("nonsense")).status_code == 403
+        spect = http.get(url, headers=bearer(t["spectator"]["token"])).json()
         assert spect["format"] == "stammtisch-redacted/1" and "deck" not in json.dumps(spect)
         assert spect["deals"][0]["view"] == cs.view  # as the spectator saw the deal end
-        seat0 = http.get(url, params={"token": t["seats"][0]["token"]}).json()
+        seat0 = http.get(url, headers=bearer(t["seats"][0]["token"])).json()
         assert seat0["format"] == "stammtisch-redacted/1" and seat0["deals"][0]["view"] == c0.view
         # the admin too gets only what the table showed while it plays: a spectator's view (at
         # a listed table it would tell the creator what strangers folded)
-        admin = http.get(url, params={"token": t["admin_token"]}).json()
+        admin = http.get(url, headers=bearer(t["admin_token"])).json()
         assert admin == spect
         assert http.post(f"/api/tables/{tid}/close", json={"token": t["seats"][0]["token"]}).status_code == 403
         r = http.post(f"/api/tables/{tid}/close", json={"token": t["admin_token"]})
         assert r.status_code == 200 and r.json()["closed"]
         c0.until(lambda m: m["type"] == "state" and m["table"]["closed"])
-        full = http.get(url, params={"token": t["admin_token"]}).json()
+        full = http.get(url, headers=bearer(t["admin_token"])).json()
         assert full["format"] == "stammtisch-record/1" and len(full["deals"][0]["deck"]) == 32
-        after = http.get(url, params={"token": t["seats"][1]["token"]}).json()
+        after = http.get(url, headers=bearer(t["seats"][1]["token"])).json()
         assert after == full  # every seat gets the full record once the table is closed
-        assert http.get(url, params={"token": t["spectator"]["token"]}).json()["format"] == \
+        assert http.get(url, headers=bearer(t["spectator"]["token"])).json()["format"] == \
             "stammtisch-redacted/1"
         w0.send_json({"type": "next"})
         assert c0.next_error()["rule"] == "closed"
@@ -799,25 +878,25 @@ def test_an_archived_tables_token_is_checked_by_one_small_query_before_its_table
         tid = t["id"]
         calls = counted(monkeypatch, app.state.storage, "table_tokens", "load_table")
         for path in ("record", "deals/1", "analysis/1"):
-            r = http.get(f"/api/tables/{tid}/{path}", params={"token": "a wrong token"})
+            r = http.get(f"/api/tables/{tid}/{path}", headers=bearer("a wrong token"))
             assert r.status_code == 403 and r.json()["rule"] == "token"
         assert calls == {"table_tokens": 3, "load_table": 0}
-        seat = {"token": t["seats"][0]["token"]}
-        r = http.get(f"/api/tables/{tid}/record", params=seat)  # two reads: the token, the table
+        seat = bearer(t["seats"][0]["token"])
+        r = http.get(f"/api/tables/{tid}/record", headers=seat)  # two reads: the token, the table
         assert r.status_code == 200 and r.json()["format"] == "stammtisch-record/1"
         assert calls == {"table_tokens": 4, "load_table": 1}
         # the address has read five times: refused before any read, the right token too
-        for params in (seat, {"token": "another wrong token"}):
-            r = http.get(f"/api/tables/{tid}/record", params=params)
+        for params in (seat, bearer("another wrong token")):
+            r = http.get(f"/api/tables/{tid}/record", headers=params)
             assert r.status_code == 429 and r.json()["rule"] == "read rate" and r.headers["retry-after"]
         assert calls == {"table_tokens": 4, "load_table": 1}
         # another address: its own allowance; the record it asks for is kept, not read again
-        again = other.get(f"/api/tables/{tid}/record", params=seat)
+        again = other.get(f"/api/tables/{tid}/record", headers=seat)
         assert again.status_code == 200 and again.json()["format"] == "stammtisch-record/1"
         assert calls == {"table_tokens": 5, "load_table": 1}
         # an unknown table: 404 after the lookup, a junk id before it
-        assert other.get("/api/tables/nosuchtable/record", params=seat).status_code == 404
-        assert other.get("/api/tables/no%20such/record", params=seat).status_code == 404
+        assert other.get("/api/tables/nosuchtable/record", headers=seat).status_code == 404
+        assert other.get("/api/tables/no%20such/record", headers=seat).status_code == 404
         assert calls == {"table_tokens": 6, "load_table": 1}
 
 
@@ -826,13 +905,13 @@ def test_a_live_tables_uncached_record_takes_the_addresss_allowance_before_the_r
     with TestClient(app) as http:
         t = two_humans_started(http)
         calls = counted(monkeypatch, app.state.storage, "table_tokens", "load_table")
-        seat0, seat1 = ({"token": t["seats"][i]["token"]} for i in (0, 1))
+        seat0, seat1 = (bearer(t["seats"][i]["token"]) for i in (0, 1))
         url = f"/api/tables/{t['id']}/record"
-        assert http.get(url, params=seat0).status_code == 200  # read: the allowance of one spent
-        assert http.get(url, params=seat0).status_code == 200  # kept: no read
-        r = http.get(url, params=seat1)  # another seat's view: a read, refused before it
+        assert http.get(url, headers=seat0).status_code == 200  # read: the allowance of one spent
+        assert http.get(url, headers=seat0).status_code == 200  # kept: no read
+        r = http.get(url, headers=seat1)  # another seat's view: a read, refused before it
         assert r.status_code == 429 and r.json()["rule"] == "read rate"
-        assert http.get(url, params={"token": "wrong"}).status_code == 403  # a live table knows its tokens
+        assert http.get(url, headers=bearer("wrong")).status_code == 403  # a live table knows its tokens
         assert calls == {"table_tokens": 0, "load_table": 1}
 
 
@@ -849,12 +928,12 @@ def test_the_analysis_of_an_archived_tables_deal_is_whole_for_a_seat_and_the_adm
         findings = analyse_deal(record, 1)
         url = f"/api/tables/{t['id']}/analysis/1"
         for token in (t["seats"][0]["token"], t["admin_token"]):
-            r = http.get(url, params={"token": token})
+            r = http.get(url, headers=bearer(token))
             whole = {"players": record["players"], **findings.read_by(0, whole=True)}
             assert r.status_code == 200 and r.json() == whole
-        spectator = http.get(url, params={"token": t["spectator"]["token"]}).json()
+        spectator = http.get(url, headers=bearer(t["spectator"]["token"])).json()
         assert spectator == {"players": record["players"], **findings.read_by(None)}
-        r = http.get(f"/api/tables/{t['id']}/analysis/2", params={"token": t["admin_token"]})
+        r = http.get(f"/api/tables/{t['id']}/analysis/2", headers=bearer(t["admin_token"]))
         assert r.status_code == 409 and r.json()["rule"] == "deal in progress"
 
 

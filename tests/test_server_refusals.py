@@ -5,10 +5,17 @@ is refused and nobody is shown it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
-from server_helpers import WsClient, connect, new_app_client, started_table, sync
+from fastapi.testclient import TestClient
+from server_helpers import WsClient, connect, new_app_client, started_table, sync, ws_connect
+from starlette.websockets import WebSocketDisconnect
 
 from stammtisch.cards import PACKS
+from stammtisch.server.app import create_app
+from stammtisch.server.limits import ServerLimits
+from stammtisch.server.protocol import FINAL_CLOSE_CODES
 
 
 @pytest.fixture()
@@ -118,3 +125,54 @@ def test_a_failed_commit_is_refused_and_nothing_is_broadcast(http, monkeypatch):
             assert c.view == snapshot
         me.send_action(me.view["legal_actions"][0])
         me.until_event(info["events"] + 1)
+
+
+def closed_with(ws) -> tuple[str | None, int]:
+    """The rule of the last error a socket got before it was closed, and its close code."""
+    rule = None
+    with pytest.raises(WebSocketDisconnect) as closed:
+        while True:
+            m = ws.receive_json()
+            if m["type"] == "error":
+                rule = m["rule"]
+    return rule, closed.value.code
+
+
+def test_a_websocket_refusal_says_in_its_close_code_whether_to_come_again(tmp_path):
+    """The page stops at a final close (this link will never work here: the page that kept
+    reconnecting to a dead link made thousands of connections) and comes again after any
+    other (too many connections now, the table moved to another process, a restart)."""
+    app = create_app(f"sqlite:///{tmp_path / 'st.sqlite'}", bot_delay=0, deal_pause=1000,
+                     limits=replace(ServerLimits(), conns_per_table=2))
+    with TestClient(app) as http:
+        t, ended = started_table(http), started_table(http)
+        seen: dict[str, tuple[str | None, int]] = {}
+        with ws_connect(http, t["id"], "nonsense") as ws:
+            seen["bad token"] = closed_with(ws)
+        with ws_connect(http, "nosuchtable", t["admin_token"]) as ws:
+            seen["unknown table"] = closed_with(ws)
+        manager = app.state.manager
+        http.post(f"/api/tables/{ended['id']}/close", json={"token": ended["admin_token"]})
+        assert http.portal.call(manager.sweep) == 1  # closed and empty: archived
+        with ws_connect(http, ended["id"], ended["seats"][0]["token"]) as ws:
+            seen["archived"] = closed_with(ws)
+        with connect(http, t, t["seats"][0]["token"]) as w0, \
+                connect(http, t, t["seats"][1]["token"]) as w1:
+            WsClient(w0).until(lambda m: m["type"] == "state")
+            WsClient(w1).until(lambda m: m["type"] == "state")
+            with connect(http, t, t["spectator"]["token"]) as ws:
+                seen["full"] = closed_with(ws)
+            r = http.post(f"/api/tables/{t['id']}/reissue", json={"token": t["admin_token"], "seat": 0})
+            assert r.status_code == 200
+            seen["revoked"] = closed_with(w0)
+            http.portal.call(lambda: _drop(manager, t["id"]))  # another process runs it now
+            seen["moved"] = closed_with(w1)
+    assert seen == {"bad token": ("token", 4401), "unknown table": ("unknown table", 4404),
+                    "archived": ("archived", 4410), "full": ("full", 4429),
+                    "revoked": ("revoked", 4403), "moved": (None, 1012)}
+    final = {k for k, (_, code) in seen.items() if code in FINAL_CLOSE_CODES}
+    assert final == {"bad token", "unknown table", "archived", "revoked"}
+
+
+async def _drop(manager, table_id: str) -> None:
+    manager.drop(manager.get(table_id))

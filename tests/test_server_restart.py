@@ -10,7 +10,7 @@ import urllib.request
 
 import pytest
 from fastapi.testclient import TestClient
-from server_helpers import WsClient, create_table, sync
+from server_helpers import WsClient, create_table, greeted, sync, ws_connect
 from server_helpers import free_port as _free_port
 from server_helpers import serve as _serve
 
@@ -20,7 +20,7 @@ from stammtisch.server.app import create_app
 def views_of(http, t, seats_tokens):
     out = {}
     for seat, token in seats_tokens.items():
-        with http.websocket_connect(f"/ws/{t['id']}?token={token}") as ws:
+        with ws_connect(http, t["id"], token) as ws:
             c = WsClient(ws)
             c.until(lambda m: m["type"] == "state")
             out[seat] = c.state["view"], {k: v for k, v in c.state["table"].items()
@@ -49,8 +49,8 @@ def test_restart_mid_deal_restores_every_view(database_url, ruleset, seats):
         http.post(f"/api/tables/{t['id']}/start", json={"token": t["admin_token"]})
         tokens = {s["seat"]: s["token"] for s in t["seats"] if s.get("token")}
         tokens[None] = t["spectator"]["token"]
-        with http.websocket_connect(f"/ws/{t['id']}?token={tokens[0]}") as w0, \
-                http.websocket_connect(f"/ws/{t['id']}?token={tokens[1]}") as w1:
+        with ws_connect(http, t["id"], tokens[0]) as w0, \
+                ws_connect(http, t["id"], tokens[1]) as w1:
             by_seat = {0: WsClient(w0), 1: WsClient(w1)}
             for _ in range(6):
                 sync(http, t["id"], list(by_seat.values()), bot_seats=(2,))
@@ -81,7 +81,8 @@ def _post(port, path, body):
 def _view(port, tid, token):
     from websockets.sync.client import connect
 
-    with connect(f"ws://127.0.0.1:{port}/ws/{tid}?token={token}", open_timeout=5) as ws:
+    with connect(f"ws://127.0.0.1:{port}/ws/{tid}", open_timeout=5) as ws:
+        greeted(ws, token)
         while True:
             m = json.loads(ws.recv(timeout=5))
             if m["type"] == "state":
@@ -102,8 +103,8 @@ def test_sigkill_mid_deal_and_restart(tmp_path):
         tokens = {s["seat"]: s["token"] for s in t["seats"]}
         rng = random.Random(1)
         stack = contextlib.ExitStack()
-        socks = {s: stack.enter_context(
-                     connect(f"ws://127.0.0.1:{port}/ws/{t['id']}?token={tok}", open_timeout=5))
+        socks = {s: greeted(stack.enter_context(
+                     connect(f"ws://127.0.0.1:{port}/ws/{t['id']}", open_timeout=5)), tok)
                  for s, tok in tokens.items()}
         latest = {}
 

@@ -5,22 +5,30 @@ no answer of the HTTP API names a card its token was not shown while the table p
 
 from __future__ import annotations
 
+import json
 import random
+from dataclasses import replace
 
 import pytest
+from fastapi.testclient import TestClient
 from server_helpers import (
     WsClient,
+    bearer,
     connect,
     create_table,
+    hello,
     new_app_client,
     play_until_terminal,
     started_table,
     stored_record,
     sync,
+    ws_connect,
 )
 from starlette.websockets import WebSocketDisconnect
 
 from stammtisch.record import replay
+from stammtisch.server.app import create_app
+from stammtisch.server.limits import ServerLimits
 
 
 @pytest.fixture()
@@ -38,14 +46,62 @@ def test_start_needs_a_seat_or_admin_token(http):
     assert r.status_code == 409 and "already" in r.json()["error"]
 
 
-def test_wrong_or_unknown_token_is_refused(http):
+def refusal(ws) -> tuple[str, int]:
+    """The rule of a socket's refusal and the code it is then closed with."""
+    m = ws.receive_json()
+    assert m["type"] == "error", m
+    with pytest.raises(WebSocketDisconnect) as closed:
+        ws.receive_json()
+    return m["rule"], closed.value.code
+
+
+def test_wrong_or_unknown_token_is_refused_for_good(http):
     t = started_table(http)
-    for url in (f"/ws/{t['id']}?token=nonsense", f"/ws/{t['id']}", "/ws/nosuchtable?token=x"):
-        with http.websocket_connect(url) as ws:
-            m = ws.receive_json()
-            assert m["type"] == "error" and m["rule"] in ("token", "unknown table")
-            with pytest.raises(WebSocketDisconnect):
-                ws.receive_json()
+    for table, token, expected in ((t["id"], "nonsense", ("token", 4401)),
+                                   (t["id"], "", ("token", 4401)),
+                                   ("nosuchtable", "x", ("unknown table", 4404))):
+        with ws_connect(http, table, token) as ws:
+            assert refusal(ws) == expected
+
+
+def test_a_token_in_a_url_is_refused_even_a_good_one(http):
+    """A URL ends up in the logs of every proxy on the way: a token there is refused with a
+    message that says where it goes, on the WebSocket and in every HTTP request, even when it
+    is a good token (a client that leaks it must not work)."""
+    t = started_table(http)
+    good = t["seats"][0]["token"]
+    with http.websocket_connect(f"/ws/{t['id']}?token={good}") as ws:
+        m = ws.receive_json()
+        assert m["rule"] == "token in url" and "hello" in m["message"]
+        with pytest.raises(WebSocketDisconnect) as closed:
+            ws.receive_json()
+        assert closed.value.code == 4400
+    for path in ("record", "deals/1", "analysis/1"):
+        r = http.get(f"/api/tables/{t['id']}/{path}?token={good}")
+        assert r.status_code == 400, (path, r.text)
+        assert r.json()["rule"] == "token in url" and "Authorization: Bearer" in r.json()["error"]
+    assert http.get(f"/api/tables/{t['id']}/record", headers=bearer(good)).status_code == 200
+
+
+def test_the_first_message_is_the_hello_with_the_token_and_comes_in_time(tmp_path):
+    app = create_app(f"sqlite:///{tmp_path / 'st.sqlite'}", bot_delay=0, deal_pause=1000,
+                     limits=replace(ServerLimits(), header_timeout=0.5))
+    with TestClient(app) as http:
+        t = started_table(http)
+        for first in ({"type": "ping"}, {"type": "hello", "token": 7}, {"token": "x"}, "hello"):
+            with http.websocket_connect(f"/ws/{t['id']}") as ws:
+                ws.send_text(json.dumps(first))
+                assert refusal(ws) == ("hello", 4400)
+        with http.websocket_connect(f"/ws/{t['id']}") as ws:  # says nothing
+            assert refusal(ws) == ("hello late", 4408)
+        with ws_connect(http, t["id"], t["seats"][0]["token"]) as ws:
+            c = WsClient(ws)
+            assert c.recv()["type"] == "hello" and c.hello["seat"] == 0
+            c.until(lambda m: m["type"] == "state")
+            ws.send_text(hello(t["seats"][0]["token"]))  # once is enough
+            assert c.next_error()["rule"] == "protocol"
+            ws.send_json({"type": "ping", "seq": 1})
+            assert c.until(lambda m: m["type"] == "pong")["seq"] == 1  # still connected
 
 
 def test_seat_view_and_spectator_view_hide_cards(http, conformance):
@@ -86,11 +142,11 @@ def test_record_holds_only_finished_deals(http):
         c0, c1 = WsClient(w0), WsClient(w1)
         sync(http, tid, [c0, c1], bot_seats=(2,))
         # while the table plays, the admin's download is what the table showed (redacted)
-        rec = http.get(f"/api/tables/{tid}/record", params={"token": t["admin_token"]}).json()
+        rec = http.get(f"/api/tables/{tid}/record", headers=bearer(t["admin_token"])).json()
         assert rec["format"] == "stammtisch-redacted/1" and rec["deals"] == []
         view = play_until_terminal(http, tid, {0: c0, 1: c1}, bot_seats=(2,))
         assert view["terminal"]
-        rec = http.get(f"/api/tables/{tid}/record", params={"token": t["admin_token"]}).json()
+        rec = http.get(f"/api/tables/{tid}/record", headers=bearer(t["admin_token"])).json()
         assert rec["format"] == "stammtisch-redacted/1" and len(rec["deals"]) == 1
         # the next deal waits until every seated player pressed Next: the result stays
         w0.send_json({"type": "next"})
@@ -102,7 +158,7 @@ def test_record_holds_only_finished_deals(http):
         assert c0.state["table"]["deal_number"] == 2 and c0.state["table"]["next_ready"] == []
         assert http.post(f"/api/tables/{tid}/close", json={"token": t["admin_token"]}).status_code == 200
         # ended: the full record, of the finished deals only (deal 2 and its deck are not there)
-        rec2 = http.get(f"/api/tables/{tid}/record", params={"token": t["admin_token"]}).json()
+        rec2 = http.get(f"/api/tables/{tid}/record", headers=bearer(t["admin_token"])).json()
         assert rec2["format"] == "stammtisch-record/1" and len(rec2["deals"]) == 1
         r = replay(rec2)
         info = http.get(f"/api/tables/{tid}").json()
@@ -129,13 +185,13 @@ def test_analysis_of_a_deal_only_once_it_is_over_and_only_with_a_token(http):
     with connect(http, t, seat_token) as w0, connect(http, t, t["seats"][1]["token"]) as w1:
         c0, c1 = WsClient(w0), WsClient(w1)
         sync(http, tid, [c0, c1], bot_seats=(2,))
-        early = http.get(f"/api/tables/{tid}/analysis/1", params={"token": seat_token})
+        early = http.get(f"/api/tables/{tid}/analysis/1", headers=bearer(seat_token))
         assert early.status_code == 409 and early.json()["rule"] == "deal in progress"
         play_until_terminal(http, tid, {0: c0, 1: c1}, bot_seats=(2,))
         assert http.get(f"/api/tables/{tid}/analysis/1").status_code == 403
-        assert http.get(f"/api/tables/{tid}/analysis/1", params={"token": "x" * 40}).status_code == 403
-        assert http.get(f"/api/tables/{tid}/analysis/2", params={"token": seat_token}).status_code == 409
-        r = http.get(f"/api/tables/{tid}/analysis/1", params={"token": seat_token})
+        assert http.get(f"/api/tables/{tid}/analysis/1", headers=bearer("x" * 40)).status_code == 403
+        assert http.get(f"/api/tables/{tid}/analysis/2", headers=bearer(seat_token)).status_code == 409
+        r = http.get(f"/api/tables/{tid}/analysis/1", headers=bearer(seat_token))
         assert r.status_code == 200, r.text
         data = r.json()
         rec = stored_record(http, tid)
@@ -156,7 +212,7 @@ def test_analysis_of_a_deal_only_once_it_is_over_and_only_with_a_token(http):
         storage.load_table = no_reads
         try:
             spectator = http.get(f"/api/tables/{tid}/analysis/1",
-                                 params={"token": t["spectator"]["token"]})
+                                 headers=bearer(t["spectator"]["token"]))
         finally:
             storage.load_table = real_load
         assert spectator.status_code == 200
@@ -189,8 +245,8 @@ def answers_of(http, tid: str, token: str, finished: int) -> dict:
     """Every answer of the HTTP API this token gets now: per finished deal its analysis and the
     deal as it saw it, the record, the table's info, the lobby, and the refusals of a deal not
     over and of a wrong token."""
-    def get(path: str, **params) -> dict:
-        r = http.get(path, params=params)
+    def get(path: str, token: str | None = None) -> dict:
+        r = http.get(path, headers=bearer(token) if token else {})
         assert r.status_code in (200, 403, 404, 409), r.text
         return r.json()
 
@@ -251,7 +307,7 @@ def test_no_answer_of_the_http_api_names_a_card_its_token_was_not_shown(roomy, r
     for n in range(1, deals + 1):
         whole = {"players": record["players"], **analyse_deal(record, n).read_by(None, whole=True)}
         for token in readers:
-            answer = http.get(f"/api/tables/{tid}/analysis/{n}", params={"token": token}).json()
+            answer = http.get(f"/api/tables/{tid}/analysis/{n}", headers=bearer(token)).json()
             if token == t["spectator"]["token"]:
                 assert cards_in(answer) <= shown[n - 1][None]
             else:

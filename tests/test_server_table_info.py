@@ -10,7 +10,7 @@ import json
 import random
 
 from fastapi.testclient import TestClient
-from server_helpers import WsClient, create_table, play_until_terminal, sync
+from server_helpers import WsClient, create_table, play_until_terminal, sync, ws_connect
 
 from stammtisch.server.app import create_app
 from stammtisch.server.fanout import Conn
@@ -43,7 +43,7 @@ def test_every_client_holds_the_tables_info_after_every_state_message(tmp_path, 
         http.post(f"/api/tables/{t['id']}/start", json={"token": t["admin_token"]})
 
         def connect(token):
-            return http.websocket_connect(f"/ws/{t['id']}?token={token}")
+            return ws_connect(http, t["id"], token)
 
         def held(c, seat):
             tables = [m["table"] for m in c.messages if m["type"] == "state"]

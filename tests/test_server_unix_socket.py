@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from server_helpers import uvicorn_thread
+from server_helpers import greeted, uvicorn_thread
 from websockets.sync.client import ClientConnection, unix_connect
 
 from stammtisch.server.app import create_app
@@ -123,11 +123,12 @@ def test_the_client_is_the_right_most_entry_the_proxy_added(tmp_path):
         assert status == 429 and body["rule"] == "rate"
         assert new_table(path, "5.6.7.8, 9.9.9.9")[0] == 201  # the proxy saw 9.9.9.9
         # the WebSocket a connection is upgraded to: one per address here
-        url = f"ws://localhost/ws/{t['id']}?token={t['seats'][0]['token']}"
+        url = f"ws://localhost/ws/{t['id']}"
 
         def connect(forwarded: str) -> ClientConnection:
-            return unix_connect(path, url, open_timeout=5,
-                                additional_headers={"X-Forwarded-For": forwarded})
+            return greeted(unix_connect(path, url, open_timeout=5,
+                                        additional_headers={"X-Forwarded-For": forwarded}),
+                           t["seats"][0]["token"])
 
         with connect("1.1.1.1, 5.6.7.8") as first:
             assert _state(first, 0)["type"] == "state"
@@ -201,8 +202,8 @@ def test_a_deal_is_played_over_the_unix_socket(tmp_path):
     with served(tmp_path, ServerLimits()) as path:
         _, t = new_table(path, "203.0.113.7")
         with ExitStack() as stack:
-            socks = [stack.enter_context(unix_connect(
-                path, f"ws://localhost/ws/{t['id']}?token={s['token']}", open_timeout=5))
+            socks = [greeted(stack.enter_context(unix_connect(
+                path, f"ws://localhost/ws/{t['id']}", open_timeout=5)), s["token"])
                 for s in t["seats"]]
             for sock in socks:
                 _state(sock, 0)

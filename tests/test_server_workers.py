@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pytest
+from server_helpers import bearer, ws_connect
 
 from stammtisch.rules import ruleset
 from stammtisch.server import analysis as analysis_module
@@ -559,7 +560,7 @@ def test_a_table_whose_search_bot_keeps_failing_is_marked_and_asked_ever_less_of
 
         monkeypatch.setattr(LiveTable, "schedule", schedule)
         assert http.post(f"/api/tables/{t['id']}/start", json={"token": t["admin_token"]}).status_code == 200
-        with http.websocket_connect(f"/ws/{t['id']}?token={t['spectator']['token']}") as ws:
+        with ws_connect(http, t["id"], t["spectator"]["token"]) as ws:
             watcher = WsClient(ws)
             # the third failure in a row shows the seat (a state message with the mark)
             marked = watcher.until(lambda m: m["type"] == "state" and "table" in m
@@ -600,19 +601,19 @@ def test_the_analysis_route_answers_its_refusals_by_kind(tmp_path, monkeypatch):
         monkeypatch.setattr(app.state.analyst, "analyse", analyse)
         t = create_table(http, seats=[{"name": "A"}, {"name": "B", "bot": "random"}, {"name": "C", "bot": "random"}])
         http.post(f"/api/tables/{t['id']}/start", json={"token": t["admin_token"]})
-        with http.websocket_connect(f"/ws/{t['id']}?token={t['seats'][0]['token']}") as ws:
+        with ws_connect(http, t["id"], t["seats"][0]["token"]) as ws:
             c = WsClient(ws)
             sync(http, t["id"], [c], bot_seats=(1, 2))
             play_until_terminal(http, t["id"], {0: c}, bot_seats=(1, 2))
         url = f"/api/tables/{t['id']}/analysis/1"
-        token = {"token": t["seats"][0]["token"]}
-        r = http.get(url, params=token)
+        token = bearer(t["seats"][0]["token"])
+        r = http.get(url, headers=token)
         assert r.status_code == 429 and r.json()["rule"] == "analysis busy"
-        r = http.get(url, params=token)
+        r = http.get(url, headers=token)
         assert r.status_code == 429 and r.json()["rule"] == "analysis share" and r.headers["retry-after"]
-        r = http.get(url, params=token)
+        r = http.get(url, headers=token)
         assert r.status_code == 503 and r.json()["rule"] == "workers failing" and r.headers["retry-after"] == "42"
-        r = http.get(url, params=token)  # the token's burst of three is spent
+        r = http.get(url, headers=token)  # the token's burst of three is spent
         assert r.status_code == 429 and r.json()["rule"] == "analysis rate"
         assert costs[0] in (COST_TIPPEN, COST_UNPLAYED) and len(set(costs)) == 1
 

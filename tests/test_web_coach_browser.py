@@ -10,7 +10,7 @@ import json
 import random
 import subprocess
 import sys
-import urllib.request
+from pathlib import Path
 
 import pytest
 from server_helpers import roomy_limits
@@ -32,9 +32,17 @@ def server(tmp_path_factory):
         yield base
 
 
-def download(base: str, href: str) -> dict:
-    with urllib.request.urlopen(base + href, timeout=30) as r:
-        return json.loads(r.read())
+def download(page) -> dict:
+    """The record the page saves when its link is clicked (fetched with the token in a header,
+    saved from a Blob under the server's file name: no token in any URL)."""
+    urls: list[str] = []
+    page.on("request", lambda r: urls.append(r.url))
+    with page.expect_download() as info:
+        page.get_by_test_id("record-link").click()
+    got = info.value
+    assert got.suggested_filename.startswith("stammtisch-") and got.suggested_filename.endswith(".json")
+    assert not [u for u in urls if "token" in u], urls
+    return json.loads(Path(got.path()).read_text(encoding="utf-8"))
 
 
 def test_the_creator_ends_the_table_and_the_record_goes_home(server, browser, tmp_path):  # noqa: F811
@@ -56,7 +64,7 @@ def test_the_creator_ends_the_table_and_the_record_goes_home(server, browser, tm
     record = page.get_by_test_id("record-link")
     assert record.text_content() == en["web.recordRedacted"]
     assert record.get_attribute("data-full") == "false"
-    redacted = download(server, record.get_attribute("href"))
+    redacted = download(page)
     assert redacted["format"] == "stammtisch-redacted/1"
     path = tmp_path / "redacted.json"
     path.write_text(json.dumps(redacted))
@@ -83,7 +91,7 @@ def test_the_creator_ends_the_table_and_the_record_goes_home(server, browser, tm
     page.goto(server + links[0])
     page.wait_for_function("document.querySelector('[data-testid=record-link]').dataset.full === 'true'")
     assert page.get_by_test_id("record-link").text_content() == en["web.recordFull"]
-    full = download(server, page.get_by_test_id("record-link").get_attribute("href"))
+    full = download(page)
     assert full["format"] == "stammtisch-record/1" and len(full["deals"]) >= 1
     path = tmp_path / "full.json"
     path.write_text(json.dumps(full))

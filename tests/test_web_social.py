@@ -11,12 +11,13 @@ import pytest
 from fastapi.testclient import TestClient
 from hypothesis import given
 from hypothesis import strategies as st
-from server_helpers import WsClient, sync
+from server_helpers import WsClient, sync, ws_connect
 from starlette.websockets import WebSocketDisconnect
 
 from stammtisch.rules import PRESETS, ruleset
 from stammtisch.server.app import create_app
 from stammtisch.server.limits import ServerLimits
+from stammtisch.server.protocol import FINAL_CLOSE_CODES
 from stammtisch.server.refusals import Refusal
 from stammtisch.server.table_social import clean_chat
 
@@ -50,7 +51,7 @@ def start(http, t):
 
 
 def connect(http, t, token):
-    return http.websocket_connect(f"/ws/{t['id']}?token={token}")
+    return ws_connect(http, t["id"], token)
 
 
 def token_of(t, seat):
@@ -397,7 +398,7 @@ def test_rematch_takes_every_seat_to_the_same_seat_of_a_new_table(http):
         assert anna.until(lambda m: m["type"] == "rematch")["link"] == links[0]
         assert len(http.app.state.manager.tables) == tables
     for seat, link in links.items():
-        with http.websocket_connect(f"/ws/{new_id}?token={link.split('#')[1]}") as ws:
+        with ws_connect(http, new_id, link.split("#")[1]) as ws:
             c = WsClient(ws)
             c.until(is_state)
             assert c.hello["seat"] == seat
@@ -405,12 +406,15 @@ def test_rematch_takes_every_seat_to_the_same_seat_of_a_new_table(http):
     # went on already leads nowhere: it never takes the seat from the player who sits there
     manager = http.app.state.manager
     assert http.portal.call(manager.sweep) >= 1 and manager.get(t["id"]) is None
-    with http.websocket_connect(f"/ws/{new_id}?token={links[1].split('#')[1]}") as ws_new:
+    with ws_connect(http, new_id, links[1].split("#")[1]) as ws_new:
         sitting = WsClient(ws_new)
         sitting.until(is_state)
         for _ in range(3):
             with connect(http, t, token_of(t, 1)) as ws:
                 assert ws.receive_json()["rule"] == "rematch taken"
+                with pytest.raises(WebSocketDisconnect) as closed:  # for good: the page stops
+                    ws.receive_json()
+                assert closed.value.code == 4410 and closed.value.code in FINAL_CLOSE_CODES
         ws_new.send_json({"type": "ping", "seq": 1})
         assert sitting.until(lambda m: m["type"] in ("pong", "error"))["type"] == "pong"
     with connect(http, t, "not-a-token") as ws:  # a stranger learns nothing
@@ -491,7 +495,7 @@ def test_after_a_restart_an_old_link_leads_to_the_rematch_once(tmp_path):
         with connect(http, t, token_of(t, 1)) as ws:
             link = WsClient(ws).until(lambda m: m["type"] == "rematch")["link"]
         assert link.startswith(f"/t/{new_id}#")
-        with http.websocket_connect(f"/ws/{new_id}?token={link.split('#')[1]}") as ws_new:
+        with ws_connect(http, new_id, link.split("#")[1]) as ws_new:
             c = WsClient(ws_new)
             c.until(is_state)
             assert c.hello["seat"] == 1

@@ -61,8 +61,9 @@ def post(base: str, path: str, body: dict) -> dict:
         return json.loads(r.read())
 
 
-def get(base: str, path: str) -> dict:
-    with urllib.request.urlopen(base + path, timeout=30) as r:
+def get(base: str, path: str, token: str | None = None) -> dict:
+    headers = {"authorization": f"Bearer {token}"} if token else {}
+    with urllib.request.urlopen(urllib.request.Request(base + path, headers=headers), timeout=30) as r:
         return json.loads(r.read())
 
 
@@ -319,7 +320,7 @@ def test_the_settlement_waits_for_every_person_and_deals_reopen(server, browser)
         # the Deals panel reopens deal 1: explanation, tricks card by card, Analysis
         table_id = t["id"]
         token = t["seats"][0]["link"].split("#")[1]
-        data = get(server, f"/api/tables/{table_id}/deals/1?token={token}")
+        data = get(server, f"/api/tables/{table_id}/deals/1", token)
         for page, lang, width in ((anna, "en", 1280), (bernd, "de", 390)):
             page.get_by_test_id("deals-button").click()
             panel = page.get_by_test_id("deals-panel")

@@ -8,7 +8,7 @@ import random
 
 import pytest
 from fastapi.testclient import TestClient
-from server_helpers import WsClient, create_table, sync
+from server_helpers import WsClient, bearer, create_table, sync, ws_connect
 
 from stammtisch.engine_facts import choice_message_for
 from stammtisch.i18n import render
@@ -33,7 +33,7 @@ def start(http, t):
 
 
 def connect(http, t, token):
-    return http.websocket_connect(f"/ws/{t['id']}?token={token}")
+    return ws_connect(http, t["id"], token)
 
 
 def is_state(m):
@@ -153,21 +153,21 @@ def test_a_past_deal_is_reopened_as_the_seat_saw_it(http):
         for deal in (1, 2):
             ends.append(play_out(http, t, {0: anna}, rng, (1, 2), lambda m: m["view"]["terminal"]))
             if deal == 1:
-                r = http.get(f"/api/tables/{tid}/deals/2", params={"token": t["seats"][0]["token"]})
+                r = http.get(f"/api/tables/{tid}/deals/2", headers=bearer(t["seats"][0]["token"]))
                 assert r.status_code == 409 and r.json()["rule"] == "deal in progress"
                 w0.send_json({"type": "next"})
                 anna.until(lambda m: is_state(m) and m["table"]["deal_number"] == 2)
     assert http.get(f"/api/tables/{tid}/deals/1").status_code == 403
     st = http.app.state.storage.load_table(tid)
     for token, seat in ((t["seats"][0]["token"], 0), (t["spectator"]["token"], None), (t["admin_token"], None)):
-        got = http.get(f"/api/tables/{tid}/deals/1", params={"token": token})
+        got = http.get(f"/api/tables/{tid}/deals/1", headers=bearer(token))
         assert got.status_code == 200, got.text
         deal = got.json()
         assert deal["deal"] == 1 and deal["players"] == ["Anna", "Robo", "Rita"]
         assert deal["view"] == redacted_record(st, seat)["deals"][0]["view"]  # what it saw, no more
         if seat == 0:
             assert deal["view"]["hand"] == ends[0]["view"]["hand"]
-    deal = http.get(f"/api/tables/{tid}/deals/1", params={"token": t["seats"][0]["token"]}).json()
+    deal = http.get(f"/api/tables/{tid}/deals/1", headers=bearer(t["seats"][0]["token"])).json()
     assert deal["explanation"] and all("key" in line for line in deal["explanation"])
     played = [(seat, action[5:]) for seat, action in deal["view"]["log"] if action.startswith("play:")]
     assert [tuple(card) for trick in deal["tricks"] for card in trick["cards"]] == played

@@ -16,9 +16,10 @@ from ..server.limits import ServerLimits
 from .common import CliError, app, console
 
 
-def check_port(host: str, port: int) -> None:
+def check_port(host: str, port: int, busy: str = "cli.port_busy") -> None:
     """Refuse, before the server starts, a port that is taken or an address we cannot listen on.
-    (uvicorn would log the failure after the startup banner and exit; this is one line first.)"""
+    (uvicorn would log the failure after the startup banner and exit; this is one line first.)
+    ``busy``: the message for a port in use (it names the option to change)."""
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except (socket.gaierror, UnicodeError, OverflowError) as e:
@@ -30,7 +31,7 @@ def check_port(host: str, port: int) -> None:
             probe.bind(address)
         except OSError as e:
             if e.errno == errno.EADDRINUSE:
-                raise CliError(t("cli.port_busy", host=host, port=port)) from None
+                raise CliError(t(busy, host=host, port=port)) from None
             raise CliError(t("cli.port_unusable", host=host, port=port, reason=e.strerror or e)) from None
 
 
@@ -112,6 +113,21 @@ def serve_cmd(
     api_docs: bool = typer.Option(False, "--api-docs",
                                   help="Serve the HTTP API's documentation at /api/docs (Swagger UI, "
                                        "from this server's own files) and /api/openapi.json."),
+    drain_seconds: float = typer.Option(
+        10.0, "--drain-seconds", min=0.1, max=3600.0, metavar="SECONDS",
+        help="On SIGTERM (or Ctrl-C) the server drains within this many seconds, then exits with "
+             "0: no new tables or connections (/readyz says not ready), the commits under way "
+             "finished, the leases given up (several processes), every client told to come "
+             "again (close code 1012). Give the service manager's stop timeout a few seconds "
+             "more (systemd: TimeoutStopSec)."),
+    metrics_port: int | None = typer.Option(
+        None, "--metrics-port", min=0, max=65535, metavar="PORT",
+        help="Serve metrics for Prometheus at http://METRICS-HOST:PORT/metrics (off unless "
+             "given): tables, clients, actions, commit latency, refusals, worker queues. A port "
+             "of its own, so that a table's player cannot read them; see docs/deployment.md."),
+    metrics_host: str = typer.Option(
+        "127.0.0.1", "--metrics-host",
+        help="Address the metrics port listens on (default: this machine only)."),
     limit: list[str] = typer.Option(
         [], "--limit", "-l", metavar="NAME=VALUE",
         help="Change one of the server's limits (repeatable), e.g. --limit max_live_tables=2000. "
@@ -143,9 +159,16 @@ def serve_cmd(
     else:
         check_socket_path(uds)
         console.print(Text(t("serve.listening_uds", path=uds)), highlight=False)
+    if metrics_port is not None:
+        if uds is None and metrics_port == port:
+            raise CliError(t("cli.metrics_same_port"))
+        if metrics_port:
+            check_port(metrics_host, metrics_port, "cli.metrics_port_busy")
+        console.print(Text(t("serve.metrics", host=metrics_host, port=metrics_port)), highlight=False)
     try:
         run(host=host, port=port, database_url=database_url, limits=limits, api_docs=api_docs,
-            uds=uds, peer_url=peer_url)
+            uds=uds, peer_url=peer_url, drain_seconds=drain_seconds,
+            metrics_address=None if metrics_port is None else (metrics_host, metrics_port))
     except SQLAlchemyError as e:
         reason = str(getattr(e, "orig", None) or e).splitlines()[0]
         raise CliError(t("cli.database_unusable", url=repr(database_url or "./data"), reason=reason)) from None

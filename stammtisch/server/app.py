@@ -5,7 +5,9 @@ the tables, seats and links (``routes/tables.py``), records, past deals and anal
 (``routes/records.py``), the WebSocket (``routes/live.py``; its messages: ``protocol.py`` and
 docs/protocol.md), the web client (``routes/pages.py``) and the Rules panel
 (``routes/guide.py``). ``GET /api/docs`` and ``/api/openapi.json`` only when the app is made
-with ``api_docs=True``.
+with ``api_docs=True``. ``GET /healthz`` and ``/readyz`` for a proxy or an orchestrator, and
+how the process drains when it stops: ``health.py``; the metrics for Prometheus, on a port of
+their own: ``metrics.py``.
 
 Every refusal is JSON ``{"error": "…", "rule": "…"}`` with the status of its kind
 (``refusals.py``); a fault of the server's is logged with its traceback and answered 500, never
@@ -18,9 +20,11 @@ import asyncio
 import contextlib
 import gc
 import logging
+import math
 import os
 import re
 import socket
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -36,8 +40,11 @@ from .analysis import Analyst
 from .api_docs import api_docs_router
 from .cluster import Cluster, ClusterRelay, default_peer_url
 from .guard import Guard
+from .health import Drain, DrainingServer, Readiness, RefuseWhileDraining
+from .health import router as health_router
 from .limits import ServerLimits
 from .manager import TableManager
+from .metrics import Metrics, MetricsServer
 from .refusals import Refusal, error_response, refusal_response
 from .routes import live, pages, records, tables
 from .routes.deps import Server
@@ -50,7 +57,8 @@ log = logging.getLogger("stammtisch.server")
 
 
 class _RedactTokens(logging.Filter):
-    """Keep seat tokens out of the access log (``?token=…`` of WebSocket URLs)."""
+    """Keep tokens out of the access log: a client that puts one in a URL (``?token=…``) is
+    refused, but the token is still a credential."""
 
     _re = re.compile(r"(token=)[^&\s\"]+")
 
@@ -73,12 +81,15 @@ def _describe_validation(exc: RequestValidationError) -> str:
 def create_app(database_url: str | None = None, data_dir: Path | None = None,
                bot_delay: float = 0.6, deal_pause: float = 8.0,
                limits: ServerLimits | None = None, api_docs: bool = False,
-               peer_url: str | None = None) -> FastAPI:
+               peer_url: str | None = None,
+               metrics_address: tuple[str, int] | None = None) -> FastAPI:
     """The app. ``bot_delay``: seconds before a bot acts; ``deal_pause``: seconds between a
     finished deal and the next one (a human may send ``next`` to go on at once); ``limits``:
     sizes, rates and caps; ``api_docs``: serve ``/api/docs`` and ``/api/openapi.json``;
     ``peer_url``: on PostgreSQL, this process is one of a service of several over the same
-    database, reached by the others at this URL (``cluster.py``)."""
+    database, reached by the others at this URL (``cluster.py``); ``metrics_address``: serve
+    the metrics for Prometheus at ``http://HOST:PORT/metrics`` (``metrics.py``; port 0: a free
+    one, ``app.state.metrics_server.port``)."""
     limits = limits or ServerLimits()
     url = database_url or default_database_url(data_dir)
     storage = Storage(url, busy_ms=limits.sqlite_busy_ms)
@@ -92,6 +103,9 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         cluster.setup(manager)
     manager.load_all()
     analyst = Analyst(max_queued=limits.analysis_queue)
+    readiness = Readiness(storage, manager, cluster)
+    metrics = Metrics(manager, analyst, cluster)
+    metrics_server = MetricsServer(metrics, *metrics_address) if metrics_address else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -99,10 +113,15 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         sweeper = asyncio.get_running_loop().create_task(manager.sweeper())
         if cluster is not None:
             cluster.start()
+        if metrics_server is not None:
+            await metrics_server.start()
         try:
             yield
         finally:
             sweeper.cancel()
+            if metrics_server is not None:
+                await metrics_server.stop()
+            readiness.shutdown()
             analyst.shutdown()
             manager.shutdown()
             if cluster is not None:  # after the last commit: then the others may take over
@@ -116,15 +135,21 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     app.state.analyst = analyst
     app.state.storage = storage
     app.state.limits = limits
+    app.state.readiness = readiness
+    app.state.metrics = metrics
+    app.state.metrics_server = metrics_server
+    app.state.drain = Drain(manager, cluster)
     if cluster is not None:  # inside Guard: a relayed request is checked here first
         app.add_middleware(ClusterRelay, cluster=cluster, max_body=limits.max_body,
                            max_listed=limits.listed_max)
+    app.add_middleware(RefuseWhileDraining, manager=manager)
     app.add_middleware(Guard, max_body=limits.max_body)
     app.add_middleware(KeepWebSocketSend)
     install_handlers(app)
     for router in (tables.router, records.router, live.router, pages.router):
         app.include_router(router)
     app.include_router(guide_router)  # the Rules panel: how to play the table's rule set
+    app.include_router(health_router)  # /healthz, /readyz
     if api_docs:  # Swagger UI from this server, under its Content-Security-Policy
         app.include_router(api_docs_router("/api/openapi.json"))
     app.mount("/static", StaticFiles(directory=pages.STATIC), name="static")
@@ -176,7 +201,8 @@ def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = No
         data_dir: Path | None = None, bot_delay: float = 0.6, deal_pause: float = 8.0,
         log_level: str = "info", ws: str = "websockets-sansio",
         ws_per_message_deflate: bool = False, limits: ServerLimits | None = None,
-        api_docs: bool = False, uds: str | None = None, peer_url: str | None = None) -> None:
+        api_docs: bool = False, uds: str | None = None, peer_url: str | None = None,
+        drain_seconds: float = 10.0, metrics_address: tuple[str, int] | None = None) -> None:
     """Serve the web table with uvicorn (blocks). On PostgreSQL the process is one of a service
     of several over the same database (``cluster.py``), reached by the others at ``peer_url``
     (default: this server's own address).
@@ -189,10 +215,13 @@ def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = No
     ``host``:``port``, for a reverse proxy on the same machine (``transport.unix_listener``;
     removed again when the server stops).
 
-    SIGTERM stops the server as Ctrl-C (SIGINT) does, and the process then exits with 0: uvicorn
-    catches both, shuts down, and raises the signal again into the handler it found, which
-    for SIGTERM would end the process at once (before the socket file is removed); the
-    handler set here turns it into ``SystemExit`` instead, so every ``finally`` runs."""
+    SIGTERM stops the server as Ctrl-C (SIGINT) does, and the process then exits with 0: the
+    app drains first, within ``drain_seconds`` (``health.DrainingServer``: no new tables or
+    connections, the commits under way finished, the leases given up, every client told to
+    come again); uvicorn catches both signals, shuts down, and raises the signal again into
+    the handler it found, which for SIGTERM would end the process at once (before the socket
+    file is removed); the handler set here turns it into ``SystemExit`` instead, so every
+    ``finally`` runs. ``metrics_address``: see ``create_app``."""
     import signal
     import threading
 
@@ -204,7 +233,8 @@ def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = No
     if database_url is not None and database_url.startswith("postgres") and peer_url is None:
         peer_url = default_peer_url(host, port, uds)
     app = create_app(database_url=database_url, data_dir=data_dir, bot_delay=bot_delay,
-                     deal_pause=deal_pause, limits=limits, api_docs=api_docs, peer_url=peer_url)
+                     deal_pause=deal_pause, limits=limits, api_docs=api_docs, peer_url=peer_url,
+                     metrics_address=metrics_address)
     tune_gc()
     for name in ("uvicorn.access", "uvicorn.error"):  # "WebSocket /ws/…?token=…" [accepted]
         logging.getLogger(name).addFilter(_RedactTokens())
@@ -217,8 +247,16 @@ def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = No
     try:
         listener = unix_listener(uds) if uds is not None else None
         try:
-            uvicorn.run(app, **uvicorn_settings(host, port, log_level, ws, ws_per_message_deflate,
-                                                limits, listener))
+            config = uvicorn.Config(app, **uvicorn_settings(
+                host, port, log_level, ws, ws_per_message_deflate, limits, listener),
+                timeout_graceful_shutdown=max(1, math.ceil(drain_seconds)))
+            server = DrainingServer(config, app.state.drain, drain_seconds)
+            try:
+                server.run()
+            except KeyboardInterrupt:  # uvicorn raises Ctrl-C again once it has shut down
+                pass
+            if not server.started:
+                sys.exit(3)  # as uvicorn.run: the start-up failed (and said why)
         finally:
             if listener is not None:
                 listener.close()
@@ -251,6 +289,4 @@ def uvicorn_settings(host: str, port: int, log_level: str, ws: str, ws_per_messa
 
 
 if __name__ == "__main__":  # python -m stammtisch.server.app [port]
-    import sys
-
     run(port=int(sys.argv[1]) if len(sys.argv) > 1 else 8000)

@@ -21,6 +21,7 @@ import orjson
 
 from ..engine_facts import choice_message_for
 from .buckets import Bucket
+from .protocol import CloseCode
 from .scheduler import Scheduler
 
 if TYPE_CHECKING:
@@ -106,6 +107,7 @@ class Conn:
         self._wake: asyncio.Future[None] | None = None  # the sender waits on it when idle
         self.bucket = bucket or Bucket(20.0, 20.0)
         self.closed = False
+        self.close_code: int = CloseCode.NORMAL  # what the socket is closed with when it stops
         # the table's info last sent to this client, by its key (TableFanout._send_states)
         self.table_sent: tuple[Any, ...] | None = None
         self.told_rematch = False  # this client was given its seat's link of the rematch
@@ -186,7 +188,11 @@ class Conn:
             except Exception:
                 pass
 
-    def stop(self) -> None:
+    def stop(self, code: int | None = None) -> None:
+        """Close the connection once its queued messages are out (``code``: the close code,
+        protocol.CloseCode; default ``close_code``)."""
+        if code is not None:
+            self.close_code = code
         if not self.closed:
             self.closed = True
             self._queue.extend(self._held)  # the last words (an error, say) still go out
@@ -331,14 +337,16 @@ class TableFanout:
         """Close the sockets of a seat (None: spectators) whose link was revoked."""
         for c in self.of_seat(seat):
             c.send(dumps({"type": "error", "rule": "revoked", "message": message}))
-            c.stop()
+            c.stop(CloseCode.REVOKED)
 
-    def close(self) -> None:
-        """The server shuts down: no more presence, every connection stopped."""
+    def close(self, code: int = CloseCode.RESTARTING) -> None:
+        """The table goes from this process (it shuts down, or another process runs the table
+        now): no more presence, every connection stopped with ``code`` (by default "come
+        again": the client reconnects, and is served where the table is then)."""
         if self._presence_handle is not None:
             self._presence_handle.cancel()
         for c in list(self.conns):
-            c.stop()
+            c.stop(code)
 
     # --- presence --------------------------------------------------------------------
 

@@ -8,16 +8,18 @@ import asyncio
 import logging
 import secrets
 import time
+from collections import Counter
 from typing import TYPE_CHECKING, Any
 
 from ..bots import SEARCH_BOTS, algorithm_of
 from ..rules import Rules
 from .buckets import AddressBuckets
 from .event_store import EventStore
-from .fanout import Outbox
-from .limits import ServerLimits
+from .fanout import Outbox, dumps
+from .limits import ServerLimits, count_down
 from .live_table import LiveTable
-from .refusals import Refusal, RefusalKind
+from .protocol import CloseCode
+from .refusals import MESSAGES, STORAGE_ERRORS, Refusal, RefusalKind
 from .scheduler import Scheduler
 from .spill import Spill
 from .storage import Storage, StoredSeat, StoredSocial, StoredTable, token_digest
@@ -51,28 +53,92 @@ class TableManager:
         self.refusals: dict[str, int] = {}
         self.outbox = Outbox()  # the fast-path messages of the loop's turn
         self.cluster: Cluster | None = None  # several processes over one database (cluster.py)
+        self.draining = False  # the process is stopping: no new tables or connections
+        self._sockets_gone: asyncio.Event | None = None  # see sockets_closed
         # tables made per client address (a rematch counts as made by the seat that asked)
         self.creations = AddressBuckets(self.limits.creations_per_minute, self.limits.creation_burst)
+        self.evictions = 0  # tables archived to make room for a new one (``make_room``)
 
     async def creation_refusal(self, address: str) -> Refusal | None:
         """Why ``address`` may not make a table now, or None (then it has used one creation):
         too many made lately, as many live tables as one address may hold, or the server
-        full. A refusal is counted (``count_refusal``)."""
+        full of tables in play (``make_room``). A refusal is counted (``count_refusal``)."""
         limits = self.limits
-        if not self.creations.allow(address):
+        if self.draining:
+            rule, message = "restarting", MESSAGES["restarting"]
+        elif not self.creations.allow(address):
             rule, message = "rate", SOCIAL_MESSAGES["rate"]
         elif sum(1 for t in self.tables.values() if t.creator == address) >= limits.tables_per_address:
             rule, message = "quota", SOCIAL_MESSAGES["quota"].format(n=limits.tables_per_address)
-        elif len(self.tables) >= limits.max_live_tables and (
-                await self.sweep() == 0 or len(self.tables) >= limits.max_live_tables):
+        elif len(self.tables) >= limits.max_live_tables and not await self.make_room():
             rule, message = "capacity", SOCIAL_MESSAGES["capacity"]
         else:
             return None
         self.count_refusal(rule)
-        return Refusal(rule, message, RefusalKind.TOO_MANY)
+        if rule == "restarting":  # another process of the service may take it at once
+            return Refusal(rule, message, RefusalKind.UNAVAILABLE, 1)
+        return Refusal(rule, message, RefusalKind.TOO_MANY, 60)
+
+    async def make_room(self) -> bool:
+        """Room for one more table under ``max_live_tables``: the tables that expired are
+        archived, and if that is not enough, one table nobody plays (``to_evict``). False
+        when every table is in play.
+
+        Why: the cap bounds the server's memory, and a few dozen addresses, each within its
+        own quota, filled it with tables nobody ever joined, so that a player's new table was
+        refused. A table is in play while a seated person is connected to it: those are never
+        evicted. An evicted table is archived as an expired one is (its record stays)."""
+        limits = self.limits
+        if await self.sweep() and len(self.tables) < limits.max_live_tables:
+            return True
+        while len(self.tables) >= limits.max_live_tables:
+            victim = self.to_evict()
+            if victim is None or not await self.archive(victim, "evicted"):
+                return False
+            self.evictions += 1
+            log.info("table %s (made from %s) evicted to make room for a new table",
+                     victim.id, victim.creator or "an unknown address")
+        return True
+
+    def to_evict(self) -> LiveTable | None:
+        """The table to give up when the server is full: one nobody plays (no seated person
+        connected), made from the address that made the most live tables (a flood comes from
+        few addresses, each holding many); of its tables, one that never started before one
+        that did, one nobody watches before one a spectator watches, then the one idle
+        longest. None when every table is in play."""
+        made = Counter(t.creator for t in self.tables.values())
+        best: LiveTable | None = None
+        best_key: tuple[int, bool, bool, float] | None = None
+        for live in self.tables.values():
+            if live.fanout.seats_online():
+                continue  # in play
+            key = (-made[live.creator], live.started, live.fanout.watched(), live.last_activity)
+            if best_key is None or key < best_key:
+                best, best_key = live, key
+        return best
 
     def count_refusal(self, rule: str) -> None:
         self.refusals[rule] = self.refusals.get(rule, 0) + 1
+
+    # --- WebSocket clients ---------------------------------------------------------------
+
+    def socket_opened(self, address: str) -> None:
+        self.ws_per_address[address] = self.ws_per_address.get(address, 0) + 1
+
+    def socket_closed(self, address: str) -> None:
+        count_down(self.ws_per_address, address)
+        if not self.ws_per_address and self._sockets_gone is not None:
+            self._sockets_gone.set()
+
+    def sockets_open(self) -> int:
+        """The WebSocket clients connected now."""
+        return sum(self.ws_per_address.values())
+
+    async def sockets_closed(self) -> None:
+        """Return once no WebSocket client is connected."""
+        if self.ws_per_address:
+            self._sockets_gone = asyncio.Event()
+            await self._sockets_gone.wait()
 
     def load_all(self) -> None:
         """Rebuild every table not archived from the database (replaying its decks and actions),
@@ -111,6 +177,28 @@ class TableManager:
         live.closed = True
         live.cancel_pending()
         live.fanout.close()
+
+    async def drain(self) -> list[LiveTable]:
+        """The process stops: no new tables or connections from now (``draining``), and
+        every table stops once the event it is committing is committed (it holds the table's
+        lock until then): closed here (not in the database, as ``drop``), no bots, timers or
+        next deals, no longer this process's. Returns them; their clients are still
+        connected."""
+        self.draining = True
+        tables = list(self.tables.values())
+
+        async def stop(live: LiveTable) -> None:
+            await live.lock.acquire()
+            try:
+                live.closed = True
+                live.cancel_pending()
+                if self.tables.get(live.id) is live:
+                    del self.tables[live.id]
+            finally:
+                live.lock.release()
+
+        await asyncio.gather(*(stop(live) for live in tables))
+        return tables
 
     def resume(self) -> None:
         """Schedule bots and next deals of loaded tables (needs the running loop)."""
@@ -207,19 +295,29 @@ class TableManager:
         done = 0
         for live in list(self.tables.values()):
             reason = self.expired(live, now)
-            if reason is None:
-                continue
-            try:
-                await self.store.commit(self.storage.archive, live.id, reason)
-            except Exception:
-                log.warning("table %s could not be archived now", live.id, exc_info=True)
-                continue
-            live.cancel_pending()
-            self.tables.pop(live.id, None)
-            done += 1
+            if reason is not None and await self.archive(live, reason):
+                done += 1
         if done:
             log.info("archived %d tables", done)
         return done
+
+    async def archive(self, live: LiveTable, reason: str) -> bool:
+        """Archive a live table (it expired, or it is evicted): stored so, no longer live
+        here; a client still connected is told and closed for good. False when the database
+        could not store it now."""
+        try:
+            await self.store.commit(self.storage.archive, live.id, reason)
+        except STORAGE_ERRORS:
+            log.warning("table %s could not be archived now", live.id, exc_info=True)
+            return False
+        live.cancel_pending()
+        if self.tables.get(live.id) is live:
+            del self.tables[live.id]
+        if live.fanout.conns:
+            live.fanout.send_all(dumps({"type": "error", "rule": "archived", "message": MESSAGES[
+                "archived"].format(id=live.id, reason=reason)}))
+            live.fanout.close(CloseCode.GONE)
+        return True
 
     async def sweeper(self) -> None:
         while True:

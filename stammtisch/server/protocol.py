@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+from enum import IntEnum
 from typing import Any, ClassVar, Literal
 
 import orjson
@@ -31,6 +32,17 @@ class ClientMessage(BaseModel):
     seq: Seq = Field(default=None, description="the client's own number, sent back with the answer")
     #: whether a spectator may send it
     spectator: ClassVar[bool] = False
+
+
+class ClientHello(ClientMessage):
+    """The first message of every connection, and only the first: the table's token (a seat's,
+    the spectator's or the admin's). It must come within ``ServerLimits.header_timeout``
+    seconds of the connection's start; the server answers with its own ``hello``. A token in
+    the URL (``?token=…``) is refused (close code 4400): a URL is written to the logs of every
+    proxy on the way."""
+
+    type: Literal["hello"] = "hello"
+    token: str = Field(max_length=200, description="the table's token (what follows # in its link)")
 
 
 class Action(ClientMessage):
@@ -206,9 +218,54 @@ class HintGiven(ServerMessage):
 SERVER_MESSAGES: tuple[type[ServerMessage], ...] = (
     Hello, State, Presence, Error, Pong, ChatLines, RematchSeat, HintAsked, HintGiven)
 
+class CloseCode(IntEnum):
+    """The codes the server closes a WebSocket with. A final one means this link will not work
+    here again, however often it tries (the page stops and says why); any other means "come
+    again", with a growing pause between tries (the page: exponential back-off with jitter,
+    capped). Before closing with a refusal the server sends an ``error`` saying why."""
+
+    NORMAL = 1000
+    POLICY = 1008
+    TOO_BIG = 1009
+    RESTARTING = 1012
+    BAD_REQUEST = 4400
+    BAD_TOKEN = 4401
+    REVOKED = 4403
+    UNKNOWN_TABLE = 4404
+    HELLO_LATE = 4408
+    GONE = 4410
+    TOO_MANY = 4429
+
+
+#: What each close code means (docs/protocol.md lists them).
+CLOSE_MEANINGS: dict[CloseCode, str] = {
+    CloseCode.NORMAL: "the connection ends normally (also after a `rematch` message: follow its link)",
+    CloseCode.POLICY: "too many messages in a row beyond `seat_rate` (rule \"rate\")",
+    CloseCode.TOO_BIG: "a message larger than `max_message` (rule \"size\")",
+    CloseCode.RESTARTING: "the server process is restarting, or the table moved to another "
+                          "process (rule \"restarting\", or none): connect again",
+    CloseCode.BAD_REQUEST: "the token came in the URL, or the first message was not a `hello` "
+                           "(rule \"token in url\", \"hello\")",
+    CloseCode.BAD_TOKEN: "the token is not one of this table's (rule \"token\")",
+    CloseCode.REVOKED: "the link was replaced by the table's admin (rule \"revoked\")",
+    CloseCode.UNKNOWN_TABLE: "no such table (rule \"unknown table\")",
+    CloseCode.HELLO_LATE: "no `hello` within `header_timeout` seconds (rule \"hello late\")",
+    CloseCode.GONE: "the table is archived, or its seat's link to the rematch was given out "
+                    "already (rule \"archived\", \"rematch taken\")",
+    CloseCode.TOO_MANY: "too many connections to the table or from the address (rule "
+                        "\"full\", \"address\")",
+}
+
+#: The close codes after which a client must not connect again with the same link.
+FINAL_CLOSE_CODES = frozenset({CloseCode.BAD_REQUEST, CloseCode.BAD_TOKEN, CloseCode.REVOKED,
+                               CloseCode.UNKNOWN_TABLE, CloseCode.GONE})
+
+
 PROTOCOL_HEAD = """# The web table's WebSocket protocol
 
-`WS /ws/{table}?token=…` (a seat's, the spectator's or the admin's token). JSON text frames,
+`WS /ws/{table}`, then the client's `hello` with the table's token (a seat's, the spectator's
+or the admin's) as its first message, within `ServerLimits.header_timeout` seconds; never the
+token in the URL (`?token=…` is refused: URLs end up in proxies' logs). JSON text frames,
 each at most `ServerLimits.max_message` bytes and `max_json_depth` levels deep; at most
 `seat_rate` messages per second per seat, all its sockets together. A table with a turn timer
 (`turn_seconds` > 0): when the seat on turn has not acted in time, a bot plays for it (its seat
@@ -218,7 +275,7 @@ This page is made from `stammtisch/server/protocol.py` by `scripts/protocol_doc.
 """
 
 
-def _doc_of(model: type[BaseModel]) -> str:
+def _doc_of(model: type) -> str:
     return " ".join((model.__doc__ or "").split())
 
 
@@ -227,11 +284,23 @@ def _type_name(annotation: Any) -> str:
     return text.replace("typing.", "")
 
 
+def _close_code_lines() -> list[str]:
+    """The close codes as a table: code, final or not, what it means."""
+    out = ["\n## Close codes\n", _doc_of(CloseCode), "",
+           "| code | final | meaning |", "|---|---|---|"]
+    for code in CloseCode:
+        final = "yes" if code in FINAL_CLOSE_CODES else "no: connect again"
+        out.append(f"| {int(code)} | {final} | {CLOSE_MEANINGS[code]} |")
+    return out
+
+
 def render_protocol() -> str:
     """docs/protocol.md: every message with its fields, from the models' docstrings and
-    field descriptions."""
+    field descriptions, and the close codes."""
     out = [PROTOCOL_HEAD]
-    for title, models in (("Client → server", CLIENT_MESSAGES), ("Server → client", SERVER_MESSAGES)):
+    sections: tuple[tuple[str, tuple[type[BaseModel], ...]], ...] = (
+        ("Client → server", (ClientHello, *CLIENT_MESSAGES)), ("Server → client", SERVER_MESSAGES))
+    for title, models in sections:
         out.append(f"\n## {title}")
         for model in models:
             out.append(f'\n### `{model.model_fields["type"].default}`\n\n{_doc_of(model)}')
@@ -242,6 +311,7 @@ def render_protocol() -> str:
                     need = "" if f.is_required() else " (optional)"
                     what = f" – {f.description}" if f.description else ""
                     out.append(f"- `{name}`: {_type_name(f.annotation)}{need}{what}")
+    out.extend(_close_code_lines())
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -280,6 +350,8 @@ def parse_client(text: str, max_depth: int, spectator: bool = False) -> ClientMe
         return ActionIn(action, event, seq)
     model = _BY_TYPE.get(kind)
     if model is None:
+        if kind == "hello":
+            raise BadMessage("protocol", MESSAGES["hello again"], kind, seq)
         raise BadMessage("protocol", f"unknown message type {kind[:40]!r}", kind, seq)
     if model is Chat:
         line = msg.get("text")
@@ -294,6 +366,18 @@ def parse_client(text: str, max_depth: int, spectator: bool = False) -> ClientMe
             raise BadMessage("protocol", "a rematch message's \"agree\" is true or false", kind, seq)
         return Rematch(agree=agree, seq=seq)
     return model(seq=seq)  # type: ignore[call-arg]  # each message type has its "type" as default
+
+
+def parse_hello(text: str, max_depth: int) -> str:
+    """The token of a connection's first message (``ClientHello``), or ``BadMessage`` (rule
+    "hello") when it is anything else."""
+    msg, _, _ = parse_message(text, max_depth)
+    if msg is None or msg["type"] != "hello":
+        raise BadMessage("hello", MESSAGES["hello"])
+    token = msg.get("token")
+    if not isinstance(token, str) or len(token) > 200:
+        raise BadMessage("hello", MESSAGES["hello"], "hello", message_seq(msg))
+    return token
 
 
 #: ``parse_message``: the fast reader did not read the message

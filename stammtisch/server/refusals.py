@@ -28,9 +28,9 @@ MESSAGES = {
     "depth": "a message may be nested at most {n} levels deep",
     "protocol": "a message is a JSON object with a \"type\"",
     "event": "an action message needs the \"event\" number of the state it answers",
-    "record token": "the record needs a token of this table (?token=…)",
+    "record token": "the record needs a token of this table (Authorization: Bearer …)",
     "archived": "the table {id!r} is archived ({reason})",
-    "analysis token": "the analysis needs a token of this table (?token=…)",
+    "analysis token": "the analysis needs a token of this table (Authorization: Bearer …)",
     "analysis not over": "deal {deal} is not over ({finished} deals are): a deal is analysed once it is over",
     "analysis failed": "the analysis failed; try again later",
     "record behind": "the database is still writing this table's latest deals (it was busy); "
@@ -42,7 +42,7 @@ MESSAGES = {
     "record rate": "this link has asked for the record too often; try again in a few seconds",
     "read rate": "your address has asked for records, past deals or analyses too often; try again in a few "
                  "seconds",
-    "deal token": "a past deal needs a token of this table (?token=…)",
+    "deal token": "a past deal needs a token of this table (Authorization: Bearer …)",
     "deal not over": "deal {deal} is not over ({finished} deals are)",
     "analysis rate": "too many analyses asked for lately; try again in a few seconds",
     "analysis busy": "an analysis of another deal of this table is under way; try again when it is done",
@@ -55,6 +55,15 @@ MESSAGES = {
     "search bots": "the tables made from your address seat as many search bots (pimc, ismcts) "
                    "as they may ({n}); close a table or choose the heuristic bot",
     "lobby seat": "seat {seat} is for a player from the lobby: only he holds its link",
+    "hello": "the first message of a connection is {\"type\": \"hello\", \"token\": …} "
+             "with the table's token",
+    "hello late": "no hello came in time: the first message of a connection is "
+                  "{\"type\": \"hello\", \"token\": …}",
+    "hello again": "a connection says hello once, in its first message",
+    "restarting": "the server is restarting; connect again in a moment",
+    "token in url": "a token goes in the Authorization header (Authorization: Bearer …) or, on "
+                    "the WebSocket, in its first message ({\"type\": \"hello\", \"token\": …}), "
+                    "never in the URL: URLs end up in logs",
 }
 
 

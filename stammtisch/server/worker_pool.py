@@ -171,6 +171,7 @@ class _Job:
     future: asyncio.Future[Any]
     owner: str
     key: Hashable
+    queued_at: float = 0.0  # the pool's clock when it was submitted
 
 
 class WorkerPool:
@@ -195,6 +196,8 @@ class WorkerPool:
         self._restarts: list[float] = []  # when the pools of the window were made anew
         self._refusing_until = float("-inf")
         self._tasks: set[asyncio.Task[None]] = set()
+        # told of the seconds each job waited for a worker (metrics.py)
+        self.on_start: Callable[[float], None] | None = None
 
     # --- the callers' side --------------------------------------------------------------------
 
@@ -217,7 +220,7 @@ class WorkerPool:
         left = self._queue.get(owner, key)
         if left is not None and left.future.done():  # cancelled; its callback has not run yet
             self._queue.remove(owner, key, left)
-        job = _Job(fn, args, asyncio.get_running_loop().create_future(), owner, key)
+        job = _Job(fn, args, asyncio.get_running_loop().create_future(), owner, key, self.clock())
         self._queue.put(owner, key, job, cost)
         job.future.add_done_callback(lambda future: self._queue.remove(owner, key, job))
         self._pump()
@@ -255,6 +258,8 @@ class WorkerPool:
                 self._queue.done(job.owner)
                 continue
             self._busy += 1
+            if self.on_start is not None:
+                self.on_start(self.clock() - job.queued_at)
             task = asyncio.get_running_loop().create_task(self._run(job))
             self._tasks.add(task)
             task.add_done_callback(self._tasks.discard)

@@ -97,9 +97,20 @@ def known_id(table_id: str) -> str:
     return table_id
 
 
-def request_token(request: Request, token: str = "") -> str:
-    """A table's token from ``?token=…`` or ``Authorization: Bearer …``."""
-    return token or request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+def refuse_token_in_url(conn: HTTPConnection) -> None:
+    """Refuse a token in the URL's query: a URL is written to the logs of every proxy on the
+    way (nginx's access log, its error log on an upstream error), so a bearer credential
+    there ends up on disk. Refused even when it would be valid, so that no client leaks it
+    by accident and keeps working."""
+    if "token" in conn.query_params:
+        raise Refusal("token in url", MESSAGES["token in url"], RefusalKind.INVALID)
+
+
+def request_token(request: Request) -> str:
+    """A table's token from ``Authorization: Bearer …`` (never from the URL:
+    ``refuse_token_in_url``)."""
+    refuse_token_in_url(request)
+    return request.headers.get("authorization", "").removeprefix("Bearer ").strip()
 
 
 TokenDep = Annotated[str, Depends(request_token)]

@@ -1,20 +1,34 @@
-"""``WS /ws/{id}?token=…``: a seat's, the spectator's or the admin's live connection to a
-table (the messages: ``protocol.py``, docs/protocol.md)."""
+"""``WS /ws/{id}``: a seat's, the spectator's or the admin's live connection to a table, its
+token in the first message (the messages and close codes: ``protocol.py``, docs/protocol.md)."""
 
 from __future__ import annotations
 
 import asyncio
 import logging
+from typing import NamedTuple
 
 from fastapi import APIRouter, WebSocket
 
 from ...games.base import IllegalAction
 from ..fanout import Conn, dumps
-from ..limits import count_down
+from ..limits import ServerLimits
 from ..live_table import LiveTable
-from ..protocol import ActionIn, Back, BadMessage, Chat, Hint, Next, Ping, Rematch, parse_client
+from ..protocol import (
+    ActionIn,
+    Back,
+    BadMessage,
+    Chat,
+    CloseCode,
+    Hint,
+    Next,
+    Ping,
+    Rematch,
+    parse_client,
+    parse_hello,
+)
 from ..records import auth_stored
 from ..refusals import MESSAGES, STORAGE_ERRORS, Refusal
+from ..table_core import TRY_AGAIN
 from ..table_social import SOCIAL_MESSAGES
 from ..transport import ServerSocket
 from .deps import TABLE_ID, Server, client_address, get_server
@@ -29,43 +43,58 @@ async def ws_endpoint(ws: WebSocket, table_id: str) -> None:
     server = get_server(ws)
     manager, limits = server.manager, server.limits
     await ws.accept()
-    token = ws.query_params.get("token", "")
     address = client_address(ws)
+    sock = ServerSocket(ws)
 
     async def refuse(rule: str, message: str, code: int) -> None:
         manager.count_refusal(rule)
         await ws.send_text(dumps({"type": "error", "rule": rule, "message": message}))
         await ws.close(code)
 
+    if "token" in ws.query_params:
+        await refuse("token in url", MESSAGES["token in url"], CloseCode.BAD_REQUEST)
+        return
+    if manager.draining:
+        await refuse("restarting", MESSAGES["restarting"], CloseCode.RESTARTING)
+        return
+    try:
+        token = await first_hello(sock, limits)
+    except BadMessage as e:
+        await refuse(e.rule, e.message, CloseCode.BAD_REQUEST)
+        return
+    except TimeoutError:
+        await refuse("hello late", MESSAGES["hello late"], CloseCode.HELLO_LATE)
+        return
+    if token is None:  # the client left before it said hello
+        return
+    if manager.draining:  # it began while the client said hello: its tables are stopped
+        await refuse("restarting", MESSAGES["restarting"], CloseCode.RESTARTING)
+        return
     live = manager.get(table_id)
     if live is None:
-        link = await rematch_link_of_archived(server, table_id, token)
-        if link == "taken":
-            await refuse("rematch taken", SOCIAL_MESSAGES["rematch taken"], 4410)
+        answer = await old_link(server, table_id, token)
+        if isinstance(answer, Refused):
+            await refuse(*answer)
             return
-        if link is not None:  # an archived table's seat link leads to its rematch seat
-            await ws.send_text(dumps({"type": "rematch", "table": link[0], "link": link[1]}))
-            await ws.close(1000)
-            return
-        await refuse("unknown table", f"no table {table_id[:40]!r}", 4404)
+        # an archived table's seat link leads to its rematch seat
+        await ws.send_text(dumps({"type": "rematch", "table": answer[0], "link": answer[1]}))
+        await ws.close(CloseCode.NORMAL)
         return
     who = live.auth(token)
     if who is None:
-        await refuse("token", "this link is not valid for this table", 4401)
+        await refuse("token", "this link is not valid for this table", CloseCode.BAD_TOKEN)
         return
     if live.fanout.open_count() >= limits.conns_per_table:
-        await refuse("full", MESSAGES["full"].format(n=limits.conns_per_table), 4429)
+        await refuse("full", MESSAGES["full"].format(n=limits.conns_per_table), CloseCode.TOO_MANY)
         return
     if manager.ws_per_address.get(address, 0) >= limits.ws_per_address:
-        await refuse("address", MESSAGES["address"].format(n=limits.ws_per_address), 4429)
+        await refuse("address", MESSAGES["address"].format(n=limits.ws_per_address), CloseCode.TOO_MANY)
         return
-    manager.ws_per_address[address] = manager.ws_per_address.get(address, 0) + 1
+    manager.socket_opened(address)
     role, seat = who
-    close_code = [1000]
-    sock = ServerSocket(ws)
 
     async def close() -> None:
-        await ws.close(close_code[0])
+        await ws.close(conn.close_code)
 
     conn = Conn(seat if role == "seat" else None, sock.send_text, close,
                 live.bucket_for(seat if role == "seat" else None), address,
@@ -125,13 +154,13 @@ async def ws_endpoint(ws: WebSocket, table_id: str) -> None:
             if len(text) > limits.max_message:
                 conn.send(dumps({"type": "error", "rule": "size",
                                  "message": f"messages are limited to {limits.max_message} bytes"}))
-                close_code[0] = 1009
+                conn.close_code = CloseCode.TOO_BIG
                 break
             if not conn.allow():
                 if conn.strikes > 40:
                     conn.send(dumps({"type": "error", "rule": "rate",
                                      "message": "too many messages; disconnected"}))
-                    close_code[0] = 1008
+                    conn.close_code = CloseCode.POLICY
                     break
                 conn.send(dumps({"type": "error", "rule": "rate",
                                  "message": "too many messages; slow down"}))
@@ -147,34 +176,68 @@ async def ws_endpoint(ws: WebSocket, table_id: str) -> None:
     finally:
         waiting[0] = False
         sock.set_take_now(None)
-        count_down(manager.ws_per_address, address)
+        manager.socket_closed(address)
         live.detach(conn)
         conn.stop()
         await sender
 
 
-async def rematch_link_of_archived(server: Server, table_id: str,
-                                   token: str) -> tuple[str, str] | str | None:
-    """A seat of an archived table that had a rematch: a new link to the same seat of the
-    rematch table, if that table is still live and no link of this seat has led on to it
-    yet (an old link leads to the new table once, and never takes the seat from the
-    player who sits there)."""
-    if not TABLE_ID.fullmatch(table_id) or not token:
+async def first_hello(sock: ServerSocket, limits: ServerLimits) -> str | None:
+    """The token of the connection's first message (``protocol.ClientHello``), which must come
+    within ``header_timeout`` seconds (``TimeoutError``; ``BadMessage`` when it is not a
+    hello); None when the client left first."""
+    async with asyncio.timeout(limits.header_timeout):
+        msg = await sock.receive()
+    if msg["type"] == "websocket.disconnect":
         return None
+    text = msg.get("text")
+    if text is None:
+        text = (msg.get("bytes") or b"").decode("utf-8", "replace")
+    if len(text) > limits.max_message:
+        raise BadMessage("hello", MESSAGES["hello"])
+    return parse_hello(text, limits.max_json_depth)
+
+
+class Refused(NamedTuple):
+    """A connection refused: the rule, the message and the close code."""
+
+    rule: str
+    message: str
+    code: int
+
+
+async def old_link(server: Server, table_id: str, token: str) -> tuple[str, str] | Refused:
+    """What the link of a table that is not live leads to. A seat of an archived table that
+    had a rematch: a new link to the same seat of the rematch table (its id and the link), if
+    that table is still live and no link of this seat has led on to it yet (an old link leads
+    to the new table once, and never takes the seat from the player who sits there). Else
+    the refusal: the table is archived, or unknown, or cannot be read now (not final)."""
+    unknown = Refused("unknown table", f"no table {table_id[:40]!r}", CloseCode.UNKNOWN_TABLE)
+    if not TABLE_ID.fullmatch(table_id):
+        return unknown
     manager, storage = server.manager, server.storage
+    unavailable = Refused("storage", TRY_AGAIN, CloseCode.RESTARTING)
     async with server.archived_claims:  # two uses of one old link at once: one goes on
-        st = await manager.store.read(storage.load_table, table_id)
-        if st is None or st.social.rematch_id is None:
-            return None
-        who = auth_stored(st, token)
-        new = manager.get(st.social.rematch_id)
-        if who is None or who[0] != "seat" or who[1] is None or new is None:
-            return None
+        try:
+            st = await manager.store.read(storage.load_table, table_id)
+        except STORAGE_ERRORS:
+            log.warning("table %s could not be read", table_id, exc_info=True)
+            return unavailable
+        who = auth_stored(st, token) if st is not None and token else None
+        if st is None or who is None:  # a stranger learns nothing of a table
+            return unknown
+        if st.archived_reason is None:  # live, but not here (now): not final
+            return unavailable
+        archived = Refused("archived", MESSAGES["archived"].format(
+            id=table_id, reason=st.archived_reason), CloseCode.GONE)
+        new = manager.get(st.social.rematch_id) if st.social.rematch_id is not None else None
+        if who[0] != "seat" or who[1] is None or new is None:
+            return archived
         seat = who[1]
         if seat in st.social.rematch_claimed:
-            return "taken"
+            return Refused("rematch taken", SOCIAL_MESSAGES["rematch taken"], CloseCode.GONE)
         if seat >= len(new.seats) or new.seats[seat].bot or seat in new.open_seats:
-            return None
+            return archived
         try:
             await manager.store.commit(storage.set_rematch_claimed, table_id,
                                  sorted({*st.social.rematch_claimed, seat}))
@@ -182,7 +245,7 @@ async def rematch_link_of_archived(server: Server, table_id: str,
         except STORAGE_ERRORS:
             log.warning("table %s: no link to its rematch for seat %d", table_id, seat,
                         exc_info=True)
-            return None
+            return unavailable
         return new.id, f"/t/{new.id}#{fresh}"
 
 

@@ -1,13 +1,15 @@
 """The finished deals of a table: its record, one past deal, a deal's analysis.
 
-- ``GET  /api/tables/{id}/record?token=…`` – the finished deals. With the admin token (or any
+Each takes the table's token in ``Authorization: Bearer …`` (never in the URL: refused there).
+
+- ``GET  /api/tables/{id}/record`` – the finished deals. With the admin token (or any
   seat's token once the table is closed): the full, replayable ``stammtisch-record/1``. With a
   seat's or the spectator's token during the session: ``stammtisch-redacted/1``, each deal as
   that token saw it at its end (its terminal view: passers' folded cards, the talon and the
   tapp stay hidden). The deck of an unfinished deal never leaves the server.
-- ``GET  /api/tables/{id}/deals/{n}?token=…`` – a finished deal as this token saw it.
-- ``GET  /api/tables/{id}/analysis/{n}?token=…`` – where points were lost in a finished deal,
-  as this token saw the deal while the table plays, whole once it has ended (as the record).
+- ``GET  /api/tables/{id}/deals/{n}`` – a finished deal as this token saw it.
+- ``GET  /api/tables/{id}/analysis/{n}`` – where points were lost in a finished deal, as this
+  token saw the deal while the table plays, whole once it has ended (as the record).
 
 The live table keeps no old deals: these are built from the database's record, off the event
 loop, and kept (``BytesCache``). A live table knows its tokens; an archived one is asked for

@@ -221,7 +221,7 @@ async def post_table(body: TableIn, server: ServerDep, address: AddressDep) -> A
     manager = server.manager
     refusal = await manager.creation_refusal(address)
     if refusal is not None:
-        raise Refusal(refusal.rule, refusal.message, RefusalKind.TOO_MANY, 60)
+        raise refusal
     open_seats = [i for i, s in enumerate(body.seats) if s.open]
     social = StoredSocial(turn_seconds=body.turn_seconds, listed=body.listed,
                           open_seats=open_seats, creator=address, lobby_seats=open_seats,

@@ -428,7 +428,7 @@ async function showLobby() {
 // ---------------------------------------------------------------- the table
 
 const game = { ws: null, tableId: null, token: null, seat: null, role: null, msg: null, info: null,
-  selected: new Set(), lastEvent: -1, retry: 0, dead: false, error: null, timer: null,
+  selected: new Set(), lastEvent: -1, retry: 0, dead: false, leaving: false, error: null, timer: null,
   // a finished trick stays in the middle for a moment before it moves to "last trick"
   lastTrickKey: null, held: null, heldTimer: null,
   // the hand as the keyboard walks it: the card that has the tab stop
@@ -489,11 +489,24 @@ function whatHappened(prev, m) {
   return lines;
 }
 
+// Close codes after which this link will not work again (docs/protocol.md, "Close codes"): the
+// page stops and says why. Any other close is followed by a new try after a pause that doubles
+// each time (with jitter, up to RETRY_MAX_MS), and starts small again after a connection that
+// lasted.
+const FINAL_CLOSE = new Set([4400, 4401, 4403, 4404, 4410]);
+const RETRY_FIRST_MS = 500, RETRY_MAX_MS = 30000, LASTED_MS = 10000;
+
 function connect() {
   const proto = location.protocol === "https:" ? "wss:" : "ws:";
-  const ws = new WebSocket(`${proto}//${location.host}/ws/${encodeURIComponent(game.tableId)}?token=${encodeURIComponent(game.token)}`);
+  // the token goes in the first message, never in the URL (proxies log URLs)
+  const ws = new WebSocket(`${proto}//${location.host}/ws/${encodeURIComponent(game.tableId)}`);
   game.ws = ws;
-  ws.onopen = () => { game.retry = 0; $("conn-status").textContent = ""; $("conn-status").dataset.state = "open"; };
+  let openedAt = null;
+  ws.onopen = () => {
+    openedAt = Date.now();
+    ws.send(JSON.stringify({ type: "hello", token: game.token }));
+    $("conn-status").textContent = ""; $("conn-status").dataset.state = "open";
+  };
   ws.onmessage = (ev) => {
     const m = JSON.parse(ev.data);
     if (m.type === "hello") { game.seat = m.seat; game.role = m.role; }
@@ -513,21 +526,31 @@ function connect() {
       render();
       announce(whatHappened(prev, m));
     } else if (m.type === "presence") { if (game.info) { game.info.seats = m.seats; render(); } }
-    else if (m.type === "chat" || m.type === "rematch") social.onMessage(m);
+    else if (m.type === "rematch") { game.leaving = true; social.onMessage(m); }
+    else if (m.type === "chat") social.onMessage(m);
     else if (m.type === "error") {
       // kept as message and code, so that a language switch shows it in the other language
       game.error = { message: m.message, rule: m.rule || null };
-      if (m.rule === "token" || m.rule === "unknown table") { game.dead = true; game.error = { key: "badLink" }; }
+      if (m.rule === "token" || m.rule === "unknown table") game.error = { key: "badLink" };
       render();
     }
   };
   ws.onclose = (ev) => {
     $("conn-status").dataset.state = "closed";
-    if (game.dead || ev.code === 4401 || ev.code === 4404) { game.dead = true; render(); return; }
+    if (game.leaving) return;  // on to the rematch's link
+    if (FINAL_CLOSE.has(ev.code)) {
+      game.dead = true;
+      $("conn-status").textContent = t("connectionEnded");
+      if (!game.error) game.error = { key: "badLink" };
+      render();
+      return;
+    }
     $("conn-status").textContent = t("reconnecting");
-    // 1012: the table's server process went away and another takes it over within seconds
-    const delay = ev.code === 1012 ? 1000 : Math.min(10000, 500 * 2 ** game.retry++);
-    setTimeout(connect, delay);
+    if (openedAt !== null && Date.now() - openedAt >= LASTED_MS) game.retry = 0;
+    // half the pause fixed, half random: pages that lost one server do not all come back at once
+    const pause = Math.min(RETRY_MAX_MS, RETRY_FIRST_MS * 2 ** game.retry);
+    game.retry = Math.min(game.retry + 1, 16);
+    setTimeout(connect, pause / 2 + Math.random() * pause / 2);
   };
 }
 
@@ -848,7 +871,7 @@ function render() {
   page.render = render;
   const m = game.msg;
   $("error").textContent = shownError();
-  if (game.dead && !m) { $("turn").textContent = t("badLink"); return; }
+  if (game.dead && !m) { $("turn").textContent = t("connectionEnded"); return; }
   if (!m) return;
   const was = focusZone();
   const info = m.table, v = m.view;
@@ -871,7 +894,6 @@ function render() {
   $("lobby-wait").hidden = info.started;
   $("start-ws").hidden = game.seat === null;
   $("start-ws").onclick = () => send({ type: "start" });
-  $("record-link").href = `/api/tables/${info.id}/record?token=${encodeURIComponent(game.token)}`;
   // during play the download leaves out the cards this link did not see; once the table has
   // ended, a seat's or the admin's link downloads the whole record that replay and analyze read
   const full = info.closed && game.role !== "spectator";
@@ -940,7 +962,7 @@ function render() {
 // (GET /api/tables/{id}/analysis/{deal}); the answer is kept until the next deal.
 async function fetchAnalysis(deal) {
   try {
-    const r = await fetch(`/api/tables/${game.tableId}/analysis/${deal}?token=${encodeURIComponent(game.token)}`);
+    const r = await fetch(`/api/tables/${game.tableId}/analysis/${deal}`, withToken());
     const data = await r.json().catch(() => ({ error: r.statusText }));
     return r.ok ? { deal, data } : { deal, error: { message: data.error || r.statusText, rule: data.rule || null } };
   } catch (e) {
@@ -1006,7 +1028,7 @@ async function openDeal(n) {
   Object.assign(d, { deal: n, data: null, error: null, analysis: null, loading: true });
   renderDeals();
   try {
-    const r = await fetch(`/api/tables/${game.tableId}/deals/${n}?token=${encodeURIComponent(game.token)}`);
+    const r = await fetch(`/api/tables/${game.tableId}/deals/${n}`, withToken());
     const data = await r.json().catch(() => ({ error: r.statusText }));
     if (d.deal !== n) return;
     if (r.ok) d.data = data; else d.error = { message: data.error || r.statusText, rule: data.rule || null };
@@ -1101,6 +1123,36 @@ function initAdmin() {
   });
 }
 
+// The table's token goes to the server in a header (GET) or a body (POST), never in a URL: a
+// URL is written to the logs of every proxy on the way (the server refuses a token there).
+function withToken() { return { headers: { authorization: `Bearer ${game.token}` } }; }
+
+// The record: fetched with the token in its header, then saved from a Blob under the server's
+// file name (a plain link would have to carry the token in its URL).
+async function downloadRecord(ev) {
+  ev.preventDefault();
+  const note = $("record-error");
+  note.textContent = "";
+  try {
+    const r = await fetch(`/api/tables/${game.tableId}/record`, withToken());
+    if (!r.ok) {
+      const data = await r.json().catch(() => ({ error: r.statusText }));
+      note.textContent = errorText(data.error || r.statusText, data.rule || null);
+      return;
+    }
+    const name = (/filename="([^"]+)"/.exec(r.headers.get("content-disposition") || "") || [])[1]
+      || `stammtisch-${game.tableId}.json`;
+    const url = URL.createObjectURL(await r.blob());
+    const a = el("a", { href: url, download: name, hidden: true });
+    document.body.append(a);
+    a.click();
+    a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 60000);
+  } catch (e) {
+    note.textContent = t("recordFailed");
+  }
+}
+
 function showTable(id) {
   $("table").hidden = false;
   game.tableId = id;
@@ -1110,6 +1162,7 @@ function showTable(id) {
   initDeals();
   initAdmin();
   social.initTable();
+  $("record-link").addEventListener("click", downloadRecord);
   connect();
 }
 
