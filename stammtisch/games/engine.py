@@ -236,6 +236,11 @@ class EngineState:
         source of secrets, used by ``view``, the leak tests and world sampling."""
         raise NotImplementedError
 
+    def observation(self, seat: int | None) -> Any:
+        """What ``seat`` knows now (``None``: a spectator) as ints and card masks: the facts of
+        ``view(seat)``, which the bots and the RL observations read (each engine's own type)."""
+        raise NotImplementedError
+
     def _partner_of_actor(self, viewer: int | None) -> bool:
         """True when ``viewer`` is the seat the engine names as the partner of the actors of
         ``actor-and-partner`` secrets (Tapp: the Rufer holder)."""

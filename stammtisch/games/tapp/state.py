@@ -18,10 +18,12 @@ from collections.abc import Callable
 from itertools import combinations, repeat
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from ...cards import SUITS
 from ..base import POT, DealResult, IllegalAction, Payment, TableState, Transfer, net_change
 from ..engine import EngineState
 from ..tricks import legal_follows
 from .contracts import MODERN_CONTRACTS, Kind
+from .observation import RUFER_IN_TAPP, TappObservation
 from .phases import PHASE_NAMES, Phase
 from .sampling import resample_tapp
 from .scoring import historic_settlement, ramsch_settlement
@@ -567,6 +569,55 @@ class TappState(EngineState):
             known |= (1 << self.given) | called
         return known
 
+    def observation(self, seat: int | None) -> TappObservation:
+        """What ``seat`` knows now (``None``: a spectator) as ints and card masks: the facts
+        of ``view(seat)``, which the bots and the RL observations read (``TappObservation``)."""
+        me = self._viewer(seat)
+        g = self.game
+        n = self.n
+        hands = self.hands
+        leader = self.leader
+        trick = tuple([((leader + i) % n, c) for i, c in enumerate(self.trick)])
+        last = self.last_trick
+        last_trick: tuple[tuple[int, int], ...] = ()
+        last_winner = -1
+        if last is not None:
+            last_trick = tuple([((last[0] + i) % n, c) for i, c in enumerate(last[1])])
+            last_winner = last[2]
+        unplayed = self.tapp
+        for h in hands:
+            unplayed |= h
+        standing_seat, standing = self._standing_bid()
+        d = self.declarer
+        picked = discards = given = 0
+        rufer_holder = given = -1
+        if me is not None and me == d:
+            if self.picked:
+                picked = self.picked
+                if self.phase != Phase.DISCARD:
+                    discards = self.tapp
+            if self.called >= 0:
+                rufer_holder = RUFER_IN_TAPP if self.called_in_tapp else self.holder
+            given = self.given
+        elif me is not None and self.called >= 0 and me == self.holder:
+            rufer_holder = me
+            given = self.given
+        words = [-1] * n
+        first_word = 3 * g.N
+        last_word = g.A_DISCARD
+        for s, a in self.log:
+            if first_word <= a < last_word:
+                words[s] = a - first_word
+        suit = self.trump_suit
+        return TappObservation(
+            g, -1 if me is None else me, int(self.phase), self.dealer, self.cur,
+            hands[me] if me is not None else 0, tuple(self._hand_sizes(me)),
+            -1 if suit is None else SUITS.index(suit), trick, last_trick, last_winner,
+            g.full & ~unplayed, tuple(self.ntricks), self._pot_now(), d, int(self.kind),
+            self.contract_string(), self.tout, self.called,
+            hands[d] if self._open_hand_shown() else 0, standing_seat, standing, picked, discards,
+            rufer_holder, given, tuple(words))
+
     def _unplayed(self) -> int:
         out = 0
         for h in self.hands:
@@ -613,14 +664,19 @@ class TappState(EngineState):
     def _standing(self) -> dict[str, Any] | None:
         """The bid to beat while the auction runs: who made (or holds) it and its action text;
         None before the first bid and once the auction is over. Every seat saw it said."""
+        seat, bid = self._standing_bid()
+        return None if bid < 0 else {"seat": seat, "bid": self.action_to_string(bid)}
+
+    def _standing_bid(self) -> tuple[int, int]:
+        """``_standing`` as (seat, action id); (-1, -1) when there is none."""
         g = self.game
         if self.phase == Phase.AUCTION and self.a_level > 0:
             n = self.n
             seat = (self.fh + self.a_pos) % n if self.a_pending else self.a_holder
-            return {"seat": seat, "bid": self.action_to_string(g.A_BID + self.a_level - 1)}
+            return seat, g.A_BID + self.a_level - 1
         if self.phase == Phase.CONTRACT and self.r2_best >= 0:
-            return {"seat": self.r2_seat, "bid": self.action_to_string(g.A_CONTRACT + self.r2_best)}
-        return None
+            return self.r2_seat, g.A_CONTRACT + self.r2_best
+        return -1, -1
 
     #: the keys ``_add_own_secrets`` may add (only the declarer and the Rufer holder get any)
     OWN_SECRET_KEYS = ("tapp", "discards", "rufer_holder", "given")

@@ -15,6 +15,7 @@ from ...cards import SUITS, cards_in
 from ..base import POT, RESERVE, IllegalAction, Payment, TableState
 from ..tricks import legal_follows
 from .core import TippenCore
+from .observation import TippenObservation
 from .phases import (
     ACTIVE,
     CHOICE,
@@ -43,6 +44,9 @@ from .words import WordPhases
 
 if TYPE_CHECKING:
     from .game import TippenGame
+
+#: what the dealer took the trump card for (``taken``: TAKE_NONE, TAKE_SNIFF1859, …), as views say it
+TAKEN_WORDS: tuple[str | None, ...] = (None, "sniff", "sniff", "knock")
 
 
 class TippenState(WordPhases, Settlement):
@@ -368,6 +372,51 @@ class TippenState(WordPhases, Settlement):
                     known |= a - g.EXCHANGE_BASE
         return known
 
+    def observation(self, seat: int | None) -> TippenObservation:
+        """What ``seat`` knows now (``None``: a spectator) as ints and card masks: the facts
+        of ``view(seat)``, which the bots and the RL observations read (``TippenObservation``)."""
+        me = self._viewer(seat)
+        g = self.game
+        n = g.num_players
+        dealer = self.dealer
+        hand = folded = 0
+        if me is not None:
+            folded = self.folded[me]
+            if not self._blind(me):
+                hand = self.hands[me]
+        trump_card = self.trump_card
+        if trump_card >= 0 and not (self._trump_card_public() or me == dealer):
+            trump_card = -1
+        trump_known = self.trump_index >= 0 and (self.taken != TAKE_NONE or self.up_state != UP_HIDDEN)
+        last = self.last_trick
+        status = self.status
+        anted = self.anted
+        words = [-1] * n
+        exchanged = [-1] * n
+        first_word = g.WORD_BASE
+        last_word = first_word + len(WORDS)
+        first_exchange = g.EXCHANGE_BASE
+        robbed = False
+        for s, a in self.log:
+            if first_word <= a < last_word:
+                words[s] = a - first_word
+                if a - first_word == W_ROB:
+                    robbed = True
+            elif a >= first_exchange:
+                exchanged[s] = (a - first_exchange).bit_count()
+        over = self.phase == OVER
+        return TippenObservation(
+            g, -1 if me is None else me, self.phase, dealer, self.cur, hand, folded,
+            tuple([h.bit_count() for h in self.hands]), self.trump_index if trump_known else -1,
+            self.upcard if self.up_state == UP_FACE else -1, trump_card, tuple(self.trick),
+            () if last is None else last[0], -1 if last is None else last[1], self.played,
+            tuple(self.tricks_won), self.pot, self.reserve, self.pot_in_play, self.trick_value,
+            self.bete, self.compulsory, tuple([s for s in range(n) if status[s] == ACTIVE]),
+            tuple(self.declared), len(self.talon) - self.talon_pos,
+            tuple([s for s in range(n) if anted[s]]), TAKEN_WORDS[self.taken],
+            g.rules.robbing and robbed, self.outcome, tuple(self.jump_cards or ()),
+            self.next_dealer if over else -1, tuple(words), tuple(exchanged))
+
     def _own_view(self, seat: int | None) -> tuple[list[str], list[str], str | None]:
         """The view's keys that depend on the seat: its hand (none while it decides blind),
         the cards it folded when it passed (he knows them, nobody else does), and the trump
@@ -412,7 +461,7 @@ class TippenState(WordPhases, Settlement):
         view["bete"] = self.bete
         view["talon_size"] = len(self.talon) - self.talon_pos
         view["anted"] = [s for s in range(n) if self.anted[s]]
-        view["taken_by_dealer"] = (None, "sniff", "sniff", "knock")[self.taken]
+        view["taken_by_dealer"] = TAKEN_WORDS[self.taken]
         # only a table that plays with robbing can have a rob in its log
         view["robbed"] = g.rules.robbing and any(a == g.WORD_BASE + W_ROB for _, a in self.log)
         view["outcome"] = self.outcome
