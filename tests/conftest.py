@@ -19,6 +19,14 @@ from throwaway_postgres import ThrowAwayPostgres
 
 from stammtisch.rules import PRESETS, RuleError, option_specs, ruleset
 
+
+def pytest_report_header() -> str:
+    import stammtisch
+
+    build = "compiled by mypyc" if stammtisch.NATIVE else "plain Python"
+    return f"stammtisch engines and bots: {build} (stammtisch/_native.py)"
+
+
 # ----------------------------------------------------------------------------- conformance
 CARD_RE = re.compile(r"\b[HDCS][AKQJT98765432]\b")
 

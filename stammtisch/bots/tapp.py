@@ -431,7 +431,7 @@ class TappHeuristic:
             # lead low from the longest side suit, never a bare Ten or King
             length = [0, 0, 0, 0]
             for c in side:
-                length[suit[c]] += 1
+                length[suit[c]] = length[suit[c]] + 1
             return min(side, key=lambda c: (points[c] >= 4, -length[suit[c]] if declarer else length[suit[c]],
                                             points[c], strength[c]))
         return trumps[-1] if trumps else min(cards, key=lambda c: (points[c], strength[c]))
