@@ -154,7 +154,8 @@ class Table:
         text = state.action_to_string(action)
         state.apply(action)
         self.deals[-1].actions.append(text)
-        self._finish_if_over()
+        if state.is_terminal():
+            self._finish_if_over()
 
     def current_state(self) -> EngineState[Any]:
         """The deal in progress, or the last one when it is over (``IllegalAction`` before the first)."""

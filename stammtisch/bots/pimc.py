@@ -261,7 +261,7 @@ class PimcBot:
                 while not world.is_terminal():
                     world.apply(rng.choice(world.legal_actions()))
                 net = float(world.returns()[seat])
-                return net if bool(world.result().summary.get("won")) == verdict else -net
+                return net if bool(world.won()) == verdict else -net
             world.apply(helper.act(world, world.current_player()))
             if to_leaf > 0:
                 to_leaf -= 1
