@@ -24,7 +24,7 @@ from pathlib import Path
 from types import ModuleType
 
 #: the modules compiled, as paths in the package (the engines, their observations and
-#: samplers, the heuristic bots)
+#: samplers, the heuristic bots, the RL observation's blocks)
 COMPILED = (
     "games/tricks.py", "games/engine.py", "games/sampling.py",
     "games/tippen/phases.py", "games/tippen/observation.py", "games/tippen/core.py",
@@ -33,7 +33,8 @@ COMPILED = (
     "games/tapp/contracts.py", "games/tapp/phases.py", "games/tapp/observation.py",
     "games/tapp/scoring.py", "games/tapp/sampling.py", "games/tapp/state.py",
     "games/tapp/auction.py", "games/tapp/rounds.py", "games/tapp/game.py",
-    "bots/tippen.py", "bots/tapp.py", "games/agreement.py",
+    "bots/tippen.py", "bots/tapp.py", "games/agreement.py", "envs/_encode.py", "envs/actions.py",
+    "envs/core.py",
 )
 #: the file, beside the compiled modules, holding the digest of the sources they were built from
 DIGEST_FILE = "_native_digest.txt"

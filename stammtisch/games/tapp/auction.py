@@ -19,7 +19,6 @@ from .state import TappState
 
 class AuctionState(TappState):
     __slots__ = ()
-    FIRST_PHASE = AUCTION
 
     # ------------------------------------------------------------------ the phases
     def _legal_phase(self) -> list[int]:

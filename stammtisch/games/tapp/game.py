@@ -32,6 +32,7 @@ from ..engine import EngineGame, Secret
 from ..tricks import beaters_table
 from .auction import AuctionState
 from .contracts import HISTORIC_BIDS, MODERN_CONTRACTS, MODERN_INDEX, modern_value
+from .phases import AUCTION, DECLARE
 from .rounds import RoundsState
 from .state import TappState
 
@@ -156,6 +157,10 @@ class TappGame(EngineGame):
         #: per trump mask (0 or a suit), per card ``b``: the mask of the cards that beat ``b``
         #: when ``b`` wins the trick so far (``tricks.beats`` as a table)
         self.beaters: dict[int, tuple[int, ...]] = beaters_table(pack.suit_masks, R, (0, *pack.suit_masks))
+        #: the same by the trump suit's index + 1 (0: no trumps), which a trump mask's
+        #: ``bit_length() // R`` is
+        self.beaters_by_trump: tuple[tuple[int, ...], ...] = tuple(
+            self.beaters[m] for m in (0, *pack.suit_masks))
         # a new deal's fixed parts
         self.init_trump = self.hearts if rules.hearts_always_trump else 0
         self.init_trump_suit = "H" if rules.hearts_always_trump else None
@@ -167,7 +172,12 @@ class TappGame(EngineGame):
         self.transfer_memo: dict[tuple[Any, ...], Transfer] = {}
         #: fixed-value settlements: (declarer, contract, won) -> (transfers, net per seat)
         self.fixed_settlements: dict[tuple[int, int, bool], tuple[tuple[Transfer, ...], tuple[int, ...]]] = {}
-        self.state_class: type[TappState] = AuctionState if rules.flow == "auction" else RoundsState
+        #: the historic auction (else the Modern rounds): which flow a deal's state follows
+        self.auction: bool = rules.flow == "auction"
+        #: the phase a new deal starts in (the flow's first phase)
+        self.first_phase: int = AUCTION if self.auction else DECLARE
+        #: a fixed value per contract, won or lost (Modern Tapp), not per card point
+        self.fixed_values: bool = rules.settlement == "modern"
         # the rules the play reads, as plain fields of the engine
         self.ends_early: bool = rules.ends_early
         self.announce_tout: bool = rules.announce_tout
@@ -217,7 +227,9 @@ class TappGame(EngineGame):
             acc = [0] * (self.num_players + 1)
             for i, c in enumerate(deck):
                 acc[self.deal_plan[i]] = acc[self.deal_plan[i]] | 1 << c
-        return self.state_class(self, table, acc)
+        if self.auction:
+            return AuctionState(self, table, acc)
+        return RoundsState(self, table, acc)
 
     def transfer(self, source: int | str, target: int | str, amount: int, reason: str,
                  code: Payment) -> Transfer:

@@ -21,7 +21,6 @@ from .state import TappState
 
 class RoundsState(TappState):
     __slots__ = ()
-    FIRST_PHASE = DECLARE
 
     # ------------------------------------------------------------------ the phases
     def _legal_phase(self) -> list[int]:

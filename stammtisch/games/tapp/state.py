@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import random
 from itertools import combinations, repeat
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
 from ...cards import SUITS
 from ..base import POT, DealResult, IllegalAction, Payment, TableState, Transfer, net_change
 from ..engine import EngineState
-from ..tricks import legal_follows
+from ..tricks import legal_follows, mask_cards
 from .contracts import K_ALL, K_BETTEL, K_POINTS, K_RAMSCH, MODERN_CONTRACTS, Kind
 from .observation import RUFER_IN_TAPP, TappObservation
 from .phases import AUCTION, CONTRACT, DISCARD, GIVE, OVER, PHASE_NAMES, PLAY, TOUT, Phase
@@ -47,8 +47,6 @@ class TappState(EngineState["TappGame"]):
 
     OVER = OVER
     PHASE_NAMES = PHASE_NAMES
-    #: the phase a new deal starts in (the flow's first phase)
-    FIRST_PHASE: ClassVar[int]
 
     def __init__(self, game: TappGame, table: TableState, acc: list[int] | None = None):
         """A new deal; ``acc``: the hands per receiver from forehand, the tapp last
@@ -99,7 +97,7 @@ class TappState(EngineState["TappGame"]):
         self.r2_pos = 0
         self.r2_best = -1
         self.r2_seat = -1
-        self.phase = self.FIRST_PHASE
+        self.phase = game.first_phase
 
     # ------------------------------------------------------------------ basics
     def fingerprint(self) -> tuple[object, ...]:
@@ -206,9 +204,7 @@ class TappState(EngineState["TappGame"]):
                     sm, sh, T = g.trump_info[trump]
                     return T[f >> sh][:]
             self._legal = hand
-            R, F, L = g.rps, g._F, g.suit_lists
-            return [*L[0][hand & F], *L[1][(hand >> R) & F], *L[2][(hand >> (2 * R)) & F],
-                    *L[3][hand >> (3 * R)]]
+            return mask_cards(hand)
         if self.phase == OVER:
             return []
         return self._legal_phase()
@@ -227,12 +223,26 @@ class TappState(EngineState["TappGame"]):
 
     def _legal_discard(self) -> list[int]:
         g = self.game
-        # combinations of the cards from the strongest down come in descending order of
-        # their masks (the first differing card is the highest differing bit): reversed,
-        # they are ascending without a sort
-        bits = [1 << c for c in reversed(g.mask_list(self.hands[self.declarer]))]
-        out = list(map(sum, combinations(bits, g.tapp_size), repeat(g.A_DISCARD)))
-        out.reverse()
+        base = g.A_DISCARD
+        bits = [1 << c for c in g.mask_list(self.hands[self.declarer])]
+        k = g.tapp_size
+        out: list[int] = []
+        # Every set of k cards, ascending: by its highest card, then the next (a mask's order).
+        if k == 2:
+            for j in range(1, len(bits)):
+                top = base + bits[j]
+                for i in range(j):
+                    out.append(top + bits[i])
+        elif k == 3:
+            for j in range(2, len(bits)):
+                top = base + bits[j]
+                for i in range(1, j):
+                    two = top + bits[i]
+                    for h in range(i):
+                        out.append(two + bits[h])
+        else:  # combinations of the strongest cards first come in descending order of mask
+            out = list(map(sum, combinations(bits[::-1], k), repeat(base)))
+            out.reverse()
         return out
 
     # ------------------------------------------------------------------ apply
@@ -283,7 +293,7 @@ class TappState(EngineState["TappGame"]):
         g = self.game
         trick = self.trick
         n = self.n
-        beaters = g.beaters[self.trump_mask]  # tricks.beats as a table
+        beaters = g.beaters_by_trump[self.trump_mask.bit_length() // g.rps]  # tricks.beats as a table
         P = g.points
         best = trick[0]
         c = trick[1]
@@ -421,7 +431,7 @@ class TappState(EngineState["TappGame"]):
             return
         if d < 0:
             return
-        if rules.settlement == "modern":  # a fixed value per contract, won or lost
+        if g.fixed_values:  # a fixed value per contract, won or lost
             ci = self.contract
             won = self._fixed_value_won()
             key = (d, ci, won)
