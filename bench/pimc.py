@@ -6,8 +6,9 @@ another checkout (``git worktree add ../base main``), in interleaved slices.
 Positions: ``--positions N`` per game, drawn at random from every decision with a real choice
 of deals played by the heuristic bot at every seat (bids, contracts, discards, taps,
 exchanges, cards of the play), in ``tapp/modern`` (3 players) and ``tippen/grupp-1975``
-(4 players); the same positions under every build. One decision is made first and not counted
-(numba compiling or loading its cache). Per game: the mean and median CPU seconds per decision
+(4 players); the same positions under every build. Untimed decisions come first, at one
+position of each kind of action (bid, discard, card, …): numba loads each kernel of the solver
+when first called, in every process. Per game: the mean and median CPU seconds per decision
 and whether every build chose the same actions (``same_decisions``).
 
     python bench/pimc.py [--positions 60] [--rounds 2] [--other ../base] [--samples tapp=32]
@@ -54,6 +55,20 @@ def positions(rid: str, options: dict[str, Any], count: int, seed: int) -> list[
     return rng.sample(pool, count)
 
 
+def warm_up(family: str, pool: list[tuple[Any, int]], samples: int | None) -> None:
+    """Untimed decisions at one position of each kind of action in ``pool`` (bids, discards,
+    cards, …): numba loads each kernel of the solver into the process when it is first called
+    (0.6 s for the play's), which would otherwise fall into the first decision of that kind,
+    in every process but the one that runs ``this`` build."""
+    from stammtisch.bots.pimc import PimcBot
+
+    kinds: dict[str, tuple[Any, int]] = {}
+    for state, seat in pool:
+        kinds.setdefault(state.action_to_string(state.legal_actions()[0]).partition(":")[0], (state, seat))
+    for state, seat in kinds.values():
+        PimcBot(family, random.Random(0), samples).act(state.clone(), seat)
+
+
 def decisions(family: str, count: int, seed: int, samples: int | None, start: int, stop: int) -> dict[str, Any]:
     """pimc's decisions at positions ``start`` to ``stop`` of the ``count`` drawn: CPU seconds of
     each and the actions chosen."""
@@ -61,8 +76,7 @@ def decisions(family: str, count: int, seed: int, samples: int | None, start: in
 
     rid, options = GAMES[family]
     picked = positions(rid, options, count + 1, seed)
-    warm_state, warm_seat = picked.pop()
-    PimcBot(family, random.Random(0), samples).act(warm_state, warm_seat)
+    warm_up(family, [picked.pop(), *positions(rid, options, 40, seed + 1)], samples)
     seconds, chosen = [], []
     for i in range(start, stop):
         state, seat = picked[i]
