@@ -182,12 +182,13 @@ class DealWatcher(Protocol):
 def play_deal(table: Table, bots: list[Any], rng: random.Random, watcher: DealWatcher | None = None) -> Any:
     """Play one deal at ``table`` to its end with one bot per seat; returns the final state."""
     state = table.start_deal(table.shuffled_deck(rng))
+    apply_id = table.apply_id
     while not state.is_terminal():
         seat = state.current_player()
         action = bots[seat].act(state, seat)
         if watcher is not None:
             watcher.before_action(state, seat, action)
-        table.apply_id(action)
+        apply_id(action)
     if watcher is not None:
         watcher.after_deal(table, state)
     return state
