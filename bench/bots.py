@@ -10,7 +10,7 @@ For each rule set (Tippen with 4 players, Tapp with 3, Modern Tapp also with 4):
 (b) all seats heuristic: Tapp: declarer win rate (net gain > 0), draws, contract mix;
     Tippen: tap rate (taps per tap/pass decision), bête rate (trickless hands per active
     player-hand of played deals), lone-tapper and all-pass deals, mean pot.
-(c) the mean time of one heuristic decision (``choose(view, legal)``, the view excluded).
+(c) the mean time of one heuristic decision (``act(state, seat)``, the observation included).
 
 Everything goes through the public API (``stammtisch.sim.simulate``, ``play_deal``).
 
@@ -30,7 +30,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from stammtisch.bots import ViewBot  # noqa: E402
 from stammtisch.bots.tapp import TappHeuristic  # noqa: E402
 from stammtisch.bots.tippen import TippenHeuristic  # noqa: E402
 from stammtisch.rules import ruleset  # noqa: E402
@@ -136,14 +135,14 @@ def all_heuristic(rules, deals: int, seed: int, prog) -> dict:
 
 
 class Timed:
-    """Wraps a policy and times its ``choose`` (the view is built outside the timing)."""
+    """Wraps a bot and times its ``act`` (the seat's observation is built inside the timing)."""
 
-    def __init__(self, policy):
-        self.policy, self.calls, self.seconds = policy, 0, 0.0
+    def __init__(self, bot):
+        self.bot, self.calls, self.seconds = bot, 0, 0.0
 
-    def choose(self, view, legal):
+    def act(self, state, seat):
         t = time.perf_counter()
-        a = self.policy.choose(view, legal)
+        a = self.bot.act(state, seat)
         self.seconds += time.perf_counter() - t
         self.calls += 1
         return a
@@ -153,7 +152,7 @@ def decision_time(rules, deals: int, seed: int) -> float:
     rng = random.Random(seed)
     cls = TippenHeuristic if rules.family == "tippen" else TappHeuristic
     timed = Timed(cls(random.Random(seed)))
-    bots = [ViewBot(timed)] * rules.players
+    bots = [timed] * rules.players
     table = Table(rules, [f"P{i + 1}" for i in range(rules.players)], 0)
     for _ in range(deals):
         play_deal(table, bots, rng)

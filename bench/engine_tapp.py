@@ -1,9 +1,12 @@
 """Speed figure: complete random ``tapp/modern`` 3-player deals per second, against
-OpenSpiel's ``skat`` random playouts per second measured in the same run (one core).
+OpenSpiel's ``skat`` random playouts per second measured in the same run (one core), per deal
+and per action (a random Modern deal is much shorter than a Skat playout).
 
 Both loops do the same kind of work: a random deal, then every decision chosen uniformly at
-random from the public legal actions and applied through the public API. Called from
-``bench/engine.py`` as ``measure(seconds)``; ``python bench/engine_tapp.py`` prints the JSON line.
+random from the public legal actions and applied through the public API. Rates are per second
+of the measuring process's CPU time, in interleaved slices. With ``--other ROOT`` the same loop
+also runs on another checkout (``bench/versions.py``). Called from ``bench/engine.py`` as
+``measure(seconds, other)``; ``python bench/engine_tapp.py`` prints the JSON line.
 """
 
 from __future__ import annotations
@@ -14,20 +17,25 @@ import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from stammtisch.games import TableState, new_game  # noqa: E402
-from stammtisch.rules import ruleset  # noqa: E402
+from versions import builds, native  # noqa: E402
+
+HERE = Path(__file__).resolve()
+clock = time.process_time
 
 
 def ours_per_s(seconds: float, seed: int = 1) -> float:
+    from stammtisch.games import TableState, new_game
+    from stammtisch.rules import ruleset
+
     game = new_game(ruleset("tapp/modern", {"players": 3}))
     rng = random.Random(seed)
     choice, shuffle = rng.choice, rng.shuffle
     deck = list(range(game.pack.size))
     tables = [TableState(dealer=d) for d in range(game.num_players)]
     deals = 0
-    start = time.perf_counter()
+    start = clock()
     deadline = start + seconds
     while True:
         for _ in range(50):
@@ -37,7 +45,7 @@ def ours_per_s(seconds: float, seed: int = 1) -> float:
                 state.apply(choice(state.legal_actions()))
             state.returns()
             deals += 1
-        now = time.perf_counter()
+        now = clock()
         if now >= deadline:
             return deals / (now - start)
 
@@ -49,7 +57,7 @@ def peer_per_s(seconds: float, seed: int = 1) -> float:
     rng = random.Random(seed)
     choice = rng.choice
     playouts = 0
-    start = time.perf_counter()
+    start = clock()
     deadline = start + seconds
     while True:
         for _ in range(50):
@@ -62,7 +70,7 @@ def peer_per_s(seconds: float, seed: int = 1) -> float:
                     state.apply_action(choice(state.legal_actions()))
             state.returns()
             playouts += 1
-        now = time.perf_counter()
+        now = clock()
         if now >= deadline:
             return playouts / (now - start)
 
@@ -72,6 +80,9 @@ def actions_per_deal(samples: int = 300, seed: int = 3) -> tuple[float, float]:
     actions included). Random Modern Tapp deals are short: Bettel, Rufer and Durch end at
     the first deciding trick, so this figure belongs beside the ratio."""
     import pyspiel
+
+    from stammtisch.games import TableState, new_game
+    from stammtisch.rules import ruleset
 
     rng = random.Random(seed)
     game = new_game(ruleset("tapp/modern", {"players": 3}))
@@ -96,26 +107,37 @@ def actions_per_deal(samples: int = 300, seed: int = 3) -> tuple[float, float]:
     return ours / samples, peer / samples
 
 
-def measure(seconds: float = 5.0) -> dict:
-    """Measure both figures in the same run, interleaved in eight slices so that drift on a
-    noisy machine hits both alike. ``seconds`` is the total time spent measuring."""
+def measure(seconds: float = 5.0, other: Path | None = None) -> dict:
+    """Measure every figure in the same run, interleaved in slices so that drift on a noisy
+    machine hits all alike. ``seconds`` is the measuring time of each."""
     rounds = 4
-    q = seconds / (2 * rounds)
-    ours_runs, peer_runs = [], []
+    q = seconds / rounds
+    runs = [b for b in builds(other, pure=False)]
+    rates: dict[str, list[float]] = {"peer": [], **{b.name: [] for b in runs}}
     for r in range(rounds):
-        ours_runs.append(ours_per_s(q, r + 1))
-        peer_runs.append(peer_per_s(q, r + 1))
-    ours, peer = sum(ours_runs) / rounds, sum(peer_runs) / rounds
+        for build in runs:
+            rates[build.name].append(build.call(HERE, "ours_per_s", q, r + 1))
+        rates["peer"].append(peer_per_s(q, r + 1))
+    mean = {name: sum(v) / len(v) for name, v in rates.items()}
     apd = actions_per_deal()
-    return {
-        "figure": "tapp_modern_3p_random_deals_per_s",
+    ours, peer = mean["this"], mean["peer"]
+    out = {
+        "figure": "tapp_modern_3p_random_deals_per_cpu_s",
         "ours": round(ours, 1),
+        "ours_compiled": native(),
         "peer": round(peer, 1),
         "peer_name": "open_spiel skat",
         "ratio": round(ours / peer, 3),
         "ours_actions_per_deal": round(apd[0], 1),
         "peer_actions_per_playout": round(apd[1], 1),
+        "ours_actions_per_s": round(ours * apd[0]),
+        "peer_actions_per_s": round(peer * apd[1]),
+        "ratio_per_action": round(ours * apd[0] / (peer * apd[1]), 3),
     }
+    if "other" in mean:
+        out.update(other=round(mean["other"], 1), ratio_to_other=round(ours / mean["other"], 3),
+                   other_ratio_per_action=round(mean["other"] * apd[0] / (peer * apd[1]), 3))
+    return out
 
 
 if __name__ == "__main__":
@@ -124,5 +146,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("seconds", nargs="?", type=float, default=5.0,
-                        help="measuring time, split between ours and OpenSpiel (default 5)")
-    print(json.dumps(measure(parser.parse_args().seconds)))
+                        help="measuring time of each figure (default 5)")
+    parser.add_argument("--other", type=Path, default=None, help="root of another checkout to compare with")
+    args = parser.parse_args()
+    print(json.dumps(measure(args.seconds, args.other)))

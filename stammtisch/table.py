@@ -49,7 +49,7 @@ class Table:
         self.ledger = Ledger(len(players))
         self.deals: list[DealLog] = []
         self.deals_forgotten = 0  # finished deals dropped from ``deals`` (``forget_finished``)
-        self.state: EngineState | None = None
+        self.state: EngineState[Any] | None = None
 
     @property
     def pack(self) -> Pack:
@@ -114,7 +114,7 @@ class Table:
         r = int.from_bytes(os.urandom((orders.bit_length() + 128 + 7) // 8), "big") % orders
         return order_from_number(r, n)
 
-    def start_deal(self, deck: list[int]) -> EngineState:
+    def start_deal(self, deck: list[int]) -> EngineState[Any]:
         """Start the next deal from an explicit deck order (top card first)."""
         if self.in_deal:
             raise RuntimeError("the current deal is not finished")
@@ -154,9 +154,10 @@ class Table:
         text = state.action_to_string(action)
         state.apply(action)
         self.deals[-1].actions.append(text)
-        self._finish_if_over()
+        if state.is_terminal():
+            self._finish_if_over()
 
-    def current_state(self) -> EngineState:
+    def current_state(self) -> EngineState[Any]:
         """The deal in progress, or the last one when it is over (``IllegalAction`` before the first)."""
         if self.state is None:
             raise IllegalAction("deal over", "no deal is in progress")

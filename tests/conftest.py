@@ -19,6 +19,14 @@ from throwaway_postgres import ThrowAwayPostgres
 
 from stammtisch.rules import PRESETS, RuleError, option_specs, ruleset
 
+
+def pytest_report_header() -> str:
+    import stammtisch
+
+    build = "compiled by mypyc" if stammtisch.NATIVE else "plain Python"
+    return f"stammtisch engines and bots: {build} (stammtisch/_native.py)"
+
+
 # ----------------------------------------------------------------------------- conformance
 CARD_RE = re.compile(r"\b[HDCS][AKQJT98765432]\b")
 
@@ -104,7 +112,89 @@ def observe(state: Any) -> tuple[Any, ...]:
     n = state.game.num_players
     seats = [None, *range(n)]
     return (tuple(repr(state.view(s)) for s in seats), tuple(state.legal_actions()),
-            state.current_player(), state.is_terminal(), tuple(state.known_mask(s) for s in seats))
+            state.current_player(), state.is_terminal(), tuple(state.known_mask(s) for s in seats),
+            tuple(state.observation(s).key() for s in seats))
+
+
+def observation_from_view(view: dict[str, Any], game: Any) -> Any:
+    """The observation a seat's view holds, built from the view alone: ``state.observation(seat)``
+    must equal it, so the observation holds nothing the view does not show (and the view
+    nothing beyond ``known_mask``, which the conformance suite checks)."""
+    from stammtisch.games import IllegalAction
+
+    index = game.pack.index
+    n = game.num_players
+
+    def card(name: str | None) -> int:
+        return -1 if name is None else index[name]
+
+    def mask(names: Any) -> int:
+        m = 0
+        for name in names or ():
+            m |= 1 << index[name]
+        return m
+
+    def pairs(trick: Any) -> tuple[tuple[int, int], ...]:
+        return tuple((seat, index[name]) for seat, name in trick)
+
+    seat = -1 if view["seat"] is None else view["seat"]
+    played = 0
+    words = [-1] * n
+    last = view["last_trick"]
+    trump = -1 if view["trump"] is None else "HDCS".index(view["trump"])
+    if view["game"] == "tippen":
+        from stammtisch.games.tippen import PHASE_NAMES, WORDS
+        from stammtisch.games.tippen.observation import TippenObservation
+
+        exchanged = [-1] * n
+        for s, text in view["log"]:
+            if text.startswith("play:"):
+                played |= 1 << index[text[5:]]
+            elif text in WORDS:
+                words[s] = WORDS.index(text)
+            elif text.startswith("exchange:"):
+                body = text[9:]
+                exchanged[s] = 0 if body == "-" else int(body) if body.isdigit() else body.count(",") + 1
+        over = view["phase"] == "over"
+        return TippenObservation(
+            game, seat, PHASE_NAMES.index(view["phase"]), view["dealer"], view["current_player"],
+            mask(view["hand"]), mask(view["folded"]), tuple(view["hand_sizes"]), trump, card(view["upcard"]),
+            card(view["trump_card"]), pairs(view["trick"]), pairs(last["cards"]) if last else (),
+            last["winner"] if last else -1, played, tuple(view["tricks_won"]), view["pot"], view["reserve"],
+            view["pot_in_play"], view["trick_value"], view["bete"], view["compulsory"], tuple(view["active"]),
+            tuple(view["declared"]), view["talon_size"], tuple(view["anted"]), view["taken_by_dealer"],
+            view["robbed"], view["outcome"], tuple(card(c) for c in view["jump_cards"] or ()),
+            view["next_dealer"] if over else -1, tuple(words), tuple(exchanged))
+    from stammtisch.games.tapp import MODERN_CONTRACTS, PHASE_NAMES, Kind
+    from stammtisch.games.tapp.contracts import MODERN_INDEX
+    from stammtisch.games.tapp.observation import RUFER_IN_TAPP, TappObservation
+
+    first_word = 3 * game.N
+    for s, text in view["log"]:
+        if text.startswith("play:"):
+            played |= 1 << index[text[5:]]
+            continue
+        try:
+            a = game.string_to_action(text)
+        except IllegalAction:  # discard:?, give:?
+            continue
+        if first_word <= a < game.A_DISCARD:
+            words[s] = a - first_word
+    contract = view["contract"]
+    name = (contract or "").split("+")[0]
+    kind = (Kind.RAMSCH if name == "ramsch" else MODERN_CONTRACTS[MODERN_INDEX[name]].kind
+            if name in MODERN_INDEX else Kind.POINTS)
+    standing = view["standing"]
+    holder = view.get("rufer_holder")
+    return TappObservation(
+        game, seat, PHASE_NAMES.index(view["phase"]), view["dealer"], view["current_player"], mask(view["hand"]),
+        tuple(view["hand_sizes"]), trump, pairs(view["trick"]), pairs(last["cards"]) if last else (),
+        last["winner"] if last else -1, played, tuple(view["tricks_won"]), view["pot"],
+        -1 if view["declarer"] is None else view["declarer"], int(kind), contract, view["tout"],
+        card(view["called"]), mask(view["open_hand"]), standing["seat"] if standing else -1,
+        game.string_to_action(standing["bid"]) if standing else -1, mask(view.get("tapp")),
+        mask(view.get("discards")), RUFER_IN_TAPP if holder == "tapp" else -1 if holder is None else holder,
+        card(view.get("given")), tuple(words))
 
 
 #: view keys that name no card's place (legal action strings name cards to call: not a leak)
@@ -151,7 +241,7 @@ def names_of(mask: int, cards: tuple[str, ...]) -> set[str]:
 @pytest.fixture
 def conformance():
     """The conformance helpers as one namespace: ``random_rules``, ``observe``,
-    ``cards_named``, ``cards_shown``, ``names_of``."""
+    ``cards_named``, ``cards_shown``, ``names_of``, ``observation_from_view``."""
 
     class Helpers:
         pass
@@ -162,6 +252,7 @@ def conformance():
     h.cards_named = cards_named
     h.cards_shown = cards_shown
     h.names_of = names_of
+    h.observation_from_view = observation_from_view
     return h
 
 

@@ -10,6 +10,8 @@ At every step of random deals at a table (pot carried):
 - no view names a card its seat may not know (``known_mask``), and ``known_mask`` itself
   holds nothing beyond what the seat saw: the spectator's only cards played or named in the
   spectator's view, a seat's beyond that only cards its own views showed it;
+- the observation the bots read (``observation(seat)``) equals the one built from the seat's
+  view alone, so it holds nothing the view does not;
 At the end: the deal replays from its deck and action strings to the same views and result,
 the terminal state refuses every action, and the ledger balances after every deal.
 """
@@ -39,7 +41,8 @@ def _probe_actions(state, rng, size):
 
 
 def _check_secrets(state, seen, conformance):
-    """``known_mask`` is the one source: every view within it, and it within what was shown."""
+    """``known_mask`` is the one source: every view within it, and it within what was shown;
+    the observation bots read holds what the view holds, built from the view alone."""
     g = state.game
     cards = g.pack.cards
     n = g.num_players
@@ -53,8 +56,10 @@ def _check_secrets(state, seen, conformance):
             played.add(entry[1][5:])
     shown = conformance.cards_shown(spectator_view)
     assert public <= played | shown, ("spectator knows cards nobody showed", public - played - shown)
+    assert state.observation(None) == conformance.observation_from_view(spectator_view, g)
     for seat in range(n):
         v = state.view(seat)
+        assert state.observation(seat) == conformance.observation_from_view(v, g), seat
         known = conformance.names_of(state.known_mask(seat), cards)
         named = conformance.cards_named(v)
         assert named <= known, (seat, "view names unknown cards", named - known)

@@ -1,12 +1,41 @@
-"""The heuristic Tapp bot: always legal, uses only the view, sensible choices, beats random."""
+"""The heuristic Tapp bot: always legal, reads only the seat's observation, sensible choices,
+beats random."""
 
 import random
 
 import pytest
 
-from stammtisch.bots.tapp import TappHeuristic, predict
+from stammtisch.bots.tapp import TappHeuristic, card_tables, predict
 from stammtisch.games import TableState, new_game
+from stammtisch.games.tapp import PHASE_NAMES, Kind
+from stammtisch.games.tapp.observation import TappObservation
 from stammtisch.rules import ruleset
+
+
+def observation(phase, hand, ruleset_id="tapp/modern", seat=0, declarer=-1, players=3, trump=None,
+                contract=None, trick=(), played=(), standing=None):
+    """A seat's observation written by hand: cards in notation, the rest as a deal shows it."""
+    game = new_game(ruleset(ruleset_id, {"players": players} if ruleset_id == "tapp/modern" else {}))
+    index = game.pack.index
+    n = game.num_players
+
+    def mask(names):
+        return sum(1 << index[c] for c in names)
+
+    kind = (Kind.BETTEL if (contract or "").startswith("bettel") else Kind.RAMSCH if contract == "ramsch"
+            else Kind.POINTS)
+    return TappObservation(
+        game, seat, PHASE_NAMES.index(phase), n - 1, seat, mask(hand), (len(hand),) * n,
+        -1 if trump is None else "HDCS".index(trump), tuple((s, index[c]) for s, c in trick), (), -1,
+        mask(played) | mask(c for _, c in trick), (0,) * n, 0, declarer, int(kind), contract, False, -1, 0,
+        -1 if standing is None else (seat + 1) % n, -1 if standing is None else game.string_to_action(standing),
+        0, 0, -1, -1, (-1,) * n)
+
+
+def choose(bot, obs, legal):
+    """The bot's choice among ``legal`` (action strings) for the seat of ``obs``, as a string."""
+    game = obs.game
+    return game.action_to_string(bot.decide(obs, sorted(game.string_to_action(a) for a in legal)))
 
 CONFIGS = [("tapp/wuerttemberg-tarock", {}), ("tapp/classic-1879", {"pot": True}),
            ("tapp/modern", {}), ("tapp/modern", {"players": 4}),
@@ -17,11 +46,9 @@ def play_deal(game, deck, dealer, players):
     s = game.new_deal(TableState(dealer=dealer), deck)
     while not s.is_terminal():
         seat = s.current_player()
-        v = s.view(seat)
-        legal = v["legal_actions"]
-        a = players[seat](v, legal)
-        assert a in legal, (a, legal)
-        s.apply(s.string_to_action(a))
+        a = players[seat](s, seat)
+        assert a in s.legal_actions(), (a, s.legal_actions())
+        s.apply(a)
     return s
 
 
@@ -33,7 +60,7 @@ def test_bot_always_legal(rid, ov):
     for i in range(60):
         deck = list(range(game.pack.size))
         rng.shuffle(deck)
-        play_deal(game, deck, i % game.num_players, [bot.choose] * game.num_players)
+        play_deal(game, deck, i % game.num_players, [bot.act] * game.num_players)
 
 
 @pytest.mark.parametrize("rid, ov", [("tapp/wuerttemberg-tarock", {}), ("tapp/modern", {})])
@@ -42,8 +69,8 @@ def test_bot_beats_random_players(rid, ov):
     bot = TappHeuristic(rng=2)
     rng = random.Random(7)
 
-    def rand(view, legal):
-        return rng.choice(legal)
+    def rand(state, seat):
+        return rng.choice(state.legal_actions())
 
     total = 0
     for i in range(300):
@@ -51,7 +78,7 @@ def test_bot_beats_random_players(rid, ov):
         rng.shuffle(deck)
         seat = i % 3
         players = [rand] * 3
-        players[seat] = bot.choose
+        players[seat] = bot.act
         s = play_deal(game, deck, i % 3, players)
         total += s.returns()[seat]
     assert total > 0
@@ -61,19 +88,22 @@ def test_bid_from_strength():
     bot = TappHeuristic(0)
     strong = ["HA", "HT", "HK", "HQ", "HJ", "H9", "SA", "CA", "DA", "ST", "S9"]
     weak = ["H6", "D7", "D8", "C6", "C7", "C9", "S6", "S7", "S8", "DJ", "CQ"]
-    assert predict(strong, "H", "frage", 3)[0] > predict(weak, "H", "frage", 3)[0]
-    view = {"phase": "auction", "hand": strong, "ruleset": "tapp/wuerttemberg-tarock", "log": []}
-    assert bot.choose(view, ["pass", "bid:frage", "bid:solo"]) in ("bid:frage", "bid:solo")
-    view["hand"] = weak
-    assert bot.choose(view, ["pass", "bid:frage", "bid:solo"]) == "pass"
+    game = new_game(ruleset("tapp/modern"))
+    tables = card_tables(game.pack)
+
+    def mask(names):
+        return sum(1 << game.pack.index[c] for c in names)
+
+    assert predict(mask(strong), 0, "frage", 3, tables)[0] > predict(mask(weak), 0, "frage", 3, tables)[0]
+    rid = "tapp/wuerttemberg-tarock"
+    assert choose(bot, observation("auction", strong, rid), ["pass", "bid:frage", "bid:solo"]) in ("bid:frage",
+                                                                                                 "bid:solo")
+    assert choose(bot, observation("auction", weak, rid), ["pass", "bid:frage", "bid:solo"]) == "pass"
     low = ["H6", "H7", "D6", "D7", "D8", "C6", "C7", "C8", "S6", "S7", "S8"]
-    view = {"phase": "declare", "hand": low, "ruleset": "tapp/modern"}
     # a hand of low cards is a Bettel hand
-    assert bot.choose(view, ["play", "weg"]) == "play"
-    view["phase"] = "contract"
-    assert bot.choose(view, ["pass", "contract:frage", "contract:bettel"]) == "contract:bettel"
-    view.update(phase="declare", hand=weak)
-    assert bot.choose(view, ["play", "weg"]) == "weg"
+    assert choose(bot, observation("declare", low), ["play", "weg"]) == "play"
+    assert choose(bot, observation("contract", low), ["pass", "contract:frage", "contract:bettel"]) == "contract:bettel"
+    assert choose(bot, observation("declare", weak), ["play", "weg"]) == "weg"
 
 
 def test_discard_keeps_trumps_and_aces():
@@ -81,7 +111,7 @@ def test_discard_keeps_trumps_and_aces():
     hand = ["HA", "HT", "H6", "SA", "ST", "S6", "C6", "C7", "CK", "DA", "D6", "D7", "DQ", "DJ"]
     from itertools import combinations
     legal = ["discard:" + ",".join(c) for c in combinations(hand, 3)]
-    a = bot.choose({"phase": "discard", "hand": hand, "trump": "H"}, legal)
+    a = choose(bot, observation("discard", hand, trump="H"), legal)
     discarded = a.split(":")[1].split(",")
     assert not any(c[0] == "H" or c[1] == "A" for c in discarded)
 
@@ -89,25 +119,25 @@ def test_discard_keeps_trumps_and_aces():
 def test_defender_smears_points_on_partner_trick():
     bot = TappHeuristic(0)
     # seat 0 defends; declarer 1 has already played; partner 2 is winning; seat 0 is last
-    view = {"phase": "play", "seat": 0, "declarer": 1, "players": 3, "trump": "H",
-            "contract": "solo", "hand": ["SA", "S7", "ST"],
-            "trick": [[1, "S9"], [2, "SK"]]}
-    assert bot.choose(view, ["play:S7", "play:ST", "play:SA"]) == "play:SA"
+    obs = observation("play", ["SA", "S7", "ST"], seat=0, declarer=1, trump="H", contract="solo",
+                      trick=[(1, "S9"), (2, "SK")])
+    assert choose(bot, obs, ["play:S7", "play:ST", "play:SA"]) == "play:SA"
 
 
 def test_wins_cheaply_and_plays_low_in_bettel():
     bot = TappHeuristic(0)
     # declarer second in the trick: the Ace is sure to hold, the King is not
-    view = {"phase": "play", "seat": 1, "declarer": 1, "players": 3, "trump": "H",
-            "contract": "solo", "hand": ["SA", "SK", "S6"], "trick": [[0, "SQ"]]}
-    assert bot.choose(view, ["play:S6", "play:SK", "play:SA"]) == "play:SA"
+    obs = observation("play", ["SA", "SK", "S6"], seat=1, declarer=1, trump="H", contract="solo",
+                      trick=[(0, "SQ")])
+    assert choose(bot, obs, ["play:S6", "play:SK", "play:SA"]) == "play:SA"
     # last to play: any winner holds, so take the trick with the card worth most
-    view.update(trick=[[0, "SQ"], [2, "S7"]], hand=["SK", "SJ", "S6"])
-    assert bot.choose(view, ["play:S6", "play:SJ", "play:SK"]) == "play:SK"
-    view.update(contract="bettel", trump=None, trick=[[0, "SQ"]])
-    assert bot.choose(view, ["play:S6", "play:SK", "play:SA"]) == "play:S6"
-    view.update(trick=[])
-    assert bot.choose(view, ["play:S6", "play:SK", "play:SA"]) == "play:S6"
+    obs = observation("play", ["SK", "SJ", "S6"], seat=1, declarer=1, trump="H", contract="solo",
+                      trick=[(0, "SQ"), (2, "S7")])
+    assert choose(bot, obs, ["play:S6", "play:SJ", "play:SK"]) == "play:SK"
+    obs = observation("play", ["SA", "SK", "S6"], seat=1, declarer=1, contract="bettel", trick=[(0, "SQ")])
+    assert choose(bot, obs, ["play:S6", "play:SK", "play:SA"]) == "play:S6"
+    obs = observation("play", ["SA", "SK", "S6"], seat=1, declarer=1, contract="bettel")
+    assert choose(bot, obs, ["play:S6", "play:SK", "play:SA"]) == "play:S6"
 
 
 # five top trumps, a side Ace and a void (five top trumps over junk in three suits lose a solo:
@@ -122,47 +152,50 @@ TOP_TRUMPS = ["HA", "HT", "HK", "HQ", "HJ", "SA", "S7", "S6", "C8", "C6", "C7"]
 ])
 def test_five_top_trumps_bid(rid, legal, ok):
     bot = TappHeuristic(0)
-    assert bot.choose({"phase": "auction", "hand": TOP_TRUMPS, "ruleset": rid, "players": 3,
-                       "log": []}, legal) in ok
+    assert choose(bot, observation("auction", TOP_TRUMPS, rid), legal) in ok
 
 
 def test_five_top_trumps_play_in_modern_and_hopeless_hands_go_weg():
     bot = TappHeuristic(0)
-    view = {"phase": "declare", "hand": TOP_TRUMPS, "ruleset": "tapp/modern", "players": 3}
-    assert bot.choose(view, ["play", "weg"]) == "play"
-    view["phase"] = "contract"
+    assert choose(bot, observation("declare", TOP_TRUMPS), ["play", "weg"]) == "play"
     legal = ["pass", "contract:frage", "contract:solo:C", "contract:solo:S", "contract:solo:D",
              "contract:herzsolo", "contract:bettel"]
-    assert bot.choose(view, legal) in ("contract:frage", "contract:herzsolo")
+    assert choose(bot, observation("contract", TOP_TRUMPS), legal) in ("contract:frage", "contract:herzsolo")
     # middling: two low trumps, a side Ace, nothing else: no contract
     middling = ["H6", "H7", "SA", "S8", "S9", "C7", "C9", "CQ", "D7", "DJ", "DK"]
-    view.update(phase="declare", hand=middling)
-    assert bot.choose(view, ["play", "weg"]) == "weg"
-    view.update(phase="auction", ruleset="tapp/classic-1879", log=[])
-    assert bot.choose(view, ["pass", "bid:frage", "bid:solo", "bid:herzsolo"]) == "pass"
+    assert choose(bot, observation("declare", middling), ["play", "weg"]) == "weg"
+    assert choose(bot, observation("auction", middling, "tapp/classic-1879"),
+                  ["pass", "bid:frage", "bid:solo", "bid:herzsolo"]) == "pass"
+
+
+def test_an_overcalled_bidder_holds_only_a_level_it_would_bid_itself():
+    bot = TappHeuristic(0)
+    rid = "tapp/classic-1879"
+    assert choose(bot, observation("auction", TOP_TRUMPS, rid, standing="bid:frage"), ["pass", "hold"]) == "hold"
+    middling = ["H6", "H7", "SA", "S8", "S9", "C7", "C9", "CQ", "D7", "DJ", "DK"]
+    assert choose(bot, observation("auction", middling, rid, standing="bid:frage"), ["pass", "hold"]) == "pass"
 
 
 def test_defender_does_not_smear_when_the_declarer_can_still_overtake():
     bot = TappHeuristic(0)
     # seat 2 leads SK, seat 0 (defender) follows, declarer 1 still to play and may hold SA/ST
-    view = {"phase": "play", "seat": 0, "declarer": 1, "players": 3, "trump": "H",
-            "contract": "solo", "hand": ["ST", "S7", "D6"], "trick": [[2, "SK"]], "log": []}
-    assert bot.choose(view, ["play:S7", "play:ST"]) == "play:S7"
+    obs = observation("play", ["ST", "S7", "D6"], seat=0, declarer=1, trump="H", contract="solo",
+                      trick=[(2, "SK")])
+    assert choose(bot, obs, ["play:S7", "play:ST"]) == "play:S7"
     # partner led the Ace: it holds unless trumped; the Ten goes onto it
-    view.update(trick=[[2, "SA"]])
-    assert bot.choose(view, ["play:S7", "play:ST"]) == "play:ST"
+    obs = observation("play", ["ST", "S7", "D6"], seat=0, declarer=1, trump="H", contract="solo",
+                      trick=[(2, "SA")])
+    assert choose(bot, obs, ["play:S7", "play:ST"]) == "play:ST"
 
 
 def test_declarer_draws_trumps_with_the_best_one_then_cashes_aces():
     bot = TappHeuristic(0)
-    view = {"phase": "play", "seat": 0, "declarer": 0, "players": 3, "trump": "H",
-            "contract": "herzsolo", "hand": ["HA", "H9", "H7", "SA", "S6"], "trick": [],
-            "log": []}
-    assert bot.choose(view, ["play:HA", "play:H9", "play:H7", "play:SA", "play:S6"]) == "play:HA"
+    obs = observation("play", ["HA", "H9", "H7", "SA", "S6"], seat=0, declarer=0, trump="H", contract="herzsolo")
+    assert choose(bot, obs, ["play:HA", "play:H9", "play:H7", "play:SA", "play:S6"]) == "play:HA"
     # every other trump is gone: cash the side Ace
-    gone = [[1, "play:H" + r] for r in "TKQJ86"]
-    view.update(hand=["H9", "SA", "S6"], log=gone)
-    assert bot.choose(view, ["play:H9", "play:SA", "play:S6"]) == "play:SA"
+    obs = observation("play", ["H9", "SA", "S6"], seat=0, declarer=0, trump="H", contract="herzsolo",
+                      played=["H" + r for r in "TKQJ86"])
+    assert choose(bot, obs, ["play:H9", "play:SA", "play:S6"]) == "play:SA"
 
 
 def test_heuristic_declarers_win_most_contracts():
@@ -195,11 +228,12 @@ def test_levels_come_weakest_first_with_names_and_descriptions_in_both_languages
 
 @pytest.mark.parametrize("family", ["tapp", "tippen"])
 def test_make_bot_builds_each_level_with_its_budget(family):
-    from stammtisch.bots import BlunderBot, ViewBot, make_bot
+    from stammtisch.bots import BlunderBot, make_bot
     from stammtisch.bots.pimc import DEFAULT_SAMPLES, PimcBot
+    from stammtisch.bots.tippen import TippenHeuristic
 
     club = make_bot("club", family, random.Random(1))
-    assert isinstance(club, ViewBot)
+    assert isinstance(club, TippenHeuristic if family == "tippen" else TappHeuristic)
     beginner = make_bot("beginner", family, random.Random(1))
     assert isinstance(beginner, BlunderBot) and beginner.rate == pytest.approx(0.3)
     expert = make_bot("expert", family, random.Random(1))
@@ -228,13 +262,22 @@ def test_a_beginner_plays_whole_deals_legally_and_errs_only_where_there_is_a_cho
         def act(self, state, seat):
             return state.legal_actions()[0]
 
-        def choose(self, view, legal):
-            return legal[0]
-
-    legal = [f"play:{c}" for c in ("HA", "HK", "HQ", "HJ")]
-    assert {BlunderBot(First(), 0.0, random.Random(i)).choose({}, legal) for i in range(20)} == {"play:HA"}
-    picks = {BlunderBot(First(), 1.0, random.Random(i)).choose({}, legal) for i in range(40)}
+    game = new_game(ruleset("tapp/modern"))
+    state = game.new_deal(TableState(), list(range(game.pack.size)))
+    state.apply(game.A_PLAY)
+    state.apply(game.A_WEG)
+    state.apply(game.A_WEG)  # a Ramsch: forehand leads, any card of twelve
+    seat = state.current_player()
+    legal = state.legal_actions()
+    assert {BlunderBot(First(), 0.0, random.Random(i)).act(state, seat) for i in range(20)} == {legal[0]}
+    picks = {BlunderBot(First(), 1.0, random.Random(i)).act(state, seat) for i in range(60)}
     assert picks == set(legal)
-    assert BlunderBot(RandomBot(), 1.0).choose({}, ["pass"]) == "pass"
+    state = game.new_deal(TableState(), list(range(game.pack.size)))
+    for _ in range(3):
+        state.apply(game.A_WEG)
+    while len(state.legal_actions()) != 1:  # a Ramsch, played on until a seat has one card to play
+        state.apply(state.legal_actions()[0])
+    only = state.legal_actions()
+    assert BlunderBot(RandomBot(), 1.0).act(state, state.current_player()) == only[0]
     with pytest.raises(ValueError):
         BlunderBot(First(), 1.5)

@@ -1,4 +1,5 @@
-"""The heuristic Tippen bot: legal, deterministic, and sensible in clear positions."""
+"""The heuristic Tippen bot: legal, deterministic, and sensible in clear positions; it reads the
+seat's observation (``state.observation(seat)``), not the view."""
 
 from __future__ import annotations
 
@@ -17,11 +18,9 @@ A, B, C, D = range(4)
 
 def bot_move(s, bot=None):
     bot = bot or TippenHeuristic()
-    seat = s.current_player()
-    legal = [s.action_to_string(a) for a in s.legal_actions()]
-    choice = bot.choose(s.view(seat), legal)
-    assert choice in legal
-    return choice
+    choice = bot.act(s, s.current_player())
+    assert choice in s.legal_actions()
+    return s.action_to_string(choice)
 
 
 @pytest.mark.parametrize("rid", sorted(TIPPEN_PRESETS))
@@ -45,8 +44,7 @@ def test_bot_plays_whole_sessions_legally(rid):
 def test_bot_is_deterministic_without_rng():
     g = game("tippen/grupp-1975")
     s = deal(g, dealer=A, pot=9)
-    v, legal = s.view(B), [s.action_to_string(a) for a in s.legal_actions()]
-    assert len({TippenHeuristic().choose(v, legal) for _ in range(5)}) == 1
+    assert len({TippenHeuristic().act(s, s.current_player()) for _ in range(5)}) == 1
 
 
 def test_bot_taps_strong_and_passes_weak():

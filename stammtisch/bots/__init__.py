@@ -1,4 +1,4 @@
-"""Players that are programs. A bot sees only ``view(seat)`` and the legal actions."""
+"""Players that are programs. A bot sees only its seat's ``observation(seat)`` and the legal actions."""
 
 from __future__ import annotations
 
@@ -67,28 +67,20 @@ def algorithm_of(name: str) -> str:
     level = LEVELS.get(name)
     return name if level is None else level.bot
 
-#: What a bot is shown: ``state.view(seat)``, JSON-able data (the engines' view keys).
-View = dict[str, Any]
-
-
 class Seen(Protocol):
-    """The part of a deal in progress a bot may ask (every engine's state has it)."""
+    """The part of a deal in progress a bot may ask (every engine's state has it): what its seat
+    knows (``observation``: ints and card masks, the facts of the seat's view) and the legal
+    actions."""
 
     def legal_actions(self) -> list[int]: ...
 
     def action_to_string(self, action: int) -> str: ...
 
-    def view(self, seat: int | None) -> View: ...
+    def observation(self, seat: int | None) -> Any: ...
 
 
-class Policy(Protocol):
-    """Decides from the view alone: returns one of the ``legal`` action strings."""
-
-    def choose(self, view: View, legal: list[str]) -> str: ...
-
-
-class Bot(Policy, Protocol):
-    """A policy that can also act on a state: returns the action id for ``seat``."""
+class Bot(Protocol):
+    """A player: returns the action id for ``seat`` (on turn) in ``state``."""
 
     def act(self, state: Seen, seat: int) -> int: ...
 
@@ -101,9 +93,6 @@ class RandomBot:
 
     def act(self, state: Seen, seat: int) -> int:
         return self.rng.choice(state.legal_actions())
-
-    def choose(self, view: View, legal: list[str]) -> str:
-        return self.rng.choice(legal)
 
 
 class BlunderBot:
@@ -122,27 +111,6 @@ class BlunderBot:
         if len(legal) > 1 and self.rng.random() < self.rate:
             return self.rng.choice(legal)
         return self.inner.act(state, seat)
-
-    def choose(self, view: View, legal: list[str]) -> str:
-        if len(legal) > 1 and self.rng.random() < self.rate:
-            return self.rng.choice(legal)
-        return self.inner.choose(view, legal)
-
-
-class ViewBot:
-    """Adapter: a bot whose ``choose(view, legal_strings)`` decides from the view alone."""
-
-    def __init__(self, policy: Policy):
-        self.policy = policy
-
-    def act(self, state: Seen, seat: int) -> int:
-        legal = state.legal_actions()
-        strings = [state.action_to_string(a) for a in legal]
-        choice = self.policy.choose(state.view(seat), strings)
-        return legal[strings.index(choice)]
-
-    def choose(self, view: View, legal: list[str]) -> str:
-        return self.policy.choose(view, legal)
 
 
 def make_bot(name: str, family: str, rng: random.Random | None = None, *, samples: int | None = None,
@@ -174,10 +142,10 @@ def make_bot(name: str, family: str, rng: random.Random | None = None, *, sample
         if family == "tippen":
             from .tippen import TippenHeuristic
 
-            return ViewBot(TippenHeuristic(rng))
+            return TippenHeuristic(rng)
         from .tapp import TappHeuristic
 
-        return ViewBot(TappHeuristic(rng))
+        return TappHeuristic(rng)
     if name in OPTIONAL_BOT_MODULES:
         module = _optional_module(name)
         reason = module.unavailable_reason(family)

@@ -30,7 +30,6 @@ import random
 import time
 from typing import Any
 
-from . import View
 from .pimc import heuristic_for
 
 #: iterations per move by default: a median decision stays a fraction of a second (bench/strength.py
@@ -134,6 +133,3 @@ class IsmctsBot:
             if value > best_value:
                 best_action, best_value = a, value
         return best_action
-
-    def choose(self, view: View, legal: list[str]) -> str:
-        raise NotImplementedError("ismcts decides from the state (act), not from a view")

@@ -43,7 +43,7 @@ from typing import Any
 from ..engine_facts import display_suits
 from ..i18n import Message, message
 from ..i18n.words import card_message, choice_message, contract_message, is_card
-from . import Bot, View, ViewBot
+from . import Bot
 
 #: worlds per decision by default, per game family: as many as keep a median decision to a
 #: fraction of a second; Tippen's short play solves fast, so it affords more (bench/strength.py
@@ -65,14 +65,14 @@ HINT_SAMPLES = {"tapp": 32, "tippen": 48}
 
 
 def heuristic_for(family: str, rng: random.Random) -> Bot:
-    """The heuristic bot of a game family (decides from the view alone)."""
+    """The heuristic bot of a game family (decides from the seat's observation alone)."""
     if family == "tippen":
         from .tippen import TippenHeuristic
 
-        return ViewBot(TippenHeuristic(rng))
+        return TippenHeuristic(rng)
     from .tapp import TappHeuristic
 
-    return ViewBot(TappHeuristic(rng))
+    return TappHeuristic(rng)
 
 
 def card_set(text: str) -> frozenset[str] | None:
@@ -126,18 +126,16 @@ class PimcBot:
         if len(legal) == 1:
             return legal[0]
         guide = heuristic_for(self.family, random.Random(rng.getrandbits(64))).act(state, seat)
-        view = state.view(seat)
+        obs = state.observation(seat)
+        play = _in_play(obs)
         if tally is not None:
-            tally.cards = view["phase"] == "play"
-        if view["phase"] == "play" and (self.family == "tippen" or _tricks_left(view) <= SOLVE_TRICKS):
+            tally.cards = play
+        if play and (self.family == "tippen" or _tricks_left(obs) <= SOLVE_TRICKS):
             if tally is not None and self.family == "tapp":
-                tally.tapp_query = _tapp_query_for(view)
-            return self._best(state, seat, legal, guide, rng, self._solve_scorer(seat, view), tally)
-        options = legal if view["phase"] == "play" else self._options(state, legal, guide, rng)
-        return self._best(state, seat, options, guide, rng, self._rollout_scorer(seat, view, rng), tally)
-
-    def choose(self, view: View, legal: list[str]) -> str:
-        raise NotImplementedError("pimc decides from the state (act), not from a view")
+                tally.tapp_query = _tapp_query_for(obs)
+            return self._best(state, seat, legal, guide, rng, self._solve_scorer(seat, obs), tally)
+        options = legal if play else self._options(state, legal, guide, rng)
+        return self._best(state, seat, options, guide, rng, self._rollout_scorer(seat, obs, rng), tally)
 
     # ------------------------------------------------------------------ the search
     def _best(self, state: Any, seat: int, options: list[int], guide: int, rng: random.Random,
@@ -180,14 +178,14 @@ class PimcBot:
         return [guide, *sorted(rng.sample(pool, min(len(pool), MAX_OPTIONS - 1)))]
 
     # ------------------------------------------------------------------ solving the play
-    def _solve_scorer(self, seat: int, view: View) -> Callable[[Any, list[int]], list[float]]:
+    def _solve_scorer(self, seat: int, obs: Any) -> Callable[[Any, list[int]], list[float]]:
         """Each card of the play scored in a world with all cards open."""
         from ..solve import Solver, position_from_state
 
         backend = self.backend
         if self.family == "tippen":
-            value = int(view.get("trick_value") or 0) or 1
-            bete = int(view.get("bete") or 0)
+            value = int(obs.trick_value or 0) or 1
+            bete = int(obs.bete or 0)
 
             def tippen(world: Any, options: list[int]) -> list[float]:
                 pos = position_from_state(world)
@@ -201,8 +199,8 @@ class PimcBot:
 
             return tippen
 
-        target = _tapp_rules(view).min_to_win
-        query = _tapp_query_for(view)
+        target = obs.rules.min_to_win
+        query = _tapp_query_for(obs)
 
         def tapp(world: Any, options: list[int]) -> list[float]:
             pos = position_from_state(world)
@@ -227,11 +225,11 @@ class PimcBot:
         return tapp
 
     # ------------------------------------------------------------------ play-outs
-    def _rollout_scorer(self, seat: int, view: View, rng: random.Random) -> Callable[[Any, list[int]], list[float]]:
+    def _rollout_scorer(self, seat: int, obs: Any, rng: random.Random) -> Callable[[Any, list[int]], list[float]]:
         """Each option applied in a world and played on by the heuristic for every seat; a Tapp
         deal under a fixed-value settlement is decided by the solver once ``LEAF_TRICKS`` are
         left (the open-hand verdict; it pays as many cents won or lost)."""
-        fixed = self.family == "tapp" and _tapp_rules(view).settlement == "modern"
+        fixed = self.family == "tapp" and obs.rules.settlement == "modern"
         helper = heuristic_for(self.family, random.Random(rng.getrandbits(64)))
 
         def score(world: Any, options: list[int]) -> list[float]:
@@ -250,8 +248,8 @@ class PimcBot:
         to_leaf = -1  # card plays until the solver takes over, once the play has started
         while not world.is_terminal():
             if fixed and to_leaf < 0:
-                public = world.view(None)
-                if public["phase"] == "play":
+                public = world.observation(None)
+                if _in_play(public):
                     to_leaf = _plays_until(public, LEAF_TRICKS)
             if to_leaf == 0:
                 verdict = _fixed_verdict(world, self.backend)
@@ -263,7 +261,7 @@ class PimcBot:
                 while not world.is_terminal():
                     world.apply(rng.choice(world.legal_actions()))
                 net = float(world.returns()[seat])
-                return net if bool(world.result().summary.get("won")) == verdict else -net
+                return net if bool(world.won()) == verdict else -net
             world.apply(helper.act(world, world.current_player()))
             if to_leaf > 0:
                 to_leaf -= 1
@@ -444,13 +442,13 @@ def _takes_trick(pos: Any, card: int) -> bool:
     return True
 
 
-def _tapp_query_for(view: View) -> str:
+def _tapp_query_for(obs: Any) -> str:
     """What a Tapp deal's solved play asks when the contract does not decide it (``_tapp_query``):
     every trick with Tout, reaching ``min_to_win`` under a fixed-value settlement, else the
     exact card points."""
-    if view.get("tout"):
+    if obs.tout:
         return "all_tricks"
-    return "reach" if _tapp_rules(view).settlement == "modern" else "points"
+    return "reach" if obs.rules.settlement == "modern" else "points"
 
 
 def _tapp_query(kind: Any, default: str) -> str:
@@ -467,22 +465,31 @@ def _tapp_query(kind: Any, default: str) -> str:
     return default
 
 
-def _plays_until(view: View, tricks: int) -> int:
+def _in_play(obs: Any) -> bool:
+    """Is the deal of this observation (either game's) in its play phase?"""
+    from ..games.tapp import Phase as TappPhase
+    from ..games.tapp.observation import TappObservation
+    from ..games.tippen import PLAY
+
+    return bool(obs.phase == (TappPhase.PLAY if isinstance(obs, TappObservation) else PLAY))
+
+
+def _plays_until(obs: Any, tricks: int) -> int:
     """Card plays from now until a trick starts with at most ``tricks`` tricks left."""
-    seats = len(view["hand_sizes"])
-    played = len(view["trick"])
-    left = _tricks_left(view)
+    seats = len(obs.hand_sizes)
+    played = len(obs.trick)
+    left = _tricks_left(obs)
     if left > tricks:
         return (left - tricks) * seats - played
     return (seats - played) % seats
 
 
-def _tricks_left(view: View) -> int:
+def _tricks_left(obs: Any) -> int:
     """Tricks still to finish in the play phase (the trick in progress included)."""
-    sizes = view["hand_sizes"]
-    if view["trick"]:
-        return int(sizes[view["trick"][0][0]]) + 1
-    return int(sizes[view["current_player"]])
+    sizes = obs.hand_sizes
+    if obs.trick:
+        return int(sizes[obs.trick[0][0]]) + 1
+    return int(sizes[obs.turn])
 
 
 def _fixed_verdict(world: Any, backend: str) -> bool | None:
@@ -495,12 +502,7 @@ def _fixed_verdict(world: Any, backend: str) -> bool | None:
     solver = Solver(pos, backend)
     if pos.kind == Kind.NO_TRICK:
         return solver.no_trick()
-    if pos.kind == Kind.ALL_TRICKS or world.view(None).get("tout"):
+    public = world.observation(None)
+    if pos.kind == Kind.ALL_TRICKS or public.tout:
         return solver.all_tricks()
-    return solver.can_reach(_tapp_rules(world.view(None)).min_to_win)
-
-
-def _tapp_rules(view: View) -> Any:
-    from .tapp import _rules_of
-
-    return _rules_of(view)
+    return solver.can_reach(public.rules.min_to_win)

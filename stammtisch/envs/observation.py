@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from . import _engine
+from . import _encode, _engine
 from .actions import DenseActions
 
 
@@ -112,21 +112,11 @@ class ObservationEncoder:
         #: per observer: the seats in relative order (slot k holds seat _seats_from[me][k])
         self._seats_from = tuple(tuple((me + k) % n for k in range(n)) for me in range(n))
         self._log_kinds: dict[str, tuple[int, int]] = {}
-        #: whether ``encode_state`` may use the fast view (decided on the first state seen)
-        self.fast: bool | None = None
-        # tables of the fast path (_encode_tapp_fast), which joins ASCII digits
-        self._card_format = f"0{S}b"
-        self.phases_order = _engine.PHASES[self.family]
-        self._onehots = {size: tuple("".join("1" if i == k else "0" for i in range(size)).encode()
-                                     for k in range(size))
-                         for size in {4, n, n + 1, len(self.phases_order)}}
-        self._zero_parts = {name: b"0" * size for name, _, size in self.blocks}
-        self._n_phases = len(self.phases_order)
         self._contract_slots: dict[str, int] = {}
-        self._trump_parts = {s: self._onehots[4][i] for i, s in enumerate("HDCS")}
-        if self.family == "tapp":
-            assert tuple(name for name, _, _ in self.blocks) == self.TAPP_ORDER, "update TAPP_ORDER"
-        self._log_memo: dict[str, Any] = {}
+        #: the blocks for building an observation from ``state.observation(seat)`` (``_encode``)
+        self.layout = _encode.Layout({**self.at, "size": self.size}, n, S, W, self.max_hand, self.tricks, self.unit,
+                                     getattr(self, "contracts", {}))
+        self._vector: Any = _encode.tippen_vector if self.family == "tippen" else _encode.tapp_vector
 
     def describe(self) -> list[tuple[str, int, int]]:
         """The table of blocks: (name, offset, size)."""
@@ -215,91 +205,10 @@ class ObservationEncoder:
         return self._fill(view, legal_dense, scalars, ones, rel, latest, exchanged)
 
     def encode_state(self, state: Any, seat: int, legal_dense: Sequence[int]) -> np.ndarray:
-        """``encode(state.view(seat), legal_dense)``, faster where ``_engine`` has a fast view.
-
-        The fast view is built from the same information by ``_engine.tapp_public_view`` (the
-        tests prove both encodings equal); without it this is ``encode(state.view(seat), …)``.
-        """
-        if self.fast is None:
-            self.fast = _engine.has_fast_view(state)
-        if not self.fast:
-            return self.encode(state.view(seat), legal_dense)
-        return self._encode_tapp_fast(seat, _engine.tapp_public_view(state, seat, self._log_memo), legal_dense)
-
-    #: the block order the bytes fast path writes (checked against ``blocks`` when built)
-    TAPP_ORDER = ("hand", "played", "trick", "trump", "phase", "dealer", "to_act", "hand_sizes", "tricks_won",
-                  "last_word", "money", "legal", "declarer", "contract", "called", "open_hand", "tapp",
-                  "discards", "given", "rufer_holder")
-
-    def _encode_tapp_fast(self, seat: int, f: _engine.TappFacts, legal_dense: Sequence[int]) -> np.ndarray:
-        """The Tapp encoding from ``_engine.tapp_public_view``: the blocks as ASCII digits, joined.
-
-        A card mask becomes its block by one ``format``; the result equals ``encode``'s.
-        """
-        rel = self._relative[seat]
-        S = self.S
-        W = self.W
-        n = self.n
-        fmt = self._card_format
-        ones = self._onehots
-        one_n = ones[n]
-        zero = self._zero_parts
-        ONE = 49  # the parts are ASCII digits "0"/"1": card masks become them by one format()
-        trick: bytes | bytearray = zero["trick"]
-        if f.trick:
-            trick = bytearray(trick)
-            for s, c in f.trick:
-                trick[rel[s] * S + c] = ONE
-        words: bytes | bytearray = zero["last_word"]
-        if f.latest:
-            words = bytearray(words)
-            for s, w in f.latest.items():
-                words[rel[s] * W + w] = ONE
-        legal: bytes | bytearray = zero["legal"]
-        if legal_dense:
-            legal = bytearray(legal)
-            for d in legal_dense:
-                legal[d] = ONE
-        contract: bytes | bytearray = zero["contract"]
-        if f.contract or f.tout:
-            contract = bytearray(contract)
-            if f.contract:
-                contract[self._contract_slot(f.contract)] = ONE
-            if f.tout:
-                contract[len(self.contracts)] = ONE
-        holder = f.rufer_holder
-        parts = (
-            format(f.hand, fmt)[::-1].encode(), format(f.played, fmt)[::-1].encode(), trick,
-            self._trump_parts[f.trump] if f.trump else zero["trump"],
-            ones[self._n_phases][self.phases[f.phase]],
-            one_n[rel[f.dealer]],
-            one_n[rel[f.current_player]] if f.current_player >= 0 else zero["to_act"],
-            zero["hand_sizes"], zero["tricks_won"], words, zero["money"], legal,
-            one_n[rel[f.declarer]] if f.declarer is not None else zero["declarer"],
-            contract,
-            self._card_bytes(1 << f.called) if f.called is not None else zero["called"],
-            self._card_bytes(f.open_hand) if f.open_hand else zero["open_hand"],
-            self._card_bytes(f.tapp) if f.tapp else zero["tapp"],
-            self._card_bytes(f.discards) if f.discards else zero["discards"],
-            self._card_bytes(1 << f.given) if f.given is not None else zero["given"],
-            ones[n + 1][n if holder == "tapp" else rel[int(holder)]] if holder is not None else zero["rufer_holder"],
-        )
-        out = np.subtract(np.frombuffer(b"".join(parts), dtype=np.uint8), 48, dtype=np.float32)
-        at = self.at
-        order = self._seats_from[seat]
-        base = at["hand_sizes"]
-        sizes = f.hand_sizes
-        out[base:base + n] = [sizes[s] / self.max_hand for s in order]
-        base = at["tricks_won"]
-        won = f.tricks_won
-        out[base:base + n] = [won[s] / self.tricks for s in order]
-        if f.pot:
-            out[at["money"]] = f.pot / self.unit
-        return out
-
-    def _card_bytes(self, mask: int) -> bytes:
-        """A card mask as S ASCII digits, "1" for each card in it (card 0 first)."""
-        return format(mask, self._card_format)[::-1].encode()
+        """``encode(state.view(seat), legal_dense)``, built from the seat's observation
+        (``state.observation(seat)``: the same facts as ints and masks) instead of the view;
+        the tests compare both encodings on many states."""
+        return np.frombuffer(self._vector(state.observation(seat), self.layout, legal_dense), dtype=np.float32)
 
     def _contract_slot(self, contract: str) -> int:
         slot = self._contract_slots.get(contract)

@@ -55,9 +55,6 @@ class OpenSpielISMCTS:
         dense = int(bot.step(wrapped))
         return int(wrapped.shared.actions.to_engine(state.legal_actions(), dense))
 
-    def choose(self, view: dict[str, Any], legal: list[str]) -> str:
-        raise NotImplementedError("openspiel-ismcts decides from the state (act), not from a view")
-
 
 def make_bot(rng: random.Random) -> OpenSpielISMCTS:
     """The bot as ``stammtisch.bots.make_bot`` makes it (``OPTIONAL_BOT_MODULES``)."""

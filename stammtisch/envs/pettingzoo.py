@@ -76,6 +76,16 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 (PettingZoo's naming)
         observation, mask = self.table.observe(self.seat_of[agent])
         return {"observation": observation, "action_mask": mask}
 
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        """PettingZoo's ``last``, without a call through ``observe`` (the per-step hot path)."""
+        agent = self.agent_selection
+        observation = None
+        if observe:
+            seen, mask = self.table.observe(self.seat_of[agent])
+            observation = {"observation": seen, "action_mask": mask}
+        return (observation, self._cumulative_rewards[agent], self.terminations[agent],
+                self.truncations[agent], self.infos[agent])
+
     def step(self, action: int | None) -> None:
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:

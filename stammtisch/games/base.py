@@ -11,14 +11,14 @@ deal is a ``Transfer``; the table applies them to its ledger when the deal is ov
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
 Account = int | str
-POT = "pot"
-RESERVE = "reserve"
+POT: Final = "pot"
+RESERVE: Final = "reserve"
 
 
 class IllegalAction(ValueError):
@@ -89,22 +89,48 @@ class TableState:
     reserve: int = 0
 
 
-@dataclass
 class DealResult:
     """What a finished deal did. ``next_dealer`` is who deals the next deal.
 
     ``summary`` holds what a reader of the deal wants beyond money: for Tippen ``tricks``
     (seat → tricks, active players only); for Tapp also ``declarer``, ``contract`` and
-    ``card_points``.
+    ``card_points``. An engine may pass ``explain`` instead, the function that makes it: it is
+    then made when first read (a simulation or a bench that reads only the money never pays
+    for the texts of every trick).
     """
 
-    transfers: list[Transfer]
-    next_dealer: int
-    dealer: int  # the dealer of record of this deal (after shoves)
-    summary: dict[str, Any] = field(default_factory=dict)
+    __slots__ = ("transfers", "next_dealer", "dealer", "_summary", "_explain")
+
+    def __init__(self, transfers: list[Transfer], next_dealer: int, dealer: int,
+                 summary: dict[str, Any] | None = None,
+                 explain: Callable[[], dict[str, Any]] | None = None) -> None:
+        self.transfers = transfers
+        self.next_dealer = next_dealer
+        self.dealer = dealer  # the dealer of record of this deal (after shoves)
+        self._summary = summary if summary is not None or explain is not None else {}
+        self._explain = explain
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        if self._summary is None:
+            assert self._explain is not None
+            self._summary = self._explain()
+            self._explain = None
+        return self._summary
 
     def net(self, num_players: int) -> dict[int, int]:
         return dict(enumerate(net_change(self.transfers, num_players)))
+
+    def __eq__(self, other: object) -> bool:
+        return (isinstance(other, DealResult) and self.transfers == other.transfers
+                and self.next_dealer == other.next_dealer and self.dealer == other.dealer
+                and self.summary == other.summary)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return (f"DealResult(transfers={self.transfers!r}, next_dealer={self.next_dealer!r}, "
+                f"dealer={self.dealer!r}, summary={self.summary!r})")
 
 
 def net_change(transfers: Iterable[Transfer], num_players: int) -> list[int]:

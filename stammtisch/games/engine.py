@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from ..cards import Pack, pack_named
 from ..rules.base import OptionValue, format_options
@@ -59,7 +59,8 @@ class EngineGame:
         self.options: dict[str, OptionValue] = format_options(rules)  # public: in every view
         self.num_players: int = rules.players
         self.pack: Pack = pack_named(rules.pack)
-        self._all_cards = list(range(self.pack.size))
+        self.deck_size: int = self.pack.size
+        self.full_mask: int = self.pack.full_mask
         #: memo of views' log entries: (viewer, viewer is the partner) -> (actor, action) ->
         #: the entry ``[actor, text]`` (shared by every view that shows it: read-only)
         self.log_entries: dict[tuple[int | None, bool], dict[tuple[int, int], list[Any]]] = {}
@@ -83,7 +84,7 @@ class EngineGame:
     def action_to_string(self, action: int) -> str:
         raise NotImplementedError
 
-    def string_to_action(self, text: str) -> int:
+    def string_to_action(self, text: object) -> int:
         raise NotImplementedError
 
     # -- decks ---------------------------------------------------------------------------------
@@ -102,7 +103,7 @@ class EngineGame:
                     f"(card indices 0…{size - 1})")
         counts = [0] * size
         for x in items:
-            counts[x] += 1
+            counts[x] = counts[x] + 1
         missing = [cards[c] for c in range(size) if counts[c] == 0]
         doubled = [cards[c] + (f" ×{counts[c]}" if counts[c] > 2 else "")
                    for c in range(size) if counts[c] > 1]
@@ -117,11 +118,19 @@ class EngineGame:
                 f"exactly once ({'; '.join(parts)})")
 
     def check_deck(self, deck: Sequence[Any]) -> None:
-        try:  # the common case in one C-level sort; the careful path says what is wrong
-            if len(deck) == self.pack.size and sorted(deck) == self._all_cards:
+        size = self.deck_size
+        # the common case, a list of ints: each card once gives the full mask (and in the
+        # compiled engine a list is read without a generic lookup per card); the careful path
+        # says what is wrong
+        if isinstance(deck, list) and len(deck) == size:
+            cards: list[Any] = deck
+            seen = 0
+            for x in cards:
+                if type(x) is not int or not 0 <= x < size:
+                    break
+                seen |= 1 << x
+            if seen == self.full_mask:
                 return
-        except TypeError:
-            pass
         problem = self.deck_problem(deck)
         if problem is not None:
             raise ValueError(problem)
@@ -131,6 +140,10 @@ class EngineGame:
         deck = [self.pack.card(c) for c in cards]
         self.check_deck(deck)
         return deck
+
+    def new_deal(self, table: TableState, deck: Sequence[int]) -> EngineState[Any]:
+        """A new deal from ``deck`` (top card first) at a table in state ``table``."""
+        raise NotImplementedError
 
     def check_table(self, table: TableState) -> None:
         if not 0 <= table.dealer < self.num_players:
@@ -151,17 +164,20 @@ class EngineGame:
         return self.action_to_string(action)
 
 
-class EngineState:
-    """One deal in progress: the API shared by both engines.
+GameT = TypeVar("GameT", bound=EngineGame)
+
+
+class EngineState(Generic[GameT]):
+    """One deal in progress: the API shared by both engines, of the engine ``GameT``.
 
     Subclasses keep ``cur`` (the seat to act, -1 when over), ``phase`` (their ``Phase``
-    enum, whose ``OVER`` member ends the deal), ``log`` (``(seat, action)`` pairs) and
+    number, whose ``OVER`` ends the deal), ``log`` (``(seat, action)`` pairs) and
     ``dealer``, and implement the hooks below.
     """
 
     __slots__ = ()
 
-    game: EngineGame
+    game: GameT
     table: TableState
     cur: int
     phase: int
@@ -179,7 +195,7 @@ class EngineState:
     def is_terminal(self) -> bool:
         return self.phase == self.OVER
 
-    def apply(self, action: int, seat: int | None = None) -> None:
+    def apply(self, action: object, seat: int | None = None) -> None:
         """Apply ``action`` for the player on turn; ``seat`` (optional) must be that player.
 
         Raises ``IllegalAction`` naming the rule, with the state unchanged."""
@@ -203,7 +219,7 @@ class EngineState:
     def action_to_string(self, action: int) -> str:
         return self.game.action_to_string(action)
 
-    def string_to_action(self, text: str) -> int:
+    def string_to_action(self, text: object) -> int:
         """The game's ``string_to_action``, remembered by text: the parse depends on nothing but
         the text, and the web table parses every action it receives: a lookup costs a fraction
         of a parse."""
@@ -234,6 +250,16 @@ class EngineState:
     def known_mask(self, seat: int | None) -> int:
         """The cards whose place ``seat`` may know now (``None``: a spectator): the one
         source of secrets, used by ``view``, the leak tests and world sampling."""
+        raise NotImplementedError
+
+    def observation(self, seat: int | None) -> Any:
+        """What ``seat`` knows now (``None``: a spectator) as ints and card masks: the facts of
+        ``view(seat)``, which the bots and the RL observations read (each engine's own type)."""
+        raise NotImplementedError
+
+    def fingerprint(self) -> tuple[object, ...]:
+        """Every field of the deal that a rule reads or the deal shows: equal fingerprints, the
+        same state (``agreement``: two builds checked action for action)."""
         raise NotImplementedError
 
     def _partner_of_actor(self, viewer: int | None) -> bool:

@@ -33,6 +33,26 @@ def beaters_table(suit_masks: tuple[int, ...], ranks_per_suit: int,
     }
 
 
+def mask_cards(mask: int) -> list[int]:
+    """The cards of a mask, lowest first (``cards.cards_in``, here for the compiled engines)."""
+    out = []
+    while mask:
+        low = mask & -mask
+        out.append(low.bit_length() - 1)
+        mask ^= low
+    return out
+
+
+def popcount(mask: int) -> int:
+    """The cards in a mask (``int.bit_count``, which the compiled engines would call as a Python
+    method: a hand's few bits are counted faster in a loop)."""
+    n = 0
+    while mask:
+        mask &= mask - 1
+        n += 1
+    return n
+
+
 def trick_winner_index(cards: list[int], ranks_per_suit: int, trump_mask: int) -> int:
     """Index in ``cards`` (in play order) of the card that wins the trick."""
     best = 0

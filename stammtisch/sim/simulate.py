@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from ..bots import make_bot
+from ..games.tapp import Kind
 from ..record import table_to_record
 from ..table import Table, draw_first_dealer
 from .batch import Backend, BatchOutcome, Chunk, ProgressCallback, plan_chunks, run_batch
@@ -181,49 +182,52 @@ class DealWatcher(Protocol):
 def play_deal(table: Table, bots: list[Any], rng: random.Random, watcher: DealWatcher | None = None) -> Any:
     """Play one deal at ``table`` to its end with one bot per seat; returns the final state."""
     state = table.start_deal(table.shuffled_deck(rng))
+    apply_id = table.apply_id
     while not state.is_terminal():
         seat = state.current_player()
         action = bots[seat].act(state, seat)
         if watcher is not None:
             watcher.before_action(state, seat, action)
-        table.apply_id(action)
+        apply_id(action)
     if watcher is not None:
         watcher.after_deal(table, state)
     return state
 
 
 def account_deal(summary: SimulationSummary, table: Table, final_state: Any) -> None:
-    """Add the last finished deal of ``table`` to ``summary`` (public API: result and view)."""
+    """Add the last finished deal of ``table`` to ``summary`` (public API: the deal's money and
+    what everyone saw, ``observation(None)``)."""
     rules = table.rules
     n = table.num_players
     result = table.deals[-1].result
     assert result is not None
-    s = result.summary
+    seen = final_state.observation(None)
     net = result.net(n)
-    summary.outcomes[s.get("outcome", "played")] += 1
     for seat in range(n):
         stats = summary.seats[seat]
         stats.net_total += net[seat]
         stats.net_squares += net[seat] * net[seat]
         stats.net_counts[net[seat]] += 1
     if rules.family == "tippen":
-        declared = final_state.view(None).get("declared") or [None] * n
-        for seat, word in enumerate(declared):
+        summary.outcomes[seen.outcome] += 1
+        for seat, word in enumerate(seen.declared):
             if word in ("tap", "pass"):
                 summary.seats[seat].declarations += 1
             if word == "tap":
                 summary.seats[seat].taps += 1
                 summary.taps += 1
-        if s.get("outcome") == "played":
-            for seat, tricks in s.get("tricks", {}).items():
-                summary.seats[int(seat)].active += 1
-                if tricks == 0:
-                    summary.seats[int(seat)].betes += 1
+        if seen.outcome == "played":
+            for seat in seen.active:
+                summary.seats[seat].active += 1
+                if seen.tricks_won[seat] == 0:
+                    summary.seats[seat].betes += 1
                     summary.betes += 1
-    elif s.get("contract"):
-        summary.contracts[s["contract"]] += 1
-        declarer = s.get("declarer")
-        if declarer is not None:
+        return
+    declarer = seen.declarer
+    summary.outcomes["played" if seen.kind == Kind.RAMSCH or declarer >= 0 else "all-pass"] += 1
+    if seen.contract:
+        summary.contracts[seen.contract] += 1
+        if declarer >= 0:
             summary.seats[declarer].declarer += 1
             if net[declarer] > 0:
                 summary.seats[declarer].declarer_wins += 1

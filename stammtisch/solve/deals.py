@@ -77,8 +77,8 @@ def play_randomly(state: Any, rng: random.Random, tricks: int) -> Any:
     """Play ``tricks`` complete tricks (or until the deal ends) with random legal cards."""
     done = 0
     while done < tricks and not state.is_terminal():
-        before = sum(state.view(None)["tricks_won"])
+        before = sum(state.observation(None).tricks_won)
         state.apply(rng.choice(state.legal_actions()))
-        if state.is_terminal() or sum(state.view(None)["tricks_won"]) > before:
+        if state.is_terminal() or sum(state.observation(None).tricks_won) > before:
             done += 1
     return state

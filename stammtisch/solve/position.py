@@ -1,11 +1,13 @@
 """The one adapter from engine states to solver positions.
 
 Every read of an engine attribute by the solvers happens in this module (the engines are
-being refactored; when an attribute moves, only this file changes). Attributes read:
+being refactored; when an attribute moves, only this file changes). Attributes read, besides
+``game.family`` and the phase of ``observation(None)``:
 
 * Tapp (``TappState``): ``hands``, ``trick`` (card list), ``leader``, ``points``, ``ntricks``,
   ``trump_mask``, ``kind`` (0 points, 1 Bettel, 2 all tricks, 3 Ramsch), ``declarer``,
-  ``holder`` (Rufer), ``tapp`` (mask), ``played`` (tricks completed), ``game.pack``.
+  ``holder`` (Rufer), ``tapp`` (mask), ``played`` (tricks completed), ``game.pack``,
+  ``game.mask_points``.
 * Tippen (``TippenState``): ``hands``, ``trick`` (list of (seat, card)), ``status``,
   ``trump_mask``, ``tricks_won``, ``game.pack``, ``game.rules`` (``void_must_trump``,
   ``head_trick``, ``forced_leads``).
@@ -19,8 +21,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..games.tapp.phases import PLAY as TAPP_PLAY
+from ..games.tippen.phases import PLAY as TIPPEN_PLAY
 from .model import Kind, Position
 
+#: the play phase's number, per game family
+_PLAY = {"tapp": TAPP_PLAY, "tippen": TIPPEN_PLAY}
 #: Engine ``TappState.kind`` → solver kind.
 _TAPP_KINDS = {0: Kind.POINTS, 1: Kind.NO_TRICK, 2: Kind.ALL_TRICKS, 3: Kind.RAMSCH}
 #: ``TippenState.status`` of a seat that plays (games.tippen.ACTIVE).
@@ -35,14 +41,12 @@ class NotInPlay(ValueError):
 
 def position_from_state(state: Any) -> Position:
     """A solver position for a Tapp or Tippen state in the play phase (all cards open)."""
-    if state.is_terminal() or state.view(None)["phase"] != "play":
+    game = state.game.family
+    if game not in _PLAY:
+        raise ValueError(f"no solver for the game {game!r}")
+    if state.is_terminal() or state.observation(None).phase != _PLAY[game]:
         raise NotInPlay("the open-hand solver needs a deal in the play phase")
-    game = state.view(None)["game"]
-    if game == "tapp":
-        return _from_tapp(state)
-    if game == "tippen":
-        return _from_tippen(state)
-    raise ValueError(f"no solver for the game {game!r}")
+    return _from_tapp(state) if game == "tapp" else _from_tippen(state)
 
 
 def _from_tapp(state: Any) -> Position:
@@ -50,7 +54,7 @@ def _from_tapp(state: Any) -> Position:
     kind = _TAPP_KINDS[state.kind]
     declarer = state.declarer
     n = len(state.hands)
-    tapp_points = sum(pack.points[c] for c in range(pack.size) if state.tapp >> c & 1)
+    tapp_points = state.game.mask_points(state.tapp)
     return Position(
         game="tapp",
         seats=tuple(range(n)),

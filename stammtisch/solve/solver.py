@@ -69,6 +69,10 @@ class _KernelMemory:
         return int(self.work[K.W_STATS])
 
 
+#: the static part of the work array per goal and deal shape (``Solver._compile``), bounded
+_STATICS: dict[tuple[Any, ...], np.ndarray] = {}
+
+
 @dataclass
 class _Compiled:
     """A goal on this deal in the kernel's terms: the part of the work array the goal fixes
@@ -224,6 +228,16 @@ class Solver:
 
         root = self.root
         seats = root.seats
+        # what the goal fixes depends on these alone: a search of many worlds of one deal (pimc)
+        # sets it up once; only the generation of the transposition table is new each time
+        key = (goal, seats, root.trump, root.card_points, root.suit_masks, root.ranks_per_suit, root.kind,
+               root.tapp_points, root.must_trump, root.head, root.forced_leads)
+        known = _STATICS.get(key)
+        if known is not None:
+            static = known.copy()
+            static[K.C_GEN] = _next_generation()
+            compiled = self._compiled[goal] = _Compiled(static)
+            return compiled
         if sum(root.card_points) + root.tapp_points + len(root.card_points) > K.VALUE_MASK:
             raise ValueError("the kernel's table holds values below 4096 only")
         static = np.zeros(K.W_HANDS, dtype=np.int64)
@@ -251,7 +265,10 @@ class Solver:
                 low <<= 1
         # the holders of the low cards are a number in base m: at most this many digits in 62 bits
         static[K.C_ZDIGITS] = int(62 / math.log2(len(seats))) if len(seats) > 1 else 62
-        compiled = self._compiled[goal] = _Compiled(static)
+        if len(_STATICS) >= 256:
+            _STATICS.clear()
+        _STATICS[key] = static
+        compiled = self._compiled[goal] = _Compiled(static.copy())
         return compiled
 
     def _kernel_call(self, goal: Goal, pos: Position, need: int | None) -> int:

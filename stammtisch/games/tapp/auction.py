@@ -13,12 +13,34 @@ from __future__ import annotations
 from ...cards import SUITS
 from ..base import IllegalAction
 from .contracts import HISTORIC_BIDS, Level
-from .state import Phase, TappState
+from .phases import AUCTION, DISCARD, OVER, TRUMP
+from .state import TappState
 
 
 class AuctionState(TappState):
     __slots__ = ()
-    FIRST_PHASE = Phase.AUCTION
+
+    # ------------------------------------------------------------------ the phases
+    def _legal_phase(self) -> list[int]:
+        phase = self.phase
+        if phase == AUCTION:
+            return self._legal_auction()
+        if phase == TRUMP:
+            return self._legal_trump()
+        if phase == DISCARD:
+            return self._legal_discard()
+        return self._legal_tout()
+
+    def _apply_phase(self, action: int) -> None:
+        phase = self.phase
+        if phase == AUCTION:
+            self._apply_auction(action)
+        elif phase == TRUMP:
+            self._apply_trump(action)
+        elif phase == DISCARD:
+            self._apply_discard(action)
+        else:
+            self._apply_tout(action)
 
     # ------------------------------------------------------------------ legal actions
     def _legal_auction(self) -> list[int]:
@@ -89,7 +111,7 @@ class AuctionState(TappState):
             self.cur = order[self.a_pos]
             return
         if self.a_holder < 0:  # all pass: thrown in
-            self.phase = Phase.OVER
+            self.phase = OVER
             self.cur = -1
             return
         rules = self.game.rules
@@ -99,7 +121,7 @@ class AuctionState(TappState):
         if rules.solo_names_trump and self.level == Level.SOLO:
             self.trump_mask = 0
             self.trump_suit = None
-            self.phase = Phase.TRUMP
+            self.phase = TRUMP
             return
         # Frage and Herzsolo play hearts as trumps (always trumps in Württemberg Tarock)
         self.trump_suit = "H"
@@ -131,16 +153,3 @@ class AuctionState(TappState):
         if self.level == Level.SOLO and self.game.rules.solo_names_trump and self.trump_suit:
             name = f"solo:{self.trump_suit}"
         return name + ("+tout" if self.tout else "")
-
-    LEGAL = {
-        Phase.AUCTION: _legal_auction,
-        Phase.TRUMP: _legal_trump,
-        Phase.DISCARD: TappState._legal_discard,
-        Phase.TOUT: _legal_tout,
-    }
-    APPLY = {
-        Phase.AUCTION: _apply_auction,
-        Phase.TRUMP: _apply_trump,
-        Phase.DISCARD: TappState._apply_discard,
-        Phase.TOUT: TappState._apply_tout,
-    }

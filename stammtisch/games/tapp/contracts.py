@@ -10,15 +10,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import IntEnum
+from typing import Final
+
+#: what decides a contract, as the state stores it (``Kind`` names them)
+K_POINTS: Final = 0
+K_BETTEL: Final = 1
+K_ALL: Final = 2
+K_RAMSCH: Final = 3
 
 
 class Kind(IntEnum):
     """What decides a contract: card points (61), no trick (Bettel), every trick, or Ramsch."""
 
-    POINTS = 0
-    BETTEL = 1
-    ALL = 2
-    RAMSCH = 3
+    POINTS = K_POINTS
+    BETTEL = K_BETTEL
+    ALL = K_ALL
+    RAMSCH = K_RAMSCH
 
 
 @dataclass(frozen=True)

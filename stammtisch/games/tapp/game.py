@@ -23,7 +23,6 @@ Action encoding (ints; ``N`` = pack size, 36 or 32):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from operator import itemgetter
 from typing import Any
 
 from ...cards import SUITS
@@ -33,6 +32,7 @@ from ..engine import EngineGame, Secret
 from ..tricks import beaters_table
 from .auction import AuctionState
 from .contracts import HISTORIC_BIDS, MODERN_CONTRACTS, MODERN_INDEX, modern_value
+from .phases import AUCTION, DECLARE
 from .rounds import RoundsState
 from .state import TappState
 
@@ -53,10 +53,16 @@ DEAL_PATTERNS: dict[tuple[str, int, str], tuple[tuple[str, int], ...]] = {
 O_PASS, O_HOLD, O_BID, O_TRUMP, O_TOUT, O_NOTOUT, O_PLAY, O_WEG, O_CONTRACT, O_DISCARD = (
     0, 1, 2, 5, 9, 10, 11, 12, 13, 28)
 
-_SUIT_TABLES: dict[tuple[int, tuple[int, ...]], tuple[Any, Any]] = {}
+#: per suit, per in-suit bit pattern: the cards (``CardLists``) and their points (``SuitPoints``)
+CardLists = tuple[tuple[list[int], ...], ...]
+SuitPoints = tuple[tuple[int, ...], ...]
+#: of a suit: its mask, the shift of its lowest card, and per in-suit pattern the cards
+SuitInfo = tuple[int, int, tuple[list[int], ...]]
+
+_SUIT_TABLES: dict[tuple[int, tuple[int, ...]], tuple[CardLists, SuitPoints]] = {}
 
 
-def _suit_tables(R: int, points: tuple[int, ...]) -> tuple[Any, Any]:
+def _suit_tables(R: int, points: tuple[int, ...]) -> tuple[CardLists, SuitPoints]:
     """Per suit, per in-suit bit pattern: the list of card indices and the card points.
 
     Built once per pack geometry and shared by every game (never mutated): 4 × 2**R lists
@@ -65,13 +71,13 @@ def _suit_tables(R: int, points: tuple[int, ...]) -> tuple[Any, Any]:
     tables = _SUIT_TABLES.get(key)
     if tables is None:
         F = (1 << R) - 1
-        lists = tuple(
-            tuple([s * R + i for i in range(R) if (b >> i) & 1] for b in range(F + 1))
+        lists: CardLists = tuple(
+            tuple([[s * R + i for i in range(R) if (b >> i) & 1] for b in range(F + 1)])
             for s in range(4)
         )
-        pts = tuple(
-            tuple(sum(points[s * R + i] for i in range(R) if (b >> i) & 1)
-                  for b in range(F + 1))
+        pts: SuitPoints = tuple(
+            tuple([sum(points[s * R + i] for i in range(R) if (b >> i) & 1)
+                   for b in range(F + 1)])
             for s in range(4)
         )
         tables = _SUIT_TABLES[key] = (lists, pts)
@@ -92,9 +98,9 @@ class TappGame(EngineGame):
         R = self.rps = pack.ranks_per_suit
         self.suit_masks = pack.suit_masks
         self.full = pack.full_mask
-        self.points = pack.points
+        self.points: tuple[int, ...] = pack.points
         #: suit mask of the suit of each card
-        self.suitmask_of = tuple(pack.suit_masks[c // R] for c in range(N))
+        self.suitmask_of: tuple[int, ...] = tuple([pack.suit_masks[c // R] for c in range(N)])
         self._F = (1 << R) - 1
         #: per suit, per in-suit bit pattern: the card indices and the card points (shared)
         self.suit_lists, self.suit_points = _suit_tables(R, tuple(pack.points))
@@ -109,16 +115,10 @@ class TappGame(EngineGame):
                     plan.extend([off] * k)
         if len(plan) != N:
             raise AssertionError((rules.deal, n, rules.pack, len(plan)))
-        self.deal_plan = tuple(plan)
-        self._takers = tuple(itemgetter(*[i for i, t in enumerate(plan) if t == r])
-                             for r in range(n + 1))
-        self._bit = tuple(1 << c for c in range(N))
-        order = [i for r in range(n + 1) for i, t in enumerate(plan) if t == r]
-        self._by_receiver = itemgetter(*order)
-        bounds = [0]
-        for r in range(n + 1):
-            bounds.append(bounds[-1] + plan.count(r))
-        self._receiver_slices = tuple(slice(bounds[r], bounds[r + 1]) for r in range(n + 1))
+        self.deal_plan: tuple[int, ...] = tuple(plan)
+        #: per receiver (seat offset from forehand, then the tapp): its deck positions
+        self.takers: tuple[tuple[int, ...], ...] = tuple(
+            tuple([i for i, t in enumerate(plan) if t == r]) for r in range(n + 1))
         self.tapp_size = plan.count(n)
         self.hand_size = (N - self.tapp_size) // n
         # action ids
@@ -150,13 +150,17 @@ class TappGame(EngineGame):
         self.hearts = pack.suit_masks[0]
         # play-phase tables (hot path): per card, its suit as (suit mask, shift, per in-suit
         # pattern the card list); per trump mask, the same for the trump suit (0: none)
-        self.suit_info = tuple((pack.suit_masks[c // R], (c // R) * R, self.suit_lists[c // R])
+        self.suit_info: tuple[SuitInfo, ...] = tuple((pack.suit_masks[c // R], (c // R) * R, self.suit_lists[c // R])
                                for c in range(N))
-        self.trump_info = {pack.suit_masks[i]: (pack.suit_masks[i], i * R, self.suit_lists[i])
+        self.trump_info: dict[int, SuitInfo] = {pack.suit_masks[i]: (pack.suit_masks[i], i * R, self.suit_lists[i])
                            for i in range(4)}
         #: per trump mask (0 or a suit), per card ``b``: the mask of the cards that beat ``b``
         #: when ``b`` wins the trick so far (``tricks.beats`` as a table)
-        self.beaters = beaters_table(pack.suit_masks, R, (0, *pack.suit_masks))
+        self.beaters: dict[int, tuple[int, ...]] = beaters_table(pack.suit_masks, R, (0, *pack.suit_masks))
+        #: the same by the trump suit's index + 1 (0: no trumps), which a trump mask's
+        #: ``bit_length() // R`` is
+        self.beaters_by_trump: tuple[tuple[int, ...], ...] = tuple(
+            self.beaters[m] for m in (0, *pack.suit_masks))
         # a new deal's fixed parts
         self.init_trump = self.hearts if rules.hearts_always_trump else 0
         self.init_trump_suit = "H" if rules.hearts_always_trump else None
@@ -168,7 +172,15 @@ class TappGame(EngineGame):
         self.transfer_memo: dict[tuple[Any, ...], Transfer] = {}
         #: fixed-value settlements: (declarer, contract, won) -> (transfers, net per seat)
         self.fixed_settlements: dict[tuple[int, int, bool], tuple[tuple[Transfer, ...], tuple[int, ...]]] = {}
-        self.state_class: type[TappState] = AuctionState if rules.flow == "auction" else RoundsState
+        #: the historic auction (else the Modern rounds): which flow a deal's state follows
+        self.auction: bool = rules.flow == "auction"
+        #: the phase a new deal starts in (the flow's first phase)
+        self.first_phase: int = AUCTION if self.auction else DECLARE
+        #: a fixed value per contract, won or lost (Modern Tapp), not per card point
+        self.fixed_values: bool = rules.settlement == "modern"
+        # the rules the play reads, as plain fields of the engine
+        self.ends_early: bool = rules.ends_early
+        self.announce_tout: bool = rules.announce_tout
         self.simple_actions = {"pass": self.A_PASS, "contract:pass": self.A_PASS, "hold": self.A_HOLD,
                                "tout": self.A_TOUT, "no-tout": self.A_NOTOUT, "play": self.A_PLAY,
                                "weg": self.A_WEG}
@@ -177,11 +189,11 @@ class TappGame(EngineGame):
     def mask_list(self, m: int) -> list[int]:
         """The card indices of a mask, ascending (per-suit table lookups)."""
         R, F, L = self.rps, self._F, self.suit_lists
-        return L[0][m & F] + L[1][(m >> R) & F] + L[2][(m >> (2 * R)) & F] + L[3][m >> (3 * R)]  # type: ignore[no-any-return]
+        return L[0][m & F] + L[1][(m >> R) & F] + L[2][(m >> (2 * R)) & F] + L[3][m >> (3 * R)]
 
     def mask_points(self, m: int) -> int:
         R, F, P = self.rps, self._F, self.suit_points
-        return P[0][m & F] + P[1][(m >> R) & F] + P[2][(m >> (2 * R)) & F] + P[3][m >> (3 * R)]  # type: ignore[no-any-return]
+        return P[0][m & F] + P[1][(m >> R) & F] + P[2][(m >> (2 * R)) & F] + P[3][m >> (3 * R)]
 
     def card_names(self, m: int) -> list[str]:
         cards = self.pack.cards
@@ -193,23 +205,31 @@ class TappGame(EngineGame):
 
     def new_deal(self, table: TableState, deck: Sequence[int]) -> TappState:
         """A new deal from ``deck`` (top card first) at a table in state ``table``."""
-        # Fast path: the deck in receiver order (the deal plan as one item getter), its cards'
-        # bits in one C-level gather, one sum per receiver. It is a permutation exactly when
-        # the N bits of N cards, none negative, add up to the full mask.
-        acc = None
-        try:
-            if len(deck) == self.N:
-                b = itemgetter(*self._by_receiver(deck))(self._bit)
-                acc = [sum(b[x]) for x in self._receiver_slices]
-                if sum(acc) != self.full or min(deck) < 0:
-                    acc = None
-        except (TypeError, ValueError, IndexError, KeyError):  # the careful path says what
-            acc = None
-        if acc is None:
+        # Fast path: a list of ints, each receiver's cards gathered by its deck positions; it
+        # is a permutation exactly when N cards in range give the full mask. Anything else
+        # takes the careful path, which says what is wrong.
+        N = self.N
+        acc: list[int] = []
+        seen = 0
+        if isinstance(deck, list) and len(deck) == N:
+            cards: list[Any] = deck
+            for positions in self.takers:
+                m = 0
+                for i in positions:
+                    c = cards[i]
+                    if type(c) is not int or not 0 <= c < N:
+                        break
+                    m |= 1 << c
+                seen |= m
+                acc.append(m)
+        if seen != self.full:
             self.check_deck(deck)
-            get = self._bit.__getitem__
-            acc = [sum(map(get, take(deck))) for take in self._takers]
-        return self.state_class(self, table, acc)
+            acc = [0] * (self.num_players + 1)
+            for i, c in enumerate(deck):
+                acc[self.deal_plan[i]] = acc[self.deal_plan[i]] | 1 << c
+        if self.auction:
+            return AuctionState(self, table, acc)
+        return RoundsState(self, table, acc)
 
     def transfer(self, source: int | str, target: int | str, amount: int, reason: str,
                  code: Payment) -> Transfer:
@@ -255,7 +275,7 @@ class TappGame(EngineGame):
             return "discard:" + self.pack.format_cards(self.mask_list(a - self.A_DISCARD))
         raise IllegalAction("notation", f"{a!r} is not an action id of {self.rules.id}")
 
-    def string_to_action(self, text: str) -> int:
+    def string_to_action(self, text: object) -> int:
         N = self.N
         t = text.strip().lower() if isinstance(text, str) else None
         if not t:

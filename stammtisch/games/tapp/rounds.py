@@ -14,13 +14,39 @@ tapp.
 from __future__ import annotations
 
 from ..base import IllegalAction
-from .contracts import MODERN_CONTRACTS, N_MODERN, Kind
-from .state import Phase, TappState
+from .contracts import K_RAMSCH, MODERN_CONTRACTS, N_MODERN
+from .phases import CALL, CONTRACT, DECLARE, DISCARD, GIVE
+from .state import TappState
 
 
 class RoundsState(TappState):
     __slots__ = ()
-    FIRST_PHASE = Phase.DECLARE
+
+    # ------------------------------------------------------------------ the phases
+    def _legal_phase(self) -> list[int]:
+        phase = self.phase
+        if phase == DECLARE:
+            return self._legal_declare()
+        if phase == CONTRACT:
+            return self._legal_contract()
+        if phase == DISCARD:
+            return self._legal_discard()
+        if phase == CALL:
+            return self._legal_call()
+        return self._legal_give()
+
+    def _apply_phase(self, action: int) -> None:
+        phase = self.phase
+        if phase == DECLARE:
+            self._apply_declare(action)
+        elif phase == CONTRACT:
+            self._apply_contract(action)
+        elif phase == DISCARD:
+            self._apply_discard(action)
+        elif phase == CALL:
+            self._apply_call(action)
+        else:
+            self._apply_give(action)
 
     # ------------------------------------------------------------------ legal actions
     def _legal_declare(self) -> list[int]:
@@ -58,7 +84,7 @@ class RoundsState(TappState):
             if not self.r1:
                 self._start_ramsch()
             else:
-                self.phase = Phase.CONTRACT
+                self.phase = CONTRACT
                 self.r2_pos = 0
                 self.cur = self.r1[0]
 
@@ -93,14 +119,14 @@ class RoundsState(TappState):
         c = MODERN_CONTRACTS[ci]
         self.declarer = seat
         self.contract = ci
-        self.kind = c.kind
+        self.kind = int(c.kind)
         self.trump_suit = c.trump
         self.trump_mask = g.trump_mask_of_suit[c.trump] if c.trump else 0
         self.cur = seat
         if c.takes_tapp:
             self._take_tapp()
         elif c.calls_card:
-            self.phase = Phase.CALL
+            self.phase = CALL
         else:
             self._start_play()
 
@@ -121,18 +147,18 @@ class RoundsState(TappState):
             self.called_in_tapp = True
             if g.rules.rufer_in_tapp == "swap":
                 self.tapp &= ~bit
-                self.hands[s] |= bit
-                self.phase = Phase.GIVE
+                self.hands[s] = self.hands[s] | bit
+                self.phase = GIVE
             else:
                 self._start_play()
             return
         for h in range(self.n):
             if self.hands[h] & bit:
                 self.holder = h
-                self.hands[h] &= ~bit
-                self.hands[s] |= bit
+                self.hands[h] = self.hands[h] & ~bit
+                self.hands[s] = self.hands[s] | bit
                 break
-        self.phase = Phase.GIVE
+        self.phase = GIVE
 
     def _apply_give(self, a: int) -> None:
         g = self.game
@@ -145,31 +171,16 @@ class RoundsState(TappState):
             raise IllegalAction("give a card you hold",
                                 f"the declarer does not hold {g.pack.cards[card]}")
         bit = 1 << card
-        self.hands[s] &= ~bit
+        self.hands[s] = self.hands[s] & ~bit
         if self.called_in_tapp:
             self.tapp |= bit
         else:
-            self.hands[self.holder] |= bit
+            self.hands[self.holder] = self.hands[self.holder] | bit
         self.given = card
         self.log.append((s, a))
         self._start_play()
 
     def contract_string(self) -> str | None:
-        if self.kind == Kind.RAMSCH:
+        if self.kind == K_RAMSCH:
             return "ramsch"
         return MODERN_CONTRACTS[self.contract].name if self.contract >= 0 else None
-
-    LEGAL = {
-        Phase.DECLARE: _legal_declare,
-        Phase.CONTRACT: _legal_contract,
-        Phase.DISCARD: TappState._legal_discard,
-        Phase.CALL: _legal_call,
-        Phase.GIVE: _legal_give,
-    }
-    APPLY = {
-        Phase.DECLARE: _apply_declare,
-        Phase.CONTRACT: _apply_contract,
-        Phase.DISCARD: TappState._apply_discard,
-        Phase.CALL: _apply_call,
-        Phase.GIVE: _apply_give,
-    }

@@ -23,7 +23,7 @@ from ..sampling import (
     trick_forbidden,
     until_accepted,
 )
-from .phases import Phase
+from .phases import DISCARD, GIVE, OVER
 
 if TYPE_CHECKING:
     from .state import TappState
@@ -43,7 +43,7 @@ def tapp_voids(state: TappState) -> list[int]:
         if in_trick == 0:
             lead = a
         else:
-            voids[s] |= trick_forbidden(a, g.suitmask_of[lead], trump, lead, 0, "always", False)
+            voids[s] = voids[s] | trick_forbidden(a, g.suitmask_of[lead], trump, lead, 0, "always", False)
         in_trick = (in_trick + 1) % state.n
     return voids
 
@@ -83,13 +83,13 @@ def resample_tapp(state: TappState, seat: int | None, rng: random.Random) -> Tap
             if g.rules.rufer_in_tapp == "swap":
                 holders.append(tapp_place)
             options = [(h, back) for h in holders for back in ((False, True) if called_hidden else (False,))]
-    in_give = state.phase == Phase.GIVE
+    in_give = state.phase == GIVE
 
     def places_for(h: int, back: bool) -> list[Place]:
         sz = sizes[:]
         if in_give and h != real:  # the holder is one card short until the give
-            sz[real] += 1
-            sz[h] -= 1
+            sz[real] = sz[real] + 1
+            sz[h] = sz[h] - 1
         forbid = forbidden[:]
         if called_hidden:  # the called card lies with the declarer, or given back with ``h``
             where = h if back else d
@@ -109,7 +109,7 @@ def resample_tapp(state: TappState, seat: int | None, rng: random.Random) -> Tap
     weights = ([count_deals(hidden, p) * gift_choices(h, back) if all(sz >= 0 for sz, _ in p) else 0
                 for (h, back), p in zip(options, option_places, strict=True)]
                if len(options) > 1 else [1])
-    over = state.phase == Phase.OVER
+    over = state.phase == OVER
     tapp_points = g.mask_points(state.tapp)
 
     def draw() -> tuple[bool, tuple[tuple[int, bool], list[int]]]:
@@ -134,7 +134,7 @@ def resample_tapp(state: TappState, seat: int | None, rng: random.Random) -> Tap
             w.given = c if back else rng.choice(cards_in(gets & ~(1 << c)))
             w.log[give_index] = (d, 2 * N + w.given)
     if state.picked and seat != d:  # Frage: which of the declarer's cards came from the tapp
-        has = w.hands[d] | plays_by(log, N, d) | (w.tapp if state.phase != Phase.DISCARD else 0)
+        has = w.hands[d] | plays_by(log, N, d) | (w.tapp if state.phase != DISCARD else 0)
         w.picked = random_subset(has, state.picked.bit_count(), rng)
         for i, (s, a) in enumerate(log):
             if s == d and a >= g.A_DISCARD:

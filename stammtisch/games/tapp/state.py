@@ -14,15 +14,16 @@ the sampler in ``sampling``. Splitting the view off as a mixin would only move l
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from itertools import combinations, repeat
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any
 
+from ...cards import SUITS
 from ..base import POT, DealResult, IllegalAction, Payment, TableState, Transfer, net_change
 from ..engine import EngineState
-from ..tricks import legal_follows
-from .contracts import MODERN_CONTRACTS, Kind
-from .phases import PHASE_NAMES, Phase
+from ..tricks import legal_follows, mask_cards
+from .contracts import K_ALL, K_BETTEL, K_POINTS, K_RAMSCH, MODERN_CONTRACTS, Kind
+from .observation import RUFER_IN_TAPP, TappObservation
+from .phases import AUCTION, CONTRACT, DISCARD, GIVE, OVER, PHASE_NAMES, PLAY, TOUT, Phase
 from .sampling import resample_tapp
 from .scoring import historic_settlement, ramsch_settlement
 
@@ -32,16 +33,8 @@ if TYPE_CHECKING:
 __all__ = ["PHASE_NAMES", "Phase", "TappState"]
 
 
-# plain ints for the hot paths
-PLAY, OVER = int(Phase.PLAY), int(Phase.OVER)
-K_BETTEL, K_ALL, K_RAMSCH = int(Kind.BETTEL), int(Kind.ALL), int(Kind.RAMSCH)
 
-_new_state = object.__new__
-
-Handler = Callable[[Any, int], None]
-
-
-class TappState(EngineState):
+class TappState(EngineState["TappGame"]):
     """One Tapp deal in progress (see ``game`` for the action encoding)."""
 
     __slots__ = (
@@ -52,20 +45,17 @@ class TappState(EngineState):
         "called", "holder", "called_in_tapp", "given", "_result", "ended_early", "_legal", "_net",
     )
 
-    game: TappGame
     OVER = OVER
     PHASE_NAMES = PHASE_NAMES
-    #: the phase a new deal starts in (the flow's first phase)
-    FIRST_PHASE: ClassVar[Phase]
-    #: per phase (not PLAY, which has its fast path): the method listing the legal actions
-    #: and the method applying one (it refuses an illegal one with its rule)
-    LEGAL: ClassVar[dict[int, Callable[[Any], list[int]]]]
-    APPLY: ClassVar[dict[int, Handler]]
 
-    def __init__(self, game: TappGame, table: TableState, acc: list[int]):
-        n = game.num_players
+    def __init__(self, game: TappGame, table: TableState, acc: list[int] | None = None):
+        """A new deal; ``acc``: the hands per receiver from forehand, the tapp last
+        (``TappGame.new_deal``). Without it, an empty shell for ``clone`` to fill."""
         self.game = game
         self.table = table
+        if acc is None:
+            return
+        n = game.num_players
         self.n = n
         dealer = self.dealer = table.dealer % n
         fh = dealer + 1
@@ -79,7 +69,7 @@ class TappState(EngineState):
         self.declarer = -1
         self.level = 0
         self.contract = -1
-        self.kind = Kind.POINTS
+        self.kind = K_POINTS
         self.trump_mask = game.init_trump
         self.trump_suit = game.init_trump_suit
         self.tout = False
@@ -107,13 +97,25 @@ class TappState(EngineState):
         self.r2_pos = 0
         self.r2_best = -1
         self.r2_seat = -1
-        self.phase = self.FIRST_PHASE
+        self.phase = game.first_phase
 
     # ------------------------------------------------------------------ basics
+    def fingerprint(self) -> tuple[object, ...]:
+        """Every field of the deal that a rule reads or the deal shows (not the log's texts nor
+        the transfers, only how many), as ints: equal fingerprints, the same state (and the same
+        ``hash`` in every process). For checking two builds of the engine action for action."""
+        return (self.phase, self.cur, self.dealer, tuple(self.hands), self.tapp, self.picked,
+                self.declarer, self.level, self.contract, self.kind, self.trump_mask, self.tout,
+                self.leader, tuple(self.trick), tuple(self.points), tuple(self.ntricks), self.played,
+                self.a_level, self.a_holder, self.a_pos, self.a_pending, tuple(self.r1), self.r2_pos,
+                self.r2_best, self.r2_seat, self.called, self.holder, self.called_in_tapp, self.given,
+                self.ended_early, len(self.log), len(self.transfers))
+
     def clone(self) -> TappState:
-        c = _new_state(type(self))
-        c.game = self.game
-        c.table = self.table
+        """A copy sharing no list with this state. The fields are listed by hand: a loop over
+        ``__slots__`` makes a clone about four times slower, compiled or not;
+        tests/test_tapp_properties.py checks that every slot is copied."""
+        c = type(self)(self.game, self.table)
         c.n = self.n
         c.dealer = self.dealer
         c.fh = self.fh
@@ -197,33 +199,57 @@ class TappState(EngineState):
                 f = hand & sm
                 if f:
                     self._legal = f
-                    return T[f >> sh][:]  # type: ignore[no-any-return]
+                    return T[f >> sh][:]
                 trump = self.trump_mask
                 f = hand & trump
                 if f:
                     self._legal = f
                     sm, sh, T = g.trump_info[trump]
-                    return T[f >> sh][:]  # type: ignore[no-any-return]
+                    return T[f >> sh][:]
             self._legal = hand
-            R, F, L = g.rps, g._F, g.suit_lists
-            return [*L[0][hand & F], *L[1][(hand >> R) & F], *L[2][(hand >> (2 * R)) & F],
-                    *L[3][hand >> (3 * R)]]
+            return mask_cards(hand)
         if self.phase == OVER:
             return []
-        return self.LEGAL[self.phase](self)
+        return self._legal_phase()
+
+    def is_terminal(self) -> bool:
+        return self.phase == OVER
+
+    def _legal_phase(self) -> list[int]:
+        """The legal actions in a phase before the play (each flow lists its own)."""
+        raise NotImplementedError
+
+    def _apply_phase(self, action: int) -> None:
+        """Apply ``action`` in a phase before the play, or refuse it with its rule (each flow
+        dispatches its own)."""
+        raise NotImplementedError
 
     def _legal_discard(self) -> list[int]:
         g = self.game
-        # combinations of the cards from the strongest down come in descending order of
-        # their masks (the first differing card is the highest differing bit): reversed,
-        # they are ascending without a sort
-        bits = [1 << c for c in reversed(g.mask_list(self.hands[self.declarer]))]
-        out = list(map(sum, combinations(bits, g.tapp_size), repeat(g.A_DISCARD)))
-        out.reverse()
+        base = g.A_DISCARD
+        bits = [1 << c for c in g.mask_list(self.hands[self.declarer])]
+        k = g.tapp_size
+        out: list[int] = []
+        # Every set of k cards, ascending: by its highest card, then the next (a mask's order).
+        if k == 2:
+            for j in range(1, len(bits)):
+                top = base + bits[j]
+                for i in range(j):
+                    out.append(top + bits[i])
+        elif k == 3:
+            for j in range(2, len(bits)):
+                top = base + bits[j]
+                for i in range(1, j):
+                    two = top + bits[i]
+                    for h in range(i):
+                        out.append(two + bits[h])
+        else:  # combinations of the strongest cards first come in descending order of mask
+            out = list(map(sum, combinations(bits[::-1], k), repeat(base)))
+            out.reverse()
         return out
 
     # ------------------------------------------------------------------ apply
-    def apply(self, action: int, seat: int | None = None) -> None:
+    def apply(self, action: object, seat: int | None = None) -> None:
         # The hot path: a legal card of the seat on turn in the play phase goes straight in;
         # everything else (every refusal included) takes the shared preamble and the dispatch.
         if (seat is None or seat == self.cur) and self.phase == PLAY and type(action) is int and action >= 0:
@@ -233,7 +259,7 @@ class TappState(EngineState):
             if (legal >> action) & 1:
                 s = self.cur
                 self._legal = -1
-                self.hands[s] ^= 1 << action
+                self.hands[s] = self.hands[s] ^ (1 << action)
                 trick = self.trick
                 trick.append(action)
                 self.log.append((s, action))
@@ -250,7 +276,7 @@ class TappState(EngineState):
             if action < self.game.N:
                 self._refuse_play(action, self.hands[self.cur])
             raise self._illegal_phase(action)
-        self.APPLY[self.phase](self, action)
+        self._apply_phase(action)
 
     def _refuse_play(self, card: int, hand: int) -> None:
         g = self.game
@@ -270,7 +296,7 @@ class TappState(EngineState):
         g = self.game
         trick = self.trick
         n = self.n
-        beaters = g.beaters[self.trump_mask]  # tricks.beats as a table
+        beaters = g.beaters_by_trump[self.trump_mask.bit_length() // g.rps]  # tricks.beats as a table
         P = g.points
         best = trick[0]
         c = trick[1]
@@ -292,8 +318,8 @@ class TappState(EngineState):
         w = self.leader + wi
         if w >= n:
             w -= n
-        self.points[w] += pts
-        self.ntricks[w] += 1
+        self.points[w] = self.points[w] + pts
+        self.ntricks[w] = self.ntricks[w] + 1
         self.last_trick = (self.leader, tuple(trick), w)
         self.trick = []
         self.played += 1
@@ -305,7 +331,7 @@ class TappState(EngineState):
                 self.ended_early = self.played < g.hand_size
                 self._end()
                 return
-        elif kind == K_ALL and w != self.declarer and g.rules.ends_early:
+        elif kind == K_ALL and w != self.declarer and g.ends_early:
             self.ended_early = self.played < g.hand_size
             self._end()
             return
@@ -338,14 +364,14 @@ class TappState(EngineState):
         """Frage: the declarer picks up the tapp; he discards as many next."""
         d = self.declarer
         self.picked = self.tapp
-        self.hands[d] |= self.tapp
+        self.hands[d] = self.hands[d] | self.tapp
         self.tapp = 0
-        self.phase = Phase.DISCARD
+        self.phase = DISCARD
 
     def _before_play(self) -> None:
         """The contract is settled: a Tout may be announced where the rule set has it."""
-        if self.game.rules.announce_tout:
-            self.phase = Phase.TOUT
+        if self.game.announce_tout:
+            self.phase = TOUT
         else:
             self._start_play()
 
@@ -359,20 +385,20 @@ class TappState(EngineState):
         self._start_play()
 
     def _start_ramsch(self) -> None:
-        self.kind = Kind.RAMSCH
+        self.kind = K_RAMSCH
         self.trump_mask = 0
         self.trump_suit = None
         self._start_play()
 
     def _start_play(self) -> None:
-        self.phase = Phase.PLAY
+        self.phase = PLAY
         self.leader = self.cur = self.fh
 
     def _end(self) -> None:
-        self.phase = Phase.OVER
+        self.phase = OVER
         self.cur = -1
         if self.kind == K_RAMSCH and self.played == self.game.hand_size:
-            self.points[self.leader] += self.game.mask_points(self.tapp)
+            self.points[self.leader] = self.points[self.leader] + self.game.mask_points(self.tapp)
         self._settle()
 
     # ------------------------------------------------------------------ settlement
@@ -387,9 +413,9 @@ class TappState(EngineState):
     def _fixed_value_won(self) -> bool:
         kind = self.kind
         d = self.declarer
-        if kind == Kind.POINTS:
+        if kind == K_POINTS:
             return self.declarer_points() >= self.game.rules.min_to_win
-        if kind == Kind.BETTEL:
+        if kind == K_BETTEL:
             return self.ntricks[d] == 0
         return self.ntricks[d] == self.game.hand_size
 
@@ -408,7 +434,7 @@ class TappState(EngineState):
             return
         if d < 0:
             return
-        if rules.settlement == "modern":  # a fixed value per contract, won or lost
+        if g.fixed_values:  # a fixed value per contract, won or lost
             ci = self.contract
             won = self._fixed_value_won()
             key = (d, ci, won)
@@ -458,29 +484,33 @@ class TappState(EngineState):
         if self.phase != OVER:
             raise ValueError("the deal is not over yet")
         if self._result is None:
-            n = self.n
-            summary: dict[str, Any] = {
-                "declarer": self.declarer if self.declarer >= 0 else None,
-                "contract": self.contract_string(),
-                "tricks": {str(s): self.ntricks[s] for s in range(n)},
-                "outcome": "played" if (self.kind == K_RAMSCH or self.declarer >= 0) else "all-pass",
-            }
-            if self.kind == K_RAMSCH:
-                summary["card_points"] = {str(s): self.points[s] for s in range(n)}
-            elif self.declarer >= 0:
-                dp = self.declarer_points()
-                summary["card_points"] = {
-                    "declarer": dp,
-                    "defenders": sum(self.points) - self.points[self.declarer],
-                }
-                summary["won"] = self.won()
-                summary["ended_early"] = self.ended_early
-            else:
-                summary["card_points"] = {}
-            summary.update(self._explained())
-            self._result = DealResult(list(self.transfers), (self.dealer + 1) % n, self.dealer,
-                                      summary)
+            self._result = DealResult(list(self.transfers), (self.dealer + 1) % self.n, self.dealer,
+                                      explain=self._summary)
         return self._result
+
+    def _summary(self) -> dict[str, Any]:
+        """``result().summary``, made when first read."""
+        n = self.n
+        summary: dict[str, Any] = {
+            "declarer": self.declarer if self.declarer >= 0 else None,
+            "contract": self.contract_string(),
+            "tricks": {str(s): self.ntricks[s] for s in range(n)},
+            "outcome": "played" if (self.kind == K_RAMSCH or self.declarer >= 0) else "all-pass",
+        }
+        if self.kind == K_RAMSCH:
+            summary["card_points"] = {str(s): self.points[s] for s in range(n)}
+        elif self.declarer >= 0:
+            dp = self.declarer_points()
+            summary["card_points"] = {
+                "declarer": dp,
+                "defenders": sum(self.points) - self.points[self.declarer],
+            }
+            summary["won"] = self.won()
+            summary["ended_early"] = self.ended_early
+        else:
+            summary["card_points"] = {}
+        summary.update(self._explained())
+        return summary
 
     def _explained(self) -> dict[str, Any]:
         """The summary's part for a reader (stammtisch.explain): each payment with a stable
@@ -502,7 +532,7 @@ class TappState(EngineState):
         tricks_log = [{"cards": [[s, names[c]] for s, c in plays[i * n:i * n + n]], "winner": w}
                       for i, w in enumerate(winners)]
         out: dict[str, Any] = {"payments": payments, "tricks_log": tricks_log,
-                               "tout": self.tout, "kind": self.kind.name.lower()}
+                               "tout": self.tout, "kind": Kind(self.kind).name.lower()}
         if self.kind == K_RAMSCH:
             top = max(self.points)
             out["losers"] = [s for s in range(n) if self.points[s] == top]
@@ -511,7 +541,7 @@ class TappState(EngineState):
             dp = self.declarer_points()
             out["declarer_points"] = dp
             out["defender_points"] = sum(self.points) - self.points[d]
-            if self.kind == Kind.POINTS:
+            if self.kind == K_POINTS:
                 out["needed"] = g.rules.min_to_win
             out["ended_early_reason"] = None
             if self.ended_early and tricks_log:
@@ -535,7 +565,7 @@ class TappState(EngineState):
     def _open_hand_shown(self) -> bool:
         """Bettel ouvert: the declarer's hand lies face up from the first lead."""
         return (self.contract >= 0 and MODERN_CONTRACTS[self.contract].open_hand
-                and self.phase in (Phase.PLAY, Phase.OVER))
+                and (self.phase == PLAY or self.phase == OVER))
 
     def known_mask(self, seat: int | None) -> int:
         """The cards whose place ``seat`` may know (rules reference §3; §6 P5).
@@ -567,6 +597,55 @@ class TappState(EngineState):
             known |= (1 << self.given) | called
         return known
 
+    def observation(self, seat: int | None) -> TappObservation:
+        """What ``seat`` knows now (``None``: a spectator) as ints and card masks: the facts
+        of ``view(seat)``, which the bots and the RL observations read (``TappObservation``)."""
+        me = self._viewer(seat)
+        g = self.game
+        n = self.n
+        hands = self.hands
+        leader = self.leader
+        trick = tuple([((leader + i) % n, c) for i, c in enumerate(self.trick)])
+        last = self.last_trick
+        last_trick: tuple[tuple[int, int], ...] = ()
+        last_winner = -1
+        if last is not None:
+            last_trick = tuple([((last[0] + i) % n, c) for i, c in enumerate(last[1])])
+            last_winner = last[2]
+        unplayed = self.tapp
+        for h in hands:
+            unplayed |= h
+        standing_seat, standing = self._standing_bid()
+        d = self.declarer
+        picked = discards = given = 0
+        rufer_holder = given = -1
+        if me is not None and me == d:
+            if self.picked:
+                picked = self.picked
+                if self.phase != DISCARD:
+                    discards = self.tapp
+            if self.called >= 0:
+                rufer_holder = RUFER_IN_TAPP if self.called_in_tapp else self.holder
+            given = self.given
+        elif me is not None and self.called >= 0 and me == self.holder:
+            rufer_holder = me
+            given = self.given
+        words = [-1] * n
+        first_word = 3 * g.N
+        last_word = g.A_DISCARD
+        for s, a in self.log:
+            if first_word <= a < last_word:
+                words[s] = a - first_word
+        suit = self.trump_suit
+        return TappObservation(
+            g, -1 if me is None else me, int(self.phase), self.dealer, self.cur,
+            hands[me] if me is not None else 0, tuple(self._hand_sizes(me)),
+            -1 if suit is None else SUITS.index(suit), trick, last_trick, last_winner,
+            g.full & ~unplayed, tuple(self.ntricks), self._pot_now(), d, int(self.kind),
+            self.contract_string(), self.tout, self.called,
+            hands[d] if self._open_hand_shown() else 0, standing_seat, standing, picked, discards,
+            rufer_holder, given, tuple(words))
+
     def _unplayed(self) -> int:
         out = 0
         for h in self.hands:
@@ -579,10 +658,10 @@ class TappState(EngineState):
         card goes over face down; the holder is known to the declarer only, rules reference §6 P5),
         so anyone else sees the sizes the exchange will leave."""
         sizes = [h.bit_count() for h in self.hands]
-        if self.phase == Phase.GIVE and me != self.declarer and me != self.holder:
-            sizes[self.declarer] -= 1
+        if self.phase == GIVE and me != self.declarer and me != self.holder:
+            sizes[self.declarer] = sizes[self.declarer] - 1
             if self.holder >= 0:
-                sizes[self.holder] += 1
+                sizes[self.holder] = sizes[self.holder] + 1
         return sizes
 
     def _add_view(self, v: dict[str, Any], me: int | None) -> None:
@@ -613,14 +692,19 @@ class TappState(EngineState):
     def _standing(self) -> dict[str, Any] | None:
         """The bid to beat while the auction runs: who made (or holds) it and its action text;
         None before the first bid and once the auction is over. Every seat saw it said."""
+        seat, bid = self._standing_bid()
+        return None if bid < 0 else {"seat": seat, "bid": self.action_to_string(bid)}
+
+    def _standing_bid(self) -> tuple[int, int]:
+        """``_standing`` as (seat, action id); (-1, -1) when there is none."""
         g = self.game
-        if self.phase == Phase.AUCTION and self.a_level > 0:
+        if self.phase == AUCTION and self.a_level > 0:
             n = self.n
             seat = (self.fh + self.a_pos) % n if self.a_pending else self.a_holder
-            return {"seat": seat, "bid": self.action_to_string(g.A_BID + self.a_level - 1)}
-        if self.phase == Phase.CONTRACT and self.r2_best >= 0:
-            return {"seat": self.r2_seat, "bid": self.action_to_string(g.A_CONTRACT + self.r2_best)}
-        return None
+            return seat, g.A_BID + self.a_level - 1
+        if self.phase == CONTRACT and self.r2_best >= 0:
+            return self.r2_seat, g.A_CONTRACT + self.r2_best
+        return -1, -1
 
     #: the keys ``_add_own_secrets`` may add (only the declarer and the Rufer holder get any)
     OWN_SECRET_KEYS = ("tapp", "discards", "rufer_holder", "given")
@@ -645,7 +729,7 @@ class TappState(EngineState):
         if me is not None and me == d:
             if self.picked:
                 v["tapp"] = names(self.picked)
-                if self.phase != Phase.DISCARD:
+                if self.phase != DISCARD:
                     v["discards"] = names(self.tapp)
             if self.called >= 0:
                 v["rufer_holder"] = "tapp" if self.called_in_tapp else self.holder

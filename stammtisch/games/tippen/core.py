@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..base import POT, RESERVE, Account, Payment, Transfer
+from ..base import POT, RESERVE, Account, Payment
 from ..engine import EngineState
 from .phases import ACTIVE, OVER, PLAY, UP_FACE
 
 if TYPE_CHECKING:
-    from .game import TippenGame
+    from .game import TippenGame  # noqa: F401 (the base class below names it)
 
 
-class TippenCore(EngineState):
+class TippenCore(EngineState["TippenGame"]):
     """The fields of a Tippen deal and the helpers its parts share (``words``, ``scoring`` and
-    ``state`` extend it; one set of slots, here)."""
+    ``state`` extend it in turn; one set of slots, here)."""
 
     __slots__ = (
         "game", "table", "deck", "dealer", "phase", "cur", "hands", "status", "declared",
@@ -23,10 +23,9 @@ class TippenCore(EngineState):
         "last_trick", "tricks_won", "tricks_done", "transfers", "pot", "reserve",
         "pot_in_play", "trick_value", "bete", "compulsory", "declaring", "anted", "log",
         "outcome", "next_dealer", "jump_cards", "order_pos", "n_active", "robbed", "looked",
-        "folded",
+        "folded", "_legal",
     )
 
-    game: TippenGame
     deck: tuple[int, ...]
     hands: list[int]  # per seat, a card mask
     status: list[int]  # per seat: UNDECIDED, ACTIVE, PASSED, DROPPED
@@ -65,13 +64,14 @@ class TippenCore(EngineState):
     robbed: bool
     looked: bool
     folded: list[int]
+    _legal: int  # play phase: the legal mask of the seat on turn, -1 unknown
 
     # -- money --------------------------------------------------------------------------------
     def _move(self, source: Account, target: Account, amount: int, reason: str, code: Payment,
               trick: int = 0) -> None:
         if amount <= 0:
             return
-        self.transfers.append(Transfer(source, target, amount, reason, code, trick))
+        self.transfers.append(self.game.transfer(source, target, amount, reason, code, trick))
         if source == POT:
             self.pot -= amount
         elif source == RESERVE:
@@ -83,7 +83,7 @@ class TippenCore(EngineState):
 
     def _ante(self, seat: int, reason: str, code: Payment) -> None:
         self.anted[seat] = True
-        self._move(seat, POT, self.game.rules.stake, reason, code)
+        self._move(seat, POT, self.game.stake, reason, code)
 
     def _set_trump(self, suit: int) -> None:
         self.trump_index = suit
@@ -132,4 +132,4 @@ class TippenCore(EngineState):
         """Where bêtes and penalties go: the pot; under a maximum bête the reserve, which
         holds the accumulated bêtes (rules reference §2.3; §5.2 E3: the reserve becomes
         27). The next deal moves min(carried, max_bete) of it back into play."""
-        return POT if self.game.rules.max_bete is None else RESERVE
+        return POT if self.game.max_bete is None else RESERVE

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 from ...cards import SUITS, CardError
 from ...rules.tippen import TippenRules
-from ..base import IllegalAction, TableState
+from ..base import Account, IllegalAction, Payment, TableState, Transfer
 from ..engine import EngineGame, Secret
 from ..tricks import beaters_table
 from .phases import EXCHANGE_OFFSET, WORDS
@@ -61,6 +61,60 @@ class TippenGame(EngineGame):
         self.beaters = beaters_table(p.suit_masks, R, p.suit_masks)
         self.has_choice = rules.trump_card != "dealer-last" and (
             rules.sniffing != "none" or rules.knocking)
+        # The options the deal reads, as plain fields of the engine: the rules are a Python
+        # dataclass, whose fields the compiled engine would read by name at every use.
+        self.stake: int = rules.stake
+        self.tricks: int = rules.tricks
+        self.trump_card: str = rules.trump_card
+        self.bete: str = rules.bete
+        self.tipp_zwang: bool = rules.tipp_zwang
+        self.exchange: bool = rules.exchange
+        self.void_must_trump: str = rules.void_must_trump
+        self.head_trick: bool = rules.head_trick
+        self.forced_leads: bool = rules.forced_leads
+        self.max_bete: int | None = rules.max_bete
+        self.robbing: bool = rules.robbing
+        self.sniffing: str = rules.sniffing
+        self.knocking: bool = rules.knocking
+        self.schieben: bool = rules.schieben
+        self.hupf_und_sprung: str = rules.hupf_und_sprung
+        self.lone_tapper: str = rules.lone_tapper
+        #: per dealer: the seat receiving each deck position of the hands (-1: the trump card),
+        #: the position of the trump card and where the talon starts (``deal_hands``)
+        self.deal_plans = tuple(self._deal_plan(d) for d in range(self.num_players))
+        #: memo of transfers (immutable; a deal's handful comes from a small set)
+        self.transfer_memo: dict[tuple[Account, Account, int, str, Payment, int], Transfer] = {}
+        #: the reason of each trick's share of the pot, by trick number
+        self.trick_reasons = tuple(f"trick {k}" for k in range(rules.tricks + 1))
+
+    def _deal_plan(self, dealer: int) -> tuple[tuple[int, ...], int, int]:
+        """Deal one card at a time from forehand, clockwise (rules reference §2.2 trump card):
+        the seat of each deck position up to the talon (-1 for the trump card), the trump
+        card's position (the turned upcard, or under ``dealer-last`` the dealer's own last
+        card) and where the talon starts."""
+        r = self.rules
+        n = self.num_players
+        seats: list[int] = []
+        for _ in range(r.tricks - 1 if r.trump_card == "katira" else r.tricks):
+            seats.extend((dealer + k) % n for k in range(1, n + 1))
+        if r.trump_card == "dealer-last":
+            return tuple(seats), len(seats) - 1, len(seats)
+        up = len(seats)
+        seats.append(-1)
+        if r.trump_card == "katira":
+            seats.extend((dealer + k) % n for k in range(1, n + 1))
+        return tuple(seats), up, len(seats)
+
+    def transfer(self, source: Account, target: Account, amount: int, reason: str, code: Payment,
+                 trick: int = 0) -> Transfer:
+        """A ``Transfer`` (frozen: shared between deals from a small memo)."""
+        key = (source, target, amount, reason, code, trick)
+        t = self.transfer_memo.get(key)
+        if t is None:
+            if len(self.transfer_memo) > 4096:
+                self.transfer_memo.clear()
+            t = self.transfer_memo[key] = Transfer(source, target, amount, reason, code, trick)
+        return t
 
     @property
     def num_distinct_actions(self) -> int:
@@ -73,31 +127,18 @@ class TippenGame(EngineGame):
         self.check_table(table)
         return TippenState(self, table, list(deck))
 
-    def deal_hands(self, deck: Sequence[int], dealer: int) -> tuple[list[int], int, int]:
+    def deal_hands(self, deck: tuple[int, ...], dealer: int) -> tuple[list[int], int, int]:
         """Deal one card at a time from forehand, clockwise (rules reference §2.2 trump card).
 
         Returns the hands as masks, the deck position of the trump card (the turned upcard,
         or under ``dealer-last`` the dealer's own last card) and where the talon starts."""
-        r = self.rules
-        n = self.num_players
-        hands = [0] * n
-        pos = 0
-
-        def one_round() -> None:
-            nonlocal pos
-            for k in range(1, n + 1):
-                hands[(dealer + k) % n] |= 1 << deck[pos]
-                pos += 1
-
-        for _ in range(r.tricks - 1 if r.trump_card == "katira" else r.tricks):
-            one_round()
-        if r.trump_card == "dealer-last":
-            return hands, pos - 1, pos
-        up = pos
-        pos += 1
-        if r.trump_card == "katira":
-            one_round()
-        return hands, up, pos
+        seats, up, talon_start = self.deal_plans[dealer]
+        hands = [0] * self.num_players
+        for i in range(talon_start):
+            seat = seats[i]
+            if seat >= 0:
+                hands[seat] = hands[seat] | (1 << deck[i])
+        return hands, up, talon_start
 
     def action_to_string(self, action: int) -> str:
         if 0 <= action < len(self.simple_texts):
@@ -121,7 +162,7 @@ class TippenGame(EngineGame):
                 return text
         raise IllegalAction("notation", f"{action!r} is not a Tippen action id")
 
-    def string_to_action(self, text: str) -> int:
+    def string_to_action(self, text: object) -> int:
         if not isinstance(text, str):
             raise IllegalAction("notation", f"{text!r} is not an action string")
         t = text.strip()

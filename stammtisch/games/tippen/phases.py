@@ -4,42 +4,71 @@ dealer took, the word actions and the phase hints of refusals."""
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Final
+
+# The phases as the state stores them and its hot paths compare them (``Phase`` names them).
+SHOVE: Final = 0  # Schieben: the dealer shoves or deals
+CHOICE: Final = 1  # the dealer sniffs, knocks, looks or turns
+DISCARD: Final = 2  # a sniffer or knocker discards one card
+DROP: Final = 3  # the 1859 sniffer drops or stays
+DECLARE: Final = 4  # tap or pass
+EXCHANGE: Final = 5
+ROB: Final = 6
+PLAY: Final = 7
+OVER: Final = 8
 
 
 class Phase(IntEnum):
-    SHOVE = 0  # Schieben: the dealer shoves or deals
-    CHOICE = 1  # the dealer sniffs, knocks, looks or turns
-    DISCARD = 2  # a sniffer or knocker discards one card
-    DROP = 3  # the 1859 sniffer drops or stays
-    DECLARE = 4  # tap or pass
-    EXCHANGE = 5
-    ROB = 6
-    PLAY = 7
-    OVER = 8
+    SHOVE = SHOVE
+    CHOICE = CHOICE
+    DISCARD = DISCARD
+    DROP = DROP
+    DECLARE = DECLARE
+    EXCHANGE = EXCHANGE
+    ROB = ROB
+    PLAY = PLAY
+    OVER = OVER
 
 
-# plain ints for the hot paths
-SHOVE, CHOICE, DISCARD, DROP, DECLARE, EXCHANGE, ROB, PLAY, OVER = (int(p) for p in Phase)
-PHASE_NAMES = ("schieben", "choice", "discard", "drop", "declare", "exchange", "rob", "play", "over")
+PHASE_NAMES: Final = ("schieben", "choice", "discard", "drop", "declare", "exchange", "rob", "play", "over")
 
 # Seat status.
-UNDECIDED, ACTIVE, PASSED, DROPPED = range(4)
+UNDECIDED: Final = 0
+ACTIVE: Final = 1
+PASSED: Final = 2
+DROPPED: Final = 3
 
 # Upcard state (trump_card = turn / katira).
-UP_NONE, UP_HIDDEN, UP_FACE, UP_TAKEN = range(4)
+UP_NONE: Final = 0
+UP_HIDDEN: Final = 1
+UP_FACE: Final = 2
+UP_TAKEN: Final = 3
 
 # What the dealer did at his choice.
-TAKE_NONE, TAKE_SNIFF1859, TAKE_SNIFF_MODERN, TAKE_KNOCK = range(4)
+TAKE_NONE: Final = 0
+TAKE_SNIFF1859: Final = 1
+TAKE_SNIFF_MODERN: Final = 2
+TAKE_KNOCK: Final = 3
 
 # "look" is this project's addition (rules reference §0): with both knocking and sniffing
 # agreed the dealer first decides blind whether to knock, and only if he does not, looks at
 # his hand and may sniff (rules reference §6 T7/T8: a knocker has not seen his hand, a
 # sniffer has).
-WORDS = ("tap", "pass", "shove", "deal", "sniff", "knock", "turn", "drop", "stay", "rob", "no-rob",
-         "look")
-(W_TAP, W_PASS, W_SHOVE, W_DEAL, W_SNIFF, W_KNOCK, W_TURN, W_DROP, W_STAY, W_ROB,
- W_NOROB, W_LOOK) = range(len(WORDS))
-EXCHANGE_OFFSET = 16
+WORDS: Final = ("tap", "pass", "shove", "deal", "sniff", "knock", "turn", "drop", "stay", "rob", "no-rob",
+                "look")
+W_TAP: Final = 0
+W_PASS: Final = 1
+W_SHOVE: Final = 2
+W_DEAL: Final = 3
+W_SNIFF: Final = 4
+W_KNOCK: Final = 5
+W_TURN: Final = 6
+W_DROP: Final = 7
+W_STAY: Final = 8
+W_ROB: Final = 9
+W_NOROB: Final = 10
+W_LOOK: Final = 11
+EXCHANGE_OFFSET: Final = 16
 
 PHASE_HINT = {
     SHOVE: "the dealer must shove or deal",

@@ -38,12 +38,12 @@ def tippen_voids(state: TippenState) -> list[int]:
         if in_trick == 0:
             led, win = g.suit_masks[g.suit_of[a]], a
             if r.forced_leads and trick_no == 0 and state.n_active >= 3 and not (tm >> a) & 1:
-                voids[s] |= tm
+                voids[s] = voids[s] | tm
             if r.forced_leads and trick_no == 1 and a != g.ace_of[state.trump_index]:
-                voids[s] |= 1 << g.ace_of[state.trump_index]
+                voids[s] = voids[s] | (1 << g.ace_of[state.trump_index])
         else:
-            voids[s] |= trick_forbidden(a, led, tm, win, g.suit_masks[g.suit_of[win]],
-                                        r.void_must_trump, r.head_trick)
+            voids[s] = voids[s] | trick_forbidden(a, led, tm, win, g.suit_masks[g.suit_of[win]],
+                                                  r.void_must_trump, r.head_trick)
             if (g.beaters[tm][win] >> a) & 1:
                 win = a
         in_trick += 1
@@ -86,7 +86,7 @@ def resample_tippen(state: TippenState, seat: int | None, rng: random.Random) ->
     hidden = g.pack.full_mask & ~known
     log = state.log
     voids = tippen_voids(state)
-    pos_hands, up, talon_start = g.deal_hands(list(range(S)), state.dealer)
+    pos_hands, up, talon_start = g.deal_hands(tuple(range(S)), state.dealer)
     hupf = r.hupf_und_sprung != "none"
 
     places: list[Place] = []
@@ -218,7 +218,7 @@ def _rebuild_deck(w: TippenState, state: TippenState, seat: int | None, remainde
             segments.append(seg)
             drawn_pos += k
         if g.DISCARD_BASE <= a < g.WORD_BASE or a >= g.EXCHANGE_BASE:
-            have[s] |= (1 << (a - g.DISCARD_BASE)) if a < g.WORD_BASE else a - g.EXCHANGE_BASE
+            have[s] = have[s] | ((1 << (a - g.DISCARD_BASE)) if a < g.WORD_BASE else a - g.EXCHANGE_BASE)
     for s in range(n):
         m = have[s]
         if s == robber:  # he had the 7 (dealt or drawn), not the upcard

@@ -6,14 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from ..base import DealResult, Payment
-from .core import TippenCore
 from .phases import ACTIVE, OVER, TAKE_KNOCK, TAKE_SNIFF1859, TAKE_SNIFF_MODERN
+from .words import WordPhases
 
 #: the payments a player makes for too few tricks
 BETES = frozenset({Payment.BETE, Payment.DOUBLE_BETE_SNIFF, Payment.DOUBLE_BETE, Payment.BETE_ONE_TRICK})
 
 
-class Settlement(TippenCore):
+class Settlement(WordPhases):
     """The settlement and result of ``TippenState``."""
 
     __slots__ = ()
@@ -46,6 +46,10 @@ class Settlement(TippenCore):
     def result(self) -> DealResult:
         if self.phase != OVER:
             raise ValueError("the deal is not over yet")
+        return DealResult(list(self.transfers), self.next_dealer, self.dealer, explain=self._summary)
+
+    def _summary(self) -> dict[str, Any]:
+        """``result().summary``, made when first read."""
         n = self.game.num_players
         active = [s for s in range(n) if self.status[s] == ACTIVE]
         summary: dict[str, Any] = {
@@ -90,4 +94,4 @@ class Settlement(TippenCore):
             "betes": betes,
             "tricks_log": tricks_log,
         })
-        return DealResult(list(self.transfers), self.next_dealer, self.dealer, summary)
+        return summary

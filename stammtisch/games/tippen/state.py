@@ -8,13 +8,12 @@ the view and what a seat may know.
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, Final
 
 from ...cards import SUITS, cards_in
 from ..base import POT, RESERVE, IllegalAction, Payment, TableState
-from ..tricks import legal_follows
-from .core import TippenCore
+from ..tricks import legal_follows, mask_cards, popcount
+from .observation import TippenObservation
 from .phases import (
     ACTIVE,
     CHOICE,
@@ -39,26 +38,46 @@ from .phases import (
 )
 from .sampling import resample_tippen
 from .scoring import Settlement
-from .words import WordPhases
 
 if TYPE_CHECKING:
     from .game import TippenGame
 
+#: the words of ``declared`` and the deal's outcomes, by number (``fingerprint``)
+DECLARED: Final = ("tap", "pass", "drop", "stay")
+OUTCOMES: Final = ("played", "all-pass", "lone-tapper", "jump")
 
-class TippenState(WordPhases, Settlement):
+
+def _code(word: str | None, words: tuple[str, ...]) -> int:
+    return -1 if word is None else words.index(word)
+
+
+def _number(value: int | None) -> int:
+    return -1 if value is None else int(value)
+
+
+#: ``Payment.TRICK`` where the compiled engine reads it without a lookup by name
+PAY_TRICK: Final = Payment.TRICK
+#: what the dealer took the trump card for (``taken``: TAKE_NONE, TAKE_SNIFF1859, …), as views say it
+TAKEN_WORDS: tuple[str | None, ...] = (None, "sniff", "sniff", "knock")
+
+
+class TippenState(Settlement):
     """One Tippen deal in progress (see the package docstring)."""
 
-    game: TippenGame
     OVER = OVER
     PHASE_NAMES = PHASE_NAMES
 
     __slots__ = ()
 
-    def __init__(self, game: TippenGame, table: TableState, deck: list[int]):
-        r = game.rules
-        n = game.num_players
+    def __init__(self, game: TippenGame, table: TableState, deck: list[int] | None = None):
+        """A new deal from ``deck`` (``TippenGame.new_deal``); without one, an empty shell for
+        ``clone`` to fill."""
         self.game = game
         self.table = table
+        if deck is None:
+            return
+        r = game
+        n = game.num_players
         self.deck = tuple(deck)
         self.dealer = table.dealer
         self.phase = SHOVE
@@ -102,6 +121,7 @@ class TippenState(WordPhases, Settlement):
         self.robbed = False
         self.looked = False  # the dealer has looked at his hand in the choice phase
         self.folded = [0] * n  # the cards each passer laid face down
+        self._legal = -1
         # Ante, then the maximum-bête rebalancing (rules reference §2.3): pot in play =
         # min(carried, max_bete) + this deal's stakes; the rest waits in the reserve.
         self._ante(self.dealer, "ante", Payment.ANTE)
@@ -118,31 +138,39 @@ class TippenState(WordPhases, Settlement):
             self._after_shoving()
 
     # -- legal actions and apply (PLAY first: the hot path) --------------------------------
+    def is_terminal(self) -> bool:
+        return self.phase == OVER
+
     def _play_mask(self) -> int:
-        """The cards the current player may play (phase PLAY)."""
+        """The cards the current player may play (phase PLAY), remembered until the next card."""
+        legal = self._legal
+        if legal >= 0:
+            return legal
         g = self.game
-        r = g.rules
         hand = self.hands[self.cur]
         if not self.trick:
-            if r.forced_leads:
+            legal = hand
+            if g.forced_leads:
                 if self.tricks_done == 0 and self.n_active >= 3 and hand & self.trump_mask:
-                    return hand & self.trump_mask
-                if self.tricks_done == 1:
+                    legal = hand & self.trump_mask
+                elif self.tricks_done == 1:
                     ace = g.ace_of[self.trump_index]
                     if hand >> ace & 1:
-                        return 1 << ace
-            return hand
-        return legal_follows(hand, g.suit_masks[self.led_suit], self.trump_mask, self.win_card,
-                             g.suit_masks[g.suit_of[self.win_card]], r.void_must_trump,
-                             r.head_trick)
+                        legal = 1 << ace
+        else:
+            legal = legal_follows(hand, g.suit_masks[self.led_suit], self.trump_mask, self.win_card,
+                                  g.suit_masks[g.suit_of[self.win_card]], g.void_must_trump,
+                                  g.head_trick)
+        self._legal = legal
+        return legal
 
     def legal_actions(self) -> list[int]:
         ph = self.phase
         if ph == PLAY:
-            return cards_in(self._play_mask())
+            return mask_cards(self._play_mask())
         if ph == OVER:
             return []
-        return self.LEGAL[ph](self)
+        return self._legal_phase()
 
     def _is_legal(self, action: int) -> bool:
         g = self.game
@@ -152,7 +180,7 @@ class TippenState(WordPhases, Settlement):
         if ph == EXCHANGE:
             mask = action - g.EXCHANGE_BASE
             return mask >= 0 and mask & ~self.hands[self.cur] == 0 \
-                and mask.bit_count() <= g.rules.tricks
+                and popcount(mask) <= g.tricks
         if ph == DISCARD:
             c = action - g.DISCARD_BASE
             return 0 <= c < g.size and bool(self.hands[self.cur] >> c & 1)
@@ -167,7 +195,7 @@ class TippenState(WordPhases, Settlement):
                 return
         elif self._is_legal(action):
             self.log.append((self.cur, action))
-            self.APPLY[self.phase](self, action)
+            self._apply_phase(action)
             return
         rule, message = self._refusal(action)
         raise IllegalAction(rule, message)
@@ -175,8 +203,9 @@ class TippenState(WordPhases, Settlement):
     def _play(self, card: int) -> None:
         g = self.game
         seat = self.cur
+        self._legal = -1
         bit = 1 << card
-        self.hands[seat] ^= bit
+        self.hands[seat] = self.hands[seat] ^ bit
         self.played |= bit
         trick = self.trick
         trick.append((seat, card))
@@ -191,36 +220,59 @@ class TippenState(WordPhases, Settlement):
             self.cur = self._next_active(seat)
             return
         winner = self.win_seat
-        self.tricks_won[winner] += 1
+        self.tricks_won[winner] = self.tricks_won[winner] + 1
         self.tricks_done += 1
         self.last_trick = (tuple(trick), winner)
         self.trick = []
         self.led_suit = -1
         self.win_card = -1
         self.win_seat = -1
-        self._move(POT, winner, self.trick_value or 0, f"trick {self.tricks_done}", Payment.TRICK,
+        self._move(POT, winner, self.trick_value or 0, g.trick_reasons[self.tricks_done], PAY_TRICK,
                    self.tricks_done)
-        if self.tricks_done == g.rules.tricks:
+        if self.tricks_done == g.tricks:
             self._settle()
         else:
             self.cur = winner
 
-    LEGAL: ClassVar[dict[int, Callable[[TippenState], list[int]]]] = {
-        SHOVE: WordPhases._legal_shove, CHOICE: WordPhases._legal_choice,
-        DISCARD: WordPhases._legal_discard, DROP: WordPhases._legal_drop,
-        DECLARE: WordPhases._legal_declare, EXCHANGE: WordPhases._legal_exchange,
-        ROB: WordPhases._legal_rob,
-    }
-    APPLY: ClassVar[dict[int, Callable[[TippenState, int], None]]] = {
-        SHOVE: WordPhases._shove_or_deal, CHOICE: WordPhases._choose, DISCARD: WordPhases._discard,
-        DROP: WordPhases._drop_or_stay, DECLARE: WordPhases._declare,
-        EXCHANGE: WordPhases._exchange, ROB: WordPhases._rob, PLAY: _play,
-    }
+    def _legal_phase(self) -> list[int]:
+        """The legal actions in a phase before the play."""
+        ph = self.phase
+        if ph == SHOVE:
+            return self._legal_shove()
+        if ph == CHOICE:
+            return self._legal_choice()
+        if ph == DISCARD:
+            return self._legal_discard()
+        if ph == DROP:
+            return self._legal_drop()
+        if ph == DECLARE:
+            return self._legal_declare()
+        if ph == EXCHANGE:
+            return self._legal_exchange()
+        return self._legal_rob()
+
+    def _apply_phase(self, action: int) -> None:
+        """Apply a legal ``action`` in a phase before the play."""
+        ph = self.phase
+        if ph == SHOVE:
+            self._shove_or_deal(action)
+        elif ph == CHOICE:
+            self._choose(action)
+        elif ph == DISCARD:
+            self._discard(action)
+        elif ph == DROP:
+            self._drop_or_stay(action)
+        elif ph == DECLARE:
+            self._declare(action)
+        elif ph == EXCHANGE:
+            self._exchange(action)
+        else:
+            self._rob(action)
 
     # -- refusals -----------------------------------------------------------------------------
     def _refusal(self, action: int) -> tuple[str, str]:
         g = self.game
-        r = g.rules
+        r = g
         S = g.size
         ph = self.phase
         who = f"seat {self.cur}"
@@ -250,11 +302,11 @@ class TippenState(WordPhases, Settlement):
         if ph == ROB and word == "rob":
             return ("robbing: only the holder of the trump 7",
                     f"{who} does not hold the trump 7 and cannot rob the upcard")
-        if ph == CHOICE and word == "sniff" and g.rules.sniffing != "none":
+        if ph == CHOICE and word == "sniff" and g.sniffing != "none":
             return ("sniffing: look at your hand first",
                     "with knocking agreed the dealer first knocks (blind) or looks at his "
                     "hand; only then may he sniff")
-        if ph == CHOICE and word == "knock" and g.rules.knocking:
+        if ph == CHOICE and word == "knock" and g.knocking:
             return ("knocking: only before looking at the hand",
                     "the dealer has looked at his hand and can no longer knock")
         if ph == CHOICE and word in ("sniff", "knock"):
@@ -286,19 +338,66 @@ class TippenState(WordPhases, Settlement):
             return "must trump", f"void in the led suit: a trump must be played, not {name}"
         return "head the trick", f"{name} does not overtrump; a higher trump must be played"
 
+    def fingerprint(self) -> tuple[object, ...]:
+        """Every field of the deal that a rule reads or the deal shows (not the log's texts nor
+        the transfers, only how many), as ints: equal fingerprints, the same state (and the same
+        ``hash`` in every process). For checking two builds of the engine action for action."""
+        return (self.phase, self.cur, self.dealer, tuple(self.hands), tuple(self.status),
+                tuple([_code(word, DECLARED) for word in self.declared]), self.talon_pos, self.upcard,
+                self.up_state, self.trump_index, self.trump_card, self.taken, self.discards, self.dead,
+                self.played, tuple(self.trick), self.win_card, self.win_seat, tuple(self.tricks_won),
+                self.tricks_done, self.pot, self.reserve, _number(self.pot_in_play),
+                _number(self.trick_value), _number(self.bete), _number(self.compulsory),
+                tuple(self.anted), _code(self.outcome, OUTCOMES), self.next_dealer, self.order_pos,
+                self.n_active, self.robbed, self.looked, tuple(self.folded), len(self.log),
+                len(self.transfers))
+
     def clone(self) -> TippenState:
-        c = TippenState.__new__(TippenState)
-        for name in TippenCore.__slots__:
-            setattr(c, name, getattr(self, name))
+        c = TippenState(self.game, self.table)
+        c.deck = self.deck
+        c.dealer = self.dealer
+        c.phase = self.phase
+        c.cur = self.cur
         c.hands = self.hands[:]
         c.status = self.status[:]
         c.declared = self.declared[:]
+        c.talon = self.talon
+        c.talon_pos = self.talon_pos
+        c.upcard = self.upcard
+        c.up_state = self.up_state
+        c.trump_index = self.trump_index
+        c.trump_mask = self.trump_mask
+        c.trump_card = self.trump_card
+        c.taken = self.taken
+        c.discards = self.discards
+        c.dead = self.dead
+        c.played = self.played
         c.trick = self.trick[:]
+        c.led_suit = self.led_suit
+        c.win_card = self.win_card
+        c.win_seat = self.win_seat
+        c.last_trick = self.last_trick
         c.tricks_won = self.tricks_won[:]
+        c.tricks_done = self.tricks_done
         c.transfers = self.transfers[:]
+        c.pot = self.pot
+        c.reserve = self.reserve
+        c.pot_in_play = self.pot_in_play
+        c.trick_value = self.trick_value
+        c.bete = self.bete
+        c.compulsory = self.compulsory
+        c.declaring = self.declaring
         c.anted = self.anted[:]
         c.log = self.log[:]
+        c.outcome = self.outcome
+        c.next_dealer = self.next_dealer
+        c.jump_cards = self.jump_cards
+        c.order_pos = self.order_pos
+        c.n_active = self.n_active
+        c.robbed = self.robbed
+        c.looked = self.looked
         c.folded = self.folded[:]
+        c._legal = -1
         return c
 
     def resample(self, seat: int | None, rng: random.Random) -> TippenState:
@@ -324,7 +423,7 @@ class TippenState(WordPhases, Settlement):
 
     def _blind(self, seat: int | None) -> bool:
         """A dealer who may knock decides before looking at his hand (rules reference §6 T7)."""
-        return (seat == self.dealer and self.phase == CHOICE and self.game.rules.knocking
+        return (seat == self.dealer and self.phase == CHOICE and self.game.knocking
                 and not self.looked)
 
     def _trump_card_public(self) -> bool:
@@ -347,7 +446,7 @@ class TippenState(WordPhases, Settlement):
         d = self.dealer
         # the trump card went into the dealer's hand (sniffed in 1859, or his own last card);
         # an exchange of no card lays nothing away
-        in_dealers_hand = self.taken == TAKE_SNIFF1859 or g.rules.trump_card == "dealer-last"
+        in_dealers_hand = self.taken == TAKE_SNIFF1859 or g.trump_card == "dealer-last"
         laid_away = in_dealers_hand and any(
             s == d and (g.DISCARD_BASE <= a < g.WORD_BASE or a > g.EXCHANGE_BASE) for s, a in self.log)
         if self.trump_card >= 0 and ((self._trump_card_public() and not laid_away)
@@ -367,6 +466,51 @@ class TippenState(WordPhases, Settlement):
                 elif a >= g.EXCHANGE_BASE:
                     known |= a - g.EXCHANGE_BASE
         return known
+
+    def observation(self, seat: int | None) -> TippenObservation:
+        """What ``seat`` knows now (``None``: a spectator) as ints and card masks: the facts
+        of ``view(seat)``, which the bots and the RL observations read (``TippenObservation``)."""
+        me = self._viewer(seat)
+        g = self.game
+        n = g.num_players
+        dealer = self.dealer
+        hand = folded = 0
+        if me is not None:
+            folded = self.folded[me]
+            if not self._blind(me):
+                hand = self.hands[me]
+        trump_card = self.trump_card
+        if trump_card >= 0 and not (self._trump_card_public() or me == dealer):
+            trump_card = -1
+        trump_known = self.trump_index >= 0 and (self.taken != TAKE_NONE or self.up_state != UP_HIDDEN)
+        last = self.last_trick
+        status = self.status
+        anted = self.anted
+        words = [-1] * n
+        exchanged = [-1] * n
+        first_word = g.WORD_BASE
+        last_word = first_word + len(WORDS)
+        first_exchange = g.EXCHANGE_BASE
+        robbed = False
+        for s, a in self.log:
+            if first_word <= a < last_word:
+                words[s] = a - first_word
+                if a - first_word == W_ROB:
+                    robbed = True
+            elif a >= first_exchange:
+                exchanged[s] = (a - first_exchange).bit_count()
+        over = self.phase == OVER
+        return TippenObservation(
+            g, -1 if me is None else me, self.phase, dealer, self.cur, hand, folded,
+            tuple([h.bit_count() for h in self.hands]), self.trump_index if trump_known else -1,
+            self.upcard if self.up_state == UP_FACE else -1, trump_card, tuple(self.trick),
+            () if last is None else last[0], -1 if last is None else last[1], self.played,
+            tuple(self.tricks_won), self.pot, self.reserve, self.pot_in_play, self.trick_value,
+            self.bete, self.compulsory, tuple([s for s in range(n) if status[s] == ACTIVE]),
+            tuple(self.declared), len(self.talon) - self.talon_pos,
+            tuple([s for s in range(n) if anted[s]]), TAKEN_WORDS[self.taken],
+            g.robbing and robbed, self.outcome, tuple(self.jump_cards or ()),
+            self.next_dealer if over else -1, tuple(words), tuple(exchanged))
 
     def _own_view(self, seat: int | None) -> tuple[list[str], list[str], str | None]:
         """The view's keys that depend on the seat: its hand (none while it decides blind),
@@ -412,9 +556,9 @@ class TippenState(WordPhases, Settlement):
         view["bete"] = self.bete
         view["talon_size"] = len(self.talon) - self.talon_pos
         view["anted"] = [s for s in range(n) if self.anted[s]]
-        view["taken_by_dealer"] = (None, "sniff", "sniff", "knock")[self.taken]
+        view["taken_by_dealer"] = TAKEN_WORDS[self.taken]
         # only a table that plays with robbing can have a rob in its log
-        view["robbed"] = g.rules.robbing and any(a == g.WORD_BASE + W_ROB for _, a in self.log)
+        view["robbed"] = g.robbing and any(a == g.WORD_BASE + W_ROB for _, a in self.log)
         view["outcome"] = self.outcome
         view["jump_cards"] = [names[c] for c in self.jump_cards] if self.jump_cards else None
         if self.phase == OVER:

@@ -46,7 +46,7 @@ class WordPhases(TippenCore):
 
     def _after_shoving(self) -> None:
         g = self.game
-        r = g.rules
+        r = g
         n = g.num_players
         d = self.dealer
         deck = self.deck
@@ -105,7 +105,7 @@ class WordPhases(TippenCore):
 
     def _end_declare(self) -> None:
         g = self.game
-        r = g.rules
+        r = g
         n = g.num_players
         active = [s for s in range(n) if self.status[s] == ACTIVE]
         d = self.dealer
@@ -145,7 +145,7 @@ class WordPhases(TippenCore):
         """Robbing can happen this deal (only public facts: agreed, the upcard lies face up
         and is not itself the trump 7)."""
         g = self.game
-        return (g.rules.robbing and self.up_state == UP_FACE and not self.robbed
+        return (g.robbing and self.up_state == UP_FACE and not self.robbed
                 and self.upcard != g.seven_of[self.trump_index])
 
     def _start_rob(self) -> None:
@@ -191,7 +191,7 @@ class WordPhases(TippenCore):
     def _legal_choice(self) -> list[int]:
         g = self.game
         W = g.WORD_BASE
-        r = g.rules
+        r = g
         if r.knocking and r.sniffing != "none" and not self.looked:
             return [W + W_KNOCK, W + W_LOOK]
         out = []
@@ -223,10 +223,10 @@ class WordPhases(TippenCore):
         mask = action - self.game.EXCHANGE_BASE
         seat = self.cur
         k = mask.bit_count()
-        self.hands[seat] &= ~mask
+        self.hands[seat] = self.hands[seat] & ~mask
         self.discards |= mask
         for _ in range(k):
-            self.hands[seat] |= 1 << self.talon[self.talon_pos]
+            self.hands[seat] = self.hands[seat] | (1 << self.talon[self.talon_pos])
             self.talon_pos += 1
         self.order_pos += 1
         self._next_exchanger()
@@ -234,7 +234,7 @@ class WordPhases(TippenCore):
     def _discard(self, action: int) -> None:
         card = action - self.game.DISCARD_BASE
         seat = self.cur
-        self.hands[seat] &= ~(1 << card)
+        self.hands[seat] = self.hands[seat] & (~(1 << card))
         self.discards |= 1 << card
         if self.taken == TAKE_SNIFF1859:
             self.phase = DROP
@@ -264,11 +264,11 @@ class WordPhases(TippenCore):
         if w == W_KNOCK:
             self.taken = TAKE_KNOCK
         else:
-            self.taken = TAKE_SNIFF1859 if g.rules.sniffing == "1859" else TAKE_SNIFF_MODERN
+            self.taken = TAKE_SNIFF1859 if g.sniffing == "1859" else TAKE_SNIFF_MODERN
         self.up_state = UP_TAKEN
         self.trump_card = self.upcard
         self._set_trump(g.suit_of[self.upcard])
-        self.hands[self.cur] |= 1 << self.upcard
+        self.hands[self.cur] = self.hands[self.cur] | (1 << self.upcard)
         self.phase = DISCARD
 
     def _drop_or_stay(self, action: int) -> None:
@@ -277,7 +277,7 @@ class WordPhases(TippenCore):
             self.status[seat] = DROPPED
             self.declared[seat] = "drop"
             self._fold(seat)
-            self._move(seat, self._bete_account(), self.game.rules.stake, "drop (sniffed and dropped out)",
+            self._move(seat, self._bete_account(), self.game.stake, "drop (sniffed and dropped out)",
                        Payment.DROP)
         else:
             self.status[seat] = ACTIVE
