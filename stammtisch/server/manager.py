@@ -19,7 +19,7 @@ from .fanout import Outbox, dumps
 from .limits import ServerLimits, count_down
 from .live_table import LiveTable
 from .protocol import CloseCode
-from .refusals import MESSAGES, STORAGE_ERRORS, Refusal, RefusalKind
+from .refusals import MESSAGES, Refusal, RefusalKind, StorageUnavailable
 from .scheduler import Scheduler
 from .spill import Spill
 from .storage import Storage, StoredSeat, StoredSocial, StoredTable, token_digest
@@ -159,7 +159,7 @@ class TableManager:
         replay is marked broken instead."""
         try:
             return LiveTable.from_stored(self, st)
-        except Exception as e:
+        except Exception as e:  # the engine may fail in any way on old rows: the table stays, broken
             log.exception("table %s cannot be rebuilt", st.id)
             live = LiveTable(self, st.id, st.ruleset, st.options,
                              [Seat(s.name, s.bot, s.token_digest) for s in st.seats],
@@ -173,7 +173,9 @@ class TableManager:
         if self.tables.get(live.id) is live:
             del self.tables[live.id]
         # closed here (not in the database): nothing it still has coming (a bot's decision, a
-        # timer, a client's last message) may make an event the new holder makes too
+        # timer, a client's last message) may make an event the new holder makes too; a
+        # client that connects to it from now on is closed at once (``LiveTable.attach``)
+        live.dropped = True
         live.closed = True
         live.cancel_pending()
         live.fanout.close()
@@ -245,7 +247,7 @@ class TableManager:
             live.set_social(social)
         self.tables[table_id] = live
         if self.cluster is not None:
-            await self.cluster.claim(table_id)
+            live.lease = await self.cluster.claim(table_id)
         return {"id": table_id, "admin_token": admin, "spectator_token": spectator,
                 "seat_tokens": tokens, "table": live}
 
@@ -307,7 +309,7 @@ class TableManager:
         could not store it now."""
         try:
             await self.store.commit(self.storage.archive, live.id, reason)
-        except STORAGE_ERRORS:
+        except StorageUnavailable:
             log.warning("table %s could not be archived now", live.id, exc_info=True)
             return False
         live.cancel_pending()
@@ -322,7 +324,5 @@ class TableManager:
     async def sweeper(self) -> None:
         while True:
             await asyncio.sleep(self.limits.sweep_interval)
-            try:
-                await self.sweep()
-            except Exception:
-                log.exception("sweeping tables failed")
+            # a task of its own: a fault of one sweep is logged (by the scheduler), the next comes
+            await asyncio.wait((self.scheduler.task(self.sweep()),))

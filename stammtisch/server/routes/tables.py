@@ -37,7 +37,7 @@ from ...rules import ruleset as build_ruleset
 from ..limits import MAX_DEALS_LIMIT, OPTION_MAXIMA, check_option_bounds, check_rules_bounds
 from ..live_table import LiveTable
 from ..names import NameError_, clean_name, look_alike_pair
-from ..refusals import MESSAGES, STORAGE_ERRORS, Refusal, RefusalKind
+from ..refusals import MESSAGES, Refusal, RefusalKind, StorageUnavailable
 from ..storage import StoredSocial
 from ..table_core import TRY_AGAIN
 from .deps import TABLE_ID, AddressDep, LiveDep, ServerDep, require_role, seat_rate
@@ -284,7 +284,7 @@ async def close_table(body: TokenIn, live: LiveDep) -> JSONResponse:
     require_role(live, body.token, ("admin",), "only the table's admin token may close the table")
     try:
         await live.close()
-    except STORAGE_ERRORS:
+    except StorageUnavailable:
         raise Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE) from None
     return await live_info(live)
 
@@ -298,7 +298,7 @@ async def reissue_link(table_id: str, body: ReissueIn, live: LiveDep, server: Se
         raise Refusal("lobby seat", MESSAGES["lobby seat"].format(seat=body.seat), RefusalKind.INVALID)
     try:
         token = await server.manager.reissue(live, body.seat)
-    except STORAGE_ERRORS:
+    except StorageUnavailable:
         raise Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE) from None
     return {"seat": body.seat, "token": token, "link": f"/t/{table_id}#{token}"}
 
