@@ -1,7 +1,8 @@
-"""The fence of several server processes over one database (cluster.py): a holder that stalls
-(SIGSTOP, as a long GC pause, a swapped-out VM or a hung disk would) while another process
+"""Several server processes over one database (cluster.py): the fence (a holder that stalls,
+SIGSTOP, as a long GC pause, a swapped-out VM or a hung disk would, while another process
 takes its table commits nothing it reads when it runs again, and a WebSocket that reached it
-meanwhile is closed with "come again" and reaches the new holder."""
+meanwhile is closed with "come again" and reaches the new holder), and the limits per client
+address, which hold for the whole service."""
 
 from __future__ import annotations
 
@@ -11,15 +12,17 @@ import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
 
-from server_helpers import hello
+from server_helpers import free_port, hello, serving
 from test_server_cluster import (  # noqa: F401  (``cluster`` is the fixture)
     Client,
     assert_record_holds,
     cluster,
     deals_done,
     final_record,
+    http,
     new_table,
     play_until,
+    stop,
 )
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
@@ -118,3 +121,44 @@ def test_a_stalled_holder_commits_nothing_it_reads_when_it_runs_again(cluster): 
     assert procs[0].poll() is None  # the old holder lives on, without the table
     again.close()
     storage.close()
+
+
+def start_with(db: str, port: int, **limits: object):
+    """A server process of the service with these limits."""
+    code = ("from stammtisch.server.app import run; "
+            "from stammtisch.server.limits import ServerLimits; "
+            f"run(port={port}, database_url={db!r}, bot_delay=0.02, deal_pause=1000, "
+            f"log_level='warning', limits=ServerLimits(**{limits!r}))")
+    return serving(code)
+
+
+def test_one_address_cannot_spread_its_tables_over_two_processes_past_its_limits(postgres_url):
+    """The quota, the creation rate and the search-bot seats of one address hold for the
+    service: tables made at either of two processes count against the same figures."""
+    ports = [free_port(), free_port()]
+    limits = {"tables_per_address": 3, "creations_per_minute": 0.001, "creation_burst": 5,
+              "search_bots_per_address": 1}
+    with ThreadPoolExecutor(2) as pool:
+        procs = list(pool.map(lambda p: start_with(postgres_url, p, **limits), ports))
+    try:
+        def make(port: int, bot: str = "heuristic") -> tuple[int, dict]:
+            return http(port, "POST", "/api/tables", {
+                "ruleset": "tippen/grupp-1975",
+                "seats": [{"name": "Anna"}, {"name": "Bernd"}, {"name": "Robo", "bot": bot}]})
+
+        # the search bots: one pimc seat at process 0 is all this address may have
+        assert make(ports[0], "pimc")[0] == 201
+        status, refused = make(ports[1], "pimc")
+        assert (status, refused["rule"]) == (429, "search bots"), refused
+        # the quota: two more tables, one at each process, then no more anywhere
+        assert make(ports[1])[0] == 201
+        assert make(ports[0])[0] == 201
+        for port in ports:
+            status, refused = make(port)
+            assert (status, refused["rule"]) == (429, "quota"), refused
+        # the rate: 5 creations at once in all (3 made, 2 refused by the quota), none refilled
+        status, refused = make(ports[1])
+        assert (status, refused["rule"]) == (429, "rate"), refused
+    finally:
+        for proc in procs:
+            stop(proc, signal.SIGKILL)

@@ -89,7 +89,16 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS st_cluster (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
     # counted up at each take of a lease (``Cluster._take``): the fence of the group commits
     "ALTER TABLE st_leases ADD COLUMN IF NOT EXISTS epoch BIGINT NOT NULL DEFAULT 0",
+    # the limits per client address of the whole service (``Cluster.allow``): a token
+    # bucket per (kind, address), with its tokens at the time ``at`` (the database's clock)
+    "CREATE TABLE IF NOT EXISTS st_address_buckets (kind TEXT NOT NULL, address TEXT NOT NULL, "
+    "tokens DOUBLE PRECISION NOT NULL, at DOUBLE PRECISION NOT NULL, PRIMARY KEY (kind, address))",
 )
+#: The database's clock at the start of the transaction: one time for a whole statement.
+NOW_TX = "EXTRACT(EPOCH FROM transaction_timestamp())"
+#: Buckets full again (unused that long) are deleted now and then (``Cluster._forget_buckets``),
+#: so the table does not grow with every address ever seen (seconds).
+BUCKETS_KEPT = 3600.0
 #: The database's clock, in seconds: every process compares expiries with one clock.
 NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
 #: The first statement of a group commit's transaction (``EventStore.lease_fence``): of the
@@ -336,6 +345,49 @@ class Cluster:
         live.schedule()
         log.info("table %s: taken over by this process", table_id)
         return True
+
+    # --- limits per client address, for the whole service -------------------------------
+
+    async def allow(self, kind: str, address: str, per_minute: float, burst: float) -> bool:
+        """Take one token of ``address``'s bucket of ``kind`` (refilled at ``per_minute``, at
+        most ``burst``) for the whole service; False when it has none now."""
+        assert self.manager is not None
+        return await self.manager.store.commit(self._take_token, kind, address,
+                                               per_minute / 60.0, float(burst))
+
+    def _take_token(self, kind: str, address: str, per_second: float, burst: float) -> bool:
+        refilled = f"LEAST(:burst, b.tokens + ({NOW_TX} - b.at) * :rate)"
+        with self.engine.begin() as conn:
+            row = conn.execute(text(
+                f"INSERT INTO st_address_buckets AS b (kind, address, tokens, at) "
+                f"VALUES (:kind, :address, :burst - 1, {NOW_TX}) "
+                f"ON CONFLICT (kind, address) DO UPDATE SET tokens = {refilled} - 1, "
+                f"at = {NOW_TX} WHERE {refilled} >= 1 RETURNING tokens"),
+                {"kind": kind, "address": address, "burst": burst, "rate": per_second}).first()
+            if secrets.randbelow(1000) == 0:  # now and then: the buckets long full are moot
+                conn.execute(text(f"DELETE FROM st_address_buckets WHERE at < {NOW_TX} - :kept"),
+                             {"kept": BUCKETS_KEPT})
+        return row is not None
+
+    async def made_by(self, address: str) -> list[list[str | None]]:
+        """The live tables (not archived) of the whole service that ``address`` made: per
+        table, its seats' bots (None: a person), the closed tables' as an empty list."""
+        assert self.manager is not None
+        return await self.manager.store.read(self._made_by, address)
+
+    def _made_by(self, address: str) -> list[list[str | None]]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(text(
+                "SELECT so.table_id, st.closed_at IS NOT NULL, s.bot FROM st_table_social so "
+                "LEFT JOIN st_table_state st ON st.table_id = so.table_id "
+                "LEFT JOIN st_seats s ON s.table_id = so.table_id "
+                "WHERE so.creator = :a AND (st.archived_at IS NULL)"), {"a": address}).all()
+        tables: dict[str, list[str | None]] = {}
+        for table_id, closed, bot in rows:
+            seats = tables.setdefault(str(table_id), [])
+            if not closed:
+                seats.append(bot)
+        return list(tables.values())
 
     def forget(self, table_id: str) -> None:
         """The holder remembered for a table did not answer: look it up again next time."""

@@ -63,12 +63,13 @@ class TableManager:
         """Why ``address`` may not make a table now, or None (then it has used one creation):
         too many made lately, as many live tables as one address may hold, or the server
         full of tables in play (``make_room``). A refusal is counted (``count_refusal``)."""
-        limits = self.limits
+        limits, cluster = self.limits, self.cluster
         if self.draining:
             rule, message = "restarting", MESSAGES["restarting"]
-        elif not self.creations.allow(address):
+        elif not (self.creations.allow(address) if cluster is None else await cluster.allow(
+                "create", address, limits.creations_per_minute, limits.creation_burst)):
             rule, message = "rate", SOCIAL_MESSAGES["rate"]
-        elif sum(1 for t in self.tables.values() if t.creator == address) >= limits.tables_per_address:
+        elif await self.tables_made_by(address) >= limits.tables_per_address:
             rule, message = "quota", SOCIAL_MESSAGES["quota"].format(n=limits.tables_per_address)
         elif len(self.tables) >= limits.max_live_tables and not await self.make_room():
             rule, message = "capacity", SOCIAL_MESSAGES["capacity"]
@@ -286,10 +287,21 @@ class TableManager:
             return "abandoned"
         return None
 
-    def search_bots_of(self, address: str) -> int:
-        """The search-bot seats (pimc, ismcts) of the live tables ``address`` made."""
-        return sum(1 for t in self.tables.values() if t.creator == address and not t.closed
-                   for s in t.seats if s.bot and algorithm_of(s.bot) in SEARCH_BOTS)
+    async def tables_made_by(self, address: str) -> int:
+        """The live tables ``address`` made: here, or with several processes in the whole
+        service (a read of the database; in-memory with one process)."""
+        if self.cluster is None:
+            return sum(1 for t in self.tables.values() if t.creator == address)
+        return len(await self.cluster.made_by(address))
+
+    async def search_bots_of(self, address: str) -> int:
+        """The search-bot seats (pimc, ismcts) of the open tables ``address`` made (with
+        several processes: of the whole service)."""
+        if self.cluster is None:
+            return sum(1 for t in self.tables.values() if t.creator == address and not t.closed
+                       for s in t.seats if s.bot and algorithm_of(s.bot) in SEARCH_BOTS)
+        return sum(1 for bots in await self.cluster.made_by(address)
+                   for bot in bots if bot and algorithm_of(bot) in SEARCH_BOTS)
 
     async def sweep(self, now: float | None = None) -> int:
         """Archive the tables that expired; returns how many."""

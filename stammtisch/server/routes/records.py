@@ -204,8 +204,12 @@ async def get_analysis(table_id: KnownId, deal: int, token: TokenDep, server: Se
             deal=deal, finished=max(a.finished, 0)))
     result = server.analyst.cached(table_id, deal)
     if result is None:  # the first request: the deal's record from the database
+        cluster, limits = server.manager.cluster, server.limits
         server.limit(server.analysis_takes.allow(token_digest(token))
-                     and server.analysis_takes_by_address.allow(address),
+                     and (server.analysis_takes_by_address.allow(address) if cluster is None
+                          else await cluster.allow("analysis", address,
+                                                   limits.analyses_per_minute_per_address,
+                                                   limits.analysis_burst_per_address)),
                      "analysis rate", MESSAGES["analysis rate"], 20)
         loaded = await stored_record(server, table_id, address)  # the live table keeps no old deals
         try:  # the deals up to this one are all the analysis replays

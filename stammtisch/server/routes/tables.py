@@ -208,17 +208,17 @@ def check_table(body: TableIn, server: ServerDep, address: str) -> tuple[dict[st
     if body.max_deals is not None and bots_only and body.max_deals > limits.bot_table_max_deals:
         raise Refusal("max_deals", MESSAGES["bot deals"].format(n=limits.bot_table_max_deals),
                       RefusalKind.INVALID)
-    searchers = sum(1 for s in body.seats if s.bot and algorithm_of(s.bot) in SEARCH_BOTS)
-    server.limit(not searchers or server.manager.search_bots_of(address) + searchers
-                 <= limits.search_bots_per_address,
-                 "search bots", MESSAGES["search bots"].format(n=limits.search_bots_per_address), 60)
     return options, rules
 
 
 @router.post("/api/tables", status_code=201)
 async def post_table(body: TableIn, server: ServerDep, address: AddressDep) -> Any:
     options, rules = check_table(body, server, address)
-    manager = server.manager
+    limits, manager = server.limits, server.manager
+    searchers = sum(1 for s in body.seats if s.bot and algorithm_of(s.bot) in SEARCH_BOTS)
+    server.limit(not searchers or await manager.search_bots_of(address) + searchers
+                 <= limits.search_bots_per_address,
+                 "search bots", MESSAGES["search bots"].format(n=limits.search_bots_per_address), 60)
     refusal = await manager.creation_refusal(address)
     if refusal is not None:
         raise refusal
