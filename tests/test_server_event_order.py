@@ -219,11 +219,12 @@ def test_a_failed_commit_is_retried_then_refused_with_the_state_unchanged(tmp_pa
     fail = {"left": 0}
     commit_rows = EventStore._commit_rows
 
-    async def flaky(manager: Any, rows: Any) -> Any:
+    async def flaky(store: Any, rows: Any, fence: Any = None) -> Any:
         if fail["left"] > 0 and any(w[0] != "deal" for w in rows):
             fail["left"] -= 1
-            raise RuntimeError("the database is locked (a test)")
-        return await commit_rows(manager, rows)
+            # the database's own error: what the event store retries (any other is a fault)
+            raise sqlite3.OperationalError("database is locked (a test)")
+        return await commit_rows(store, rows, fence)
 
     monkeypatch.setattr(EventStore, "_commit_rows", flaky)
     with _server(tmp_path, ServerLimits(commit_deadline=0.5)) as (port, db):

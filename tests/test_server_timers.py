@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 import random
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -118,13 +119,14 @@ def _failing_deal_commits(monkeypatch: pytest.MonkeyPatch) -> dict[str, float]:
     fail = {"left": 0.0, "failed": 0.0}
     real = EventStore._commit_rows
 
-    async def flaky(store: EventStore, rows: Any) -> Any:
+    async def flaky(store: EventStore, rows: Any, fence: Any = None) -> Any:
         if fail["left"] > 0 and any(row[0] == "deal" for row in rows):
             fail["left"] -= 1
             fail["failed"] += 1
             Wake.up()
-            raise RuntimeError("the database is locked (a test)")
-        return await real(store, rows)
+            # the database's own error: what the event store retries (any other is a fault)
+            raise sqlite3.OperationalError("database is locked (a test)")
+        return await real(store, rows, fence)
 
     monkeypatch.setattr(EventStore, "_commit_rows", flaky)
     return fail

@@ -45,12 +45,13 @@ from .health import router as health_router
 from .limits import ServerLimits
 from .manager import TableManager
 from .metrics import Metrics, MetricsServer
-from .refusals import Refusal, error_response, refusal_response
+from .refusals import Refusal, RefusalKind, StorageUnavailable, error_response, refusal_response
 from .routes import live, pages, records, tables
 from .routes.deps import Server
 from .routes.guide import router as guide_router
 from .spill import Spill
 from .storage import Storage, default_database_url, spill_path_for
+from .table_core import TRY_AGAIN
 from .transport import KeepWebSocketSend
 
 log = logging.getLogger("stammtisch.server")
@@ -157,12 +158,18 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
 
 
 def install_handlers(app: FastAPI) -> None:
-    """Refusals answered by their kind, a body that does not fit its model 422, and any other
+    """Refusals answered by their kind, the database not answering in time 503 ("try
+    again"), a body that does not fit its model 422, and any other
     error (a fault of the server's) logged with its traceback and answered 500."""
 
     @app.exception_handler(Refusal)
     async def _refused(request: Request, exc: Refusal) -> JSONResponse:
         return refusal_response(exc)
+
+    @app.exception_handler(StorageUnavailable)
+    async def _storage(request: Request, exc: StorageUnavailable) -> JSONResponse:
+        log.warning("the database did not answer in time on %s: %s", request.url.path, exc)
+        return refusal_response(Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE, 1))
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:

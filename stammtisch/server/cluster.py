@@ -15,11 +15,18 @@ the seat on turn), so copies would need every process's presence too, and two wr
 table would race. With one writer per table the rules of play are those of one process, and
 the price is one hop between processes for the clients that reach another one.
 
-Safety: a holder that could not renew its leases lately commits nothing (``fresh``, the
-event store's fence) well before they can expire, and a process takes a lease first and loads
-the table after. Should two processes ever write the same event all the same, the database's
-keys refuse the second: a deal is (table, number), an action (deal key, index), and every
-process takes its deal keys from one sequence.
+Safety: every group commit checks, in its own transaction, that this process holds the lease
+of each table whose rows it writes, unexpired by the database's clock and under the epoch the
+table was taken with (``lease_fence``); it locks those lease rows (FOR SHARE) until it commits,
+so a process that takes a table does so before that commit or after it, and loads the table
+after its take. Each take of a lease counts its epoch up: rows of an older copy of a table
+(dropped here, then taken here again) are refused too. The rows of a table that lost its lease
+are not written: the event is undone and the table dropped here; a dropped table closes its
+connections with "come again" and accepts none, and its retried writes stop. A holder that
+could not renew its leases lately commits nothing at all (``fresh``) well before they can
+expire. Should two processes ever write the same event all the same, the database's keys
+refuse the second: a deal is (table, number), an action (deal key, index), and every process
+takes its deal keys from one sequence.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ from sqlalchemy import text
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .proxy import forwarded_client
+from .refusals import STORAGE_ERRORS
 from .storage import Storage
 
 if TYPE_CHECKING:
@@ -79,9 +87,31 @@ SCHEMA = (
     "CREATE TABLE IF NOT EXISTS st_leases (table_id TEXT PRIMARY KEY, owner TEXT NOT NULL, "
     "expires DOUBLE PRECISION NOT NULL)",
     "CREATE TABLE IF NOT EXISTS st_cluster (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    # counted up at each take of a lease (``Cluster._take``): the fence of the group commits
+    "ALTER TABLE st_leases ADD COLUMN IF NOT EXISTS epoch BIGINT NOT NULL DEFAULT 0",
+    # the limits per client address of the whole service (``Cluster.allow``): a token
+    # bucket per (kind, address), with its tokens at the time ``at`` (the database's clock)
+    "CREATE TABLE IF NOT EXISTS st_address_buckets (kind TEXT NOT NULL, address TEXT NOT NULL, "
+    "tokens DOUBLE PRECISION NOT NULL, at DOUBLE PRECISION NOT NULL, PRIMARY KEY (kind, address))",
 )
+#: The database's clock at the start of the transaction: one time for a whole statement.
+NOW_TX = "EXTRACT(EPOCH FROM transaction_timestamp())"
+#: Buckets full again (unused that long) are deleted now and then (``Cluster._forget_buckets``),
+#: so the table does not grow with every address ever seen (seconds).
+BUCKETS_KEPT = 3600.0
 #: The database's clock, in seconds: every process compares expiries with one clock.
 NOW = "EXTRACT(EPOCH FROM clock_timestamp())"
+#: The first statement of a group commit's transaction (``EventStore.lease_fence``): of the
+#: tables whose rows it writes (ids, epochs), those whose lease this process (owner) holds,
+#: unexpired, under that epoch; their lease rows stay locked until the commit, so a take waits.
+LEASE_FENCE = (
+    "SELECT l.table_id FROM st_leases l "
+    "JOIN unnest(%s::text[], %s::bigint[]) AS f(table_id, epoch) "
+    "ON l.table_id = f.table_id AND l.epoch = f.epoch "
+    f"WHERE l.owner = %s AND l.expires > {NOW} FOR SHARE OF l")
+#: How long a take waits for a lease row that a group commit holds (its holder may have
+#: stalled mid-commit): the client is told to come again rather than the renewals waiting.
+TAKE_LOCK_TIMEOUT = "1s"
 
 
 def default_peer_url(host: str, port: int, uds: str | None) -> str:
@@ -121,6 +151,7 @@ class Cluster:
         self.manager = manager
         manager.cluster = self
         manager.store.fence = self.fresh
+        manager.store.lease_fence = self.lease_fence
         with self.engine.begin() as conn:
             conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SETUP_LOCK})
             for statement in SCHEMA:
@@ -146,12 +177,16 @@ class Cluster:
             with self.engine.begin() as conn:
                 conn.execute(text("DELETE FROM st_leases WHERE owner = :me"), {"me": self.id})
                 conn.execute(text("DELETE FROM st_processes WHERE id = :me"), {"me": self.id})
-        except Exception:
+        except STORAGE_ERRORS:
             log.warning("could not give up this process's leases; they expire in %.0f s",
                         LEASE_SECONDS, exc_info=True)
         self._io.shutdown(wait=False)
 
     # --- leases ---------------------------------------------------------------------------
+
+    def lease_fence(self, epochs: dict[str, int]) -> tuple[str, tuple[Any, ...]]:
+        """The lease check of a transaction that writes rows of these tables (by epoch)."""
+        return LEASE_FENCE, (list(epochs), list(epochs.values()), self.id)
 
     def fresh(self) -> bool:
         """Whether this process surely still holds its leases (the event store's fence)."""
@@ -165,7 +200,7 @@ class Cluster:
             tables = set(self.manager.tables)
             try:
                 held = await self._run(self._renew, tables)
-            except Exception:
+            except Exception:  # whatever fails, renewing must go on (and commits wait for it)
                 if not self._failing:
                     log.warning("could not renew this process's leases; it commits nothing "
                                 "while it cannot", exc_info=True)
@@ -198,22 +233,28 @@ class Cluster:
                 {"me": self.id, "ttl": LEASE_SECONDS, "ids": sorted(tables)})
             return {r[0] for r in rows}
 
-    async def claim(self, table_id: str) -> None:
-        """Hold the lease of a table this process has just made."""
+    async def claim(self, table_id: str) -> int:
+        """Hold the lease of a table this process has just made; returns its epoch."""
         self._claimed_at[table_id] = time.monotonic()
-        if not await self._run(self._take, table_id):
+        epoch = await self._run(self._take, table_id)
+        if epoch is None:
             raise RuntimeError(f"table {table_id}: a new table's lease is held by another process")
+        return epoch
 
-    def _take(self, table_id: str) -> bool:
-        """Take the lease of a table if nobody holds it (or its holder's lease expired)."""
+    def _take(self, table_id: str) -> int | None:
+        """Take the lease of a table if nobody holds it (or its holder's lease expired): its
+        new epoch, else None."""
         with self.engine.begin() as conn:
+            conn.execute(text(f"SET LOCAL lock_timeout = '{TAKE_LOCK_TIMEOUT}'"))
             row = conn.execute(text(
-                f"INSERT INTO st_leases (table_id, owner, expires) VALUES (:t, :me, {NOW} + :ttl) "
+                f"INSERT INTO st_leases (table_id, owner, expires, epoch) "
+                f"VALUES (:t, :me, {NOW} + :ttl, 1) "
                 f"ON CONFLICT (table_id) DO UPDATE SET owner = EXCLUDED.owner, "
-                f"expires = EXCLUDED.expires WHERE st_leases.expires < {NOW} "
-                f"OR st_leases.owner = EXCLUDED.owner RETURNING owner"),
+                f"expires = EXCLUDED.expires, epoch = st_leases.epoch + 1 "
+                f"WHERE st_leases.expires < {NOW} OR st_leases.owner = EXCLUDED.owner "
+                f"RETURNING epoch"),
                 {"t": table_id, "me": self.id, "ttl": LEASE_SECONDS}).first()
-        return row is not None
+        return None if row is None else int(row[0])
 
     def _release(self, table_id: str) -> None:
         with self.engine.begin() as conn:
@@ -280,24 +321,73 @@ class Cluster:
         """Take a table nobody holds and load it; False when another process took it first.
         (True too for a table that is not live: nothing to load, the app answers.)"""
         assert self.manager is not None
-        if not await self._run(self._take, table_id):
+        epoch = await self._run(self._take, table_id)
+        if epoch is None:
             return False
         self._claimed_at[table_id] = time.monotonic()
         if table_id in self.manager.tables:
+            # loaded meanwhile: that copy keeps its epoch, so should it have missed events
+            # (its lease lost and taken back), its next commit is refused and it is dropped
             return True
+        loaded = False
         try:
             st = await self.manager.store.read(self.storage.load_table, table_id)
-        except Exception:
-            await self._run(self._release, table_id)
-            raise
+            loaded = True
+        finally:
+            if not loaded:  # let the next client's process take it at once
+                await self._run(self._release, table_id)
         if st is None or st.archived_reason is not None:
             await self._run(self._release, table_id)
             return True
         live = self.manager.rebuild(st)
+        live.lease = epoch
         self.manager.tables[table_id] = live
         live.schedule()
         log.info("table %s: taken over by this process", table_id)
         return True
+
+    # --- limits per client address, for the whole service -------------------------------
+
+    async def allow(self, kind: str, address: str, per_minute: float, burst: float) -> bool:
+        """Take one token of ``address``'s bucket of ``kind`` (refilled at ``per_minute``, at
+        most ``burst``) for the whole service; False when it has none now."""
+        assert self.manager is not None
+        return await self.manager.store.commit(self._take_token, kind, address,
+                                               per_minute / 60.0, float(burst))
+
+    def _take_token(self, kind: str, address: str, per_second: float, burst: float) -> bool:
+        refilled = f"LEAST(:burst, b.tokens + ({NOW_TX} - b.at) * :rate)"
+        with self.engine.begin() as conn:
+            row = conn.execute(text(
+                f"INSERT INTO st_address_buckets AS b (kind, address, tokens, at) "
+                f"VALUES (:kind, :address, :burst - 1, {NOW_TX}) "
+                f"ON CONFLICT (kind, address) DO UPDATE SET tokens = {refilled} - 1, "
+                f"at = {NOW_TX} WHERE {refilled} >= 1 RETURNING tokens"),
+                {"kind": kind, "address": address, "burst": burst, "rate": per_second}).first()
+            if secrets.randbelow(1000) == 0:  # now and then: the buckets long full are moot
+                conn.execute(text(f"DELETE FROM st_address_buckets WHERE at < {NOW_TX} - :kept"),
+                             {"kept": BUCKETS_KEPT})
+        return row is not None
+
+    async def made_by(self, address: str) -> list[list[str | None]]:
+        """The live tables (not archived) of the whole service that ``address`` made: per
+        table, its seats' bots (None: a person), the closed tables' as an empty list."""
+        assert self.manager is not None
+        return await self.manager.store.read(self._made_by, address)
+
+    def _made_by(self, address: str) -> list[list[str | None]]:
+        with self.engine.connect() as conn:
+            rows = conn.execute(text(
+                "SELECT so.table_id, st.closed_at IS NOT NULL, s.bot FROM st_table_social so "
+                "LEFT JOIN st_table_state st ON st.table_id = so.table_id "
+                "LEFT JOIN st_seats s ON s.table_id = so.table_id "
+                "WHERE so.creator = :a AND (st.archived_at IS NULL)"), {"a": address}).all()
+        tables: dict[str, list[str | None]] = {}
+        for table_id, closed, bot in rows:
+            seats = tables.setdefault(str(table_id), [])
+            if not closed:
+                seats.append(bot)
+        return list(tables.values())
 
     def forget(self, table_id: str) -> None:
         """The holder remembered for a table did not answer: look it up again next time."""

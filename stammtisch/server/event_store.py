@@ -6,8 +6,18 @@ a stalled write holds up only the tables waiting for it. Events (actions, decks)
 group commit (``EventStore.write``): the rows that arrive while one commit is under way, or
 within ``EventStore.commit_wait`` after the first of them (up to ``ServerLimits.commit_window``
 on a busy server, next to nothing on a quiet one), are committed together, and each table
-hears of its commit only after it happened. A failed or timed-out commit is retried with
-backoff for ``ServerLimits.commit_deadline`` seconds, then its error is raised.
+hears of its commit only after it happened.
+
+What it retries: the database's own errors (``refusals.STORAGE_ERRORS``: a lost connection, a
+lock, a full disk under the spill file), with backoff for ``ServerLimits.commit_deadline``
+seconds; then it raises one ``StorageUnavailable`` (the last error as its cause), the only
+storage error the code above catches. Any other error is a fault of the server's: it is not
+retried and goes up as it is (the table undoes the event and answers a server fault).
+
+Several processes over one database (cluster.py): each group commit checks, in its own
+transaction, that this process still holds the lease of every table whose rows it writes,
+under the epoch the table was taken with (``lease_fence``); the rows of a table that lost it
+are not written, and their events are refused with ``LeaseLost``.
 """
 
 from __future__ import annotations
@@ -18,13 +28,13 @@ import math
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from .limits import ServerLimits
-from .refusals import NotHolding
+from .refusals import STORAGE_ERRORS, LeaseLost, NotHolding, StorageUnavailable
 from .scheduler import Scheduler
 from .spill import Spill
-from .storage import Storage, Write
+from .storage import LeaseFence, Storage, Write
 
 log = logging.getLogger("stammtisch.server")
 
@@ -52,6 +62,20 @@ DRAIN_CHUNK = 2_000
 FIRST_RETRY_PAUSE = 0.05
 
 
+class Holder(Protocol):
+    """Whose event a row is (a live table): the lease epoch it was taken with (cluster.py;
+    None: not taken yet), and whether it was dropped here (another process runs it now)."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def lease(self) -> int | None: ...
+
+    @property
+    def dropped(self) -> bool: ...
+
+
 class EventStore:
     """The database and the spill file as the live tables use them (see the module's
     docstring)."""
@@ -68,7 +92,8 @@ class EventStore:
         # in-memory database has one connection: its reads stay on the writer thread.)
         self.reader = (self.db if storage.one_connection
                        else ThreadPoolExecutor(max_workers=1, thread_name_prefix="stammtisch-read"))
-        self._batch: list[tuple[Write, asyncio.Future[None]]] = []  # rows for the next group commit
+        # rows for the next group commit, each with its future and whose event it is
+        self._batch: list[tuple[Write, asyncio.Future[None], Holder | None]] = []
         self._flushing = False
         self.row_rate = 0.0  # event rows a second lately (``commit_wait``)
         self._last_group_at = time.monotonic()
@@ -78,8 +103,11 @@ class EventStore:
         self.spill_io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stammtisch-spill")
         self._draining = False
         # several processes over one database (cluster.py): whether this one may commit now
-        # (it holds its tables' leases for sure); None: always
+        # (it renewed its leases lately; a quick refusal before any database work); None: always
         self.fence: Callable[[], bool] | None = None
+        # … and the check in each group commit's transaction that this process still holds
+        # each table's lease under its epoch (``Storage.write_batch``); None: one process
+        self.lease_fence: Callable[[dict[str, int]], LeaseFence] | None = None
         # told of each group commit made: its rows and the seconds it took (metrics.py)
         self.on_group: Callable[[list[Write], float], None] | None = None
 
@@ -106,43 +134,55 @@ class EventStore:
                 if executor is self.db:
                     self._check_fence()
                 return await loop.run_in_executor(executor, fn, *args)
-            except Exception:
+            except STORAGE_ERRORS as e:
                 if time.monotonic() + pause > deadline:
-                    raise
+                    raise StorageUnavailable(f"the database did not do it in time: {e}") from e
                 log.info("a database call failed; retrying in %.2f s", pause, exc_info=True)
                 await asyncio.sleep(pause)
                 pause = min(pause * 2, 1.0)
 
     async def write(self, row: Write, deadline: float | None = None,
-                    failed: BaseException | None = None) -> None:
+                    failed: BaseException | None = None, holder: Holder | None = None) -> None:
         """Commit one event row (an action or a later deal's deck) in a group commit: rows that
-        arrive while a commit is under way go together in the next one. Retried with backoff
-        like ``commit`` until ``deadline`` (``time.monotonic()``; default: ``commit_deadline``
-        from now); returns only once the row is committed, else raises the last error.
-        ``failed``: the error of a first try (``write_soon``) made already."""
+        arrive while a commit is under way go together in the next one. A storage error is
+        retried with backoff like ``commit`` until ``deadline`` (``time.monotonic()``;
+        default: ``commit_deadline`` from now), then ``StorageUnavailable`` is raised; any
+        other error (a fault, ``LeaseLost``) at once. Returns once the row is committed.
+        ``failed``: the error of a first try (``write_soon``) made already. ``holder``: the
+        table whose event it is; once it is dropped here, no retry writes its row."""
         if deadline is None:
             deadline = time.monotonic() + self.limits.commit_deadline
         pause = FIRST_RETRY_PAUSE
         error = failed
         while True:
             if error is None:
-                try:
-                    return await self.write_soon(row)
-                except Exception as e:
-                    error = e
-            if time.monotonic() + pause > deadline:
+                outcome = await self._try(row, holder)
+                if outcome is None:
+                    return
+                error = outcome
+            if not isinstance(error, STORAGE_ERRORS):
                 raise error
+            if time.monotonic() + pause > deadline:
+                raise StorageUnavailable(f"the database did not commit in time: {error}") from error
             log.info("a group commit failed; retrying in %.2f s", pause, exc_info=error)
             error = None
             await asyncio.sleep(pause)
             pause = min(pause * 2, 1.0)
+            if holder is not None and holder.dropped:  # another process runs the table now
+                raise LeaseLost(f"table {holder.id}: dropped here while its event was retried")
 
-    def write_soon(self, row: Write) -> asyncio.Future[None]:
+    async def _try(self, row: Write, holder: Holder | None) -> BaseException | None:
+        """One try of ``write``: its error, or None when the row is committed."""
+        done = self.write_soon(row, holder)
+        await asyncio.wait((done,))
+        return done.exception()
+
+    def write_soon(self, row: Write, holder: Holder | None = None) -> asyncio.Future[None]:
         """One try of ``write``: the row joins the next group commit; the future ends with it
         (its error if it failed)."""
         loop = asyncio.get_running_loop()
         done: asyncio.Future[None] = loop.create_future()
-        self._batch.append((row, done))
+        self._batch.append((row, done, holder))
         if not self._flushing:
             self._flushing = True
             loop.create_task(self._flush())
@@ -156,23 +196,53 @@ class EventStore:
                     await asyncio.sleep(wait)
                 batch, self._batch = self._batch, []
                 self._note_group(len(batch))
-                rows = [row for row, _ in batch]
-                try:
-                    self._check_fence()
-                    started = time.monotonic()
-                    await self._commit_rows(rows)
-                except Exception as e:
-                    for _, done in batch:
-                        if not done.done():
-                            done.set_exception(e)
-                else:
-                    if self.on_group is not None:
-                        self.on_group(rows, time.monotonic() - started)
-                    for _, done in batch:
-                        if not done.done():
-                            done.set_result(None)
+                fence = self._lease_fence(batch)
+                rows = [row for row, _, holder in batch if holder is None or not holder.dropped]
+                started = time.monotonic()
+                # the group's outcome, an error or the tables refused, goes to each row's future
+                # (its table answers it): nothing here catches
+                group = asyncio.ensure_future(self._commit_group(rows, fence))
+                await asyncio.wait((group,))
+                error = group.exception()
+                refused = set() if error is not None else group.result()
+                if error is None and self.on_group is not None:
+                    self.on_group(rows, time.monotonic() - started)
+                for row, done, holder in batch:
+                    if done.done():
+                        continue
+                    if row[1]["table_id"] in refused or (holder is not None and holder.dropped):
+                        done.set_exception(LeaseLost(f"table {row[1]['table_id']}: this process "
+                                                     f"no longer holds its lease"))
+                    elif error is not None:
+                        done.set_exception(error)
+                    else:
+                        done.set_result(None)
         finally:
             self._flushing = False
+
+    def fence_for(self, holder: Holder) -> LeaseFence | None:
+        """The lease check of a transaction that writes an event of one table (its first
+        deal); None with one process."""
+        if self.lease_fence is None:
+            return None
+        return self.lease_fence({holder.id: -1 if holder.lease is None else holder.lease})
+
+    def _lease_fence(self, batch: list[tuple[Write, asyncio.Future[None], Holder | None]]
+                     ) -> LeaseFence | None:
+        """The lease check of a group's transaction (several processes): each table's epoch
+        (-1, which no lease has, for a table not taken yet)."""
+        if self.lease_fence is None:
+            return None
+        epochs = {row[1]["table_id"]: -1 if holder is None or holder.lease is None
+                  else holder.lease for row, _, holder in batch}
+        return self.lease_fence(epochs)
+
+    async def _commit_group(self, rows: list[Write], fence: LeaseFence | None) -> set[str]:
+        """``_commit_rows`` behind the quick fence; the tables whose rows were refused."""
+        self._check_fence()
+        if not rows:
+            return set()
+        return await self._commit_rows(rows, fence)
 
     def commit_wait(self) -> float:
         """How long a group commit waits for more events to join it: ``commit_window`` on a
@@ -193,11 +263,12 @@ class EventStore:
         since, self._last_group_at = now - self._last_group_at, now
         self.row_rate = self.row_rate * math.exp(-since / RATE_SECONDS) + rows / RATE_SECONDS
 
-    async def _commit_rows(self, rows: list[Write]) -> None:
+    async def _commit_rows(self, rows: list[Write], fence: LeaseFence | None = None) -> set[str]:
         """Make one group of event rows durable: in the database, or in the spill file when
         the database does not commit them within ``spill_after`` seconds (or fails), and while
         it is stalled. (Groups need no order between them: a table's next event waits for the
-        commit of its last, under the table's lock.)"""
+        commit of its last, under the table's lock.) Returns the tables whose rows ``fence``
+        refused (several processes, which have no spill file)."""
         loop = asyncio.get_running_loop()
         spill = self.spill
         if self._may_write_now(spill):
@@ -205,22 +276,23 @@ class EventStore:
                 await self._checkpoint()
             try:
                 self.storage.write_batch(rows, now=True)
-            except Exception:
+            except STORAGE_ERRORS:
                 pass  # locked, or failing: the writer thread waits, retries and spills below
             else:
                 self.rows_written_now += len(rows)
-                return
+                return set()
         if spill is None:
-            await loop.run_in_executor(self.db, self.storage.write_batch, rows)
-            return
-        attempt: asyncio.Future[None] | None = None
+            return await loop.run_in_executor(self.db, self.storage.write_batch, rows, False, fence)
+        attempt: asyncio.Future[set[str]] | None = None
         if not spill.stalled:
             attempt = loop.run_in_executor(self.db, self.storage.write_batch, rows)
             done, _ = await asyncio.wait({attempt}, timeout=self.limits.spill_after)
             if done and attempt.exception() is None:
-                return
+                return set()
             if not done:  # it may still go through: the drain then skips its rows
                 attempt.add_done_callback(lambda f: f.cancelled() or f.exception())
+            elif not isinstance(attempt.exception(), STORAGE_ERRORS):
+                return await attempt  # a fault, not the database failing: it goes up as it is
             else:
                 attempt = None
             if not spill.stalled:
@@ -232,20 +304,20 @@ class EventStore:
         try:
             await loop.run_in_executor(self.spill_io, spill.append, rows)
             spill.pending.extend(rows)
-        except Exception:
+        except STORAGE_ERRORS:
             spill.appending -= 1
             spill.stalled = False  # the file fails too (a full disk): the next group tries the database
             if attempt is not None:
                 # the database attempt still running decides: refusing the events while it
                 # might commit them would fork the table
-                await attempt
-                return
+                return await attempt
             raise
         else:
             spill.appending -= 1
         if not self._draining:
             self._draining = True
             loop.create_task(self._drain())
+        return set()
 
     def _may_write_now(self, spill: Spill | None) -> bool:
         """Whether the next group is committed on the event loop itself (``write_batch(now=
@@ -273,7 +345,7 @@ class EventStore:
             await asyncio.wait_for(asyncio.shield(job), CHECKPOINT_WAIT)
         except TimeoutError:
             job.add_done_callback(lambda f: f.cancelled() or f.exception())
-        except Exception:
+        except STORAGE_ERRORS:
             log.warning("a checkpoint of the database failed", exc_info=True)
 
     async def _drain(self) -> None:
@@ -295,7 +367,7 @@ class EventStore:
                     continue
                 try:
                     await loop.run_in_executor(self.db, self.storage.write_missing, rows)
-                except Exception:
+                except STORAGE_ERRORS:
                     log.info("the spill file could not be drained yet; again in %.2f s", pause,
                              exc_info=True)
                     await asyncio.sleep(pause)
@@ -328,7 +400,7 @@ class EventStore:
             return
         try:
             self.storage.write_missing(spill.pending[spill.drained:])
-        except Exception:
+        except STORAGE_ERRORS:
             log.warning("%d event(s) stay in the spill file until the next start",
                         len(spill.pending) - spill.drained)
             return
@@ -350,7 +422,7 @@ class EventStore:
             try:
                 self.storage.write_missing(rows)
                 break
-            except Exception:
+            except STORAGE_ERRORS:
                 if time.monotonic() > deadline:
                     raise
                 log.warning("the database does not take the spill file's rows yet; retrying",
@@ -360,11 +432,12 @@ class EventStore:
         log.warning("%d event(s) from the spill file are now in the database", len(rows))
 
     def background(self, fn: Callable[..., Any], *args: Any) -> None:
-        """A write nobody waits for (bookkeeping such as "somebody joined"), retried."""
+        """A write nobody waits for (bookkeeping such as "somebody joined"), retried. (A
+        fault is logged with its traceback by the scheduler.)"""
         async def run() -> None:
             try:
                 await self.commit(fn, *args)
-            except Exception:
+            except StorageUnavailable:
                 log.warning("a bookkeeping write failed", exc_info=True)
         self._scheduler.run_soon(run())
 

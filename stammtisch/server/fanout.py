@@ -167,6 +167,7 @@ class Conn:
     async def sender(self) -> None:
         """Send queued messages in order until the close marker (None)."""
         queue = self._queue
+        closing = False
         try:
             while True:
                 if not queue:
@@ -179,14 +180,14 @@ class Conn:
                 self._busy = True
                 await self._send_text(text if isinstance(text, str) else text.decode())
                 self._busy = False
-        except Exception:  # the socket went away; the receive loop will notice
-            pass
+            self.closed = closing = True
+            await self._close()
+        except Exception:  # the socket went away, whatever the server says; the receive loop notices
+            if not closing:  # a send failed: the socket is closed still, if it can be
+                self.closed = closing = True
+                await asyncio.gather(self._close(), return_exceptions=True)
         finally:
             self.closed = True
-            try:
-                await self._close()
-            except Exception:
-                pass
 
     def stop(self, code: int | None = None) -> None:
         """Close the connection once its queued messages are out (``code``: the close code,

@@ -35,7 +35,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from .migrations import LATEST, VERSION_TABLE
 from .protocol import CloseCode
-from .refusals import MESSAGES, error_response
+from .refusals import MESSAGES, STORAGE_ERRORS, error_response
 
 if TYPE_CHECKING:
     from .cluster import Cluster
@@ -69,7 +69,7 @@ class Readiness:
         try:
             with self.storage.engine.connect() as conn:
                 version = conn.execute(text(f"SELECT version FROM {VERSION_TABLE}")).scalar()
-        except Exception:  # whatever the database says, the answer is "not ready"
+        except STORAGE_ERRORS:  # whatever the database says, the answer is "not ready"
             log.info("the readiness probe could not ask the database", exc_info=True)
             return {"database": False, "schema": False}
         return {"database": True, "schema": version == LATEST}

@@ -32,7 +32,8 @@ from collections.abc import Callable
 from ..games.base import IllegalAction
 from ..table import Table, draw_first_dealer
 from .fanout import Conn, dumps
-from .refusals import Refusal, RefusalKind
+from .protocol import CloseCode
+from .refusals import MESSAGES, STORAGE_ERRORS, LeaseLost, Refusal, RefusalKind, StorageUnavailable
 from .storage import Storage, Write
 from .table_core import SERVER_FAULT, TRY_AGAIN, DealStart
 from .table_social import SOCIAL_MESSAGES, TableSocial
@@ -46,8 +47,14 @@ class LiveTable(TableTurns, TableSocial):
 
     __slots__ = ()
 
-    async def attach(self, conn: Conn) -> None:
+    async def attach(self, conn: Conn) -> bool:
+        """A client connects; False when this copy of the table was dropped meanwhile
+        (another process runs it now): the client is closed with "come again" and reaches
+        the new holder then."""
         async with self.lock:  # never show an event whose commit is still under way
+            if self.dropped:
+                conn.stop(CloseCode.RESTARTING)
+                return False
             self.fanout.add(conn)
             self.last_watched = time.monotonic()
             self.last_activity = time.time()
@@ -70,6 +77,7 @@ class LiveTable(TableTurns, TableSocial):
         if seat is not None and not self.seats[seat].bot and seat not in self.humans:
             self.humans.add(seat)  # two humans at a table give it the long life (``expired``)
             self.store.background(self.store.storage.set_humans, self.id, sorted(self.humans))
+        return True
 
     def detach(self, conn: Conn) -> None:
         if self.fanout.remove(conn):
@@ -128,11 +136,16 @@ class LiveTable(TableTurns, TableSocial):
             await self._awaited(Storage.deal_row(self.id, number, names, key),
                                 lambda: self._deal_committed(names, key, before))
             return
+        committed = False
         try:  # the first deal also marks the table started: its own transaction
             await self.store.commit(self.store.storage.start_deal, self.id, number, names,
-                                    first_dealer, key)
-        except Exception as e:
-            raise self._storage_refusal(e) from None
+                                    first_dealer, key, self.store.fence_for(self))
+            committed = True
+        except (StorageUnavailable, LeaseLost) as e:
+            raise self._commit_failed(e) from None
+        finally:
+            if not committed:  # a fault too: the deal made in memory is undone
+                self._undo()
         self._deal_committed(names, key, before)
 
     def _deal_in_memory(self) -> tuple[int, list[str], int, DealStart]:
@@ -144,7 +157,7 @@ class LiveTable(TableTurns, TableSocial):
         before = self._before_deal()
         try:
             self.table.start_deal(deck)
-        except Exception:
+        except Exception:  # the engine may fail in any way on a deal (a huge stake): tried later
             log.exception("table %s: the engine could not deal; nothing was stored", self.id)
             self._undo()
             raise Refusal("server", SERVER_FAULT, RefusalKind.CONFLICT) from None
@@ -240,7 +253,7 @@ class LiveTable(TableTurns, TableSocial):
         ``committed`` goes to ``then`` as well. Callbacks, not a coroutine: the usual outcome
         (committed at the first try) costs no task and no coroutine resumed."""
         deadline = time.monotonic() + self.limits.commit_deadline
-        self.store.write_soon(row).add_done_callback(
+        self.store.write_soon(row, self).add_done_callback(
             lambda done: self._first_try(done, row, deadline, committed, then))
 
     def _first_try(self, done: asyncio.Future[None], row: Write, deadline: float,
@@ -251,8 +264,11 @@ class LiveTable(TableTurns, TableSocial):
             self._undone(None, then)
             return
         error = done.exception()
-        if error is not None:
+        if isinstance(error, STORAGE_ERRORS):
             self.manager.scheduler.run_soon(self._retry(row, deadline, error, committed, then))
+            return
+        if error is not None:  # a fault, or the lease lost: no retry
+            self._undone(error, then)
             return
         self._done(committed, then)
 
@@ -261,29 +277,37 @@ class LiveTable(TableTurns, TableSocial):
                      then: Callable[[BaseException | None], None]) -> None:
         """``_commit``'s first try failed with ``error``: ``EventStore.write`` retries it
         until ``deadline``."""
-        try:
-            await self.store.write(row, deadline, failed=error)
-        except Exception as e:
-            self._undone(e, then)
+        # its outcome, a fault too, goes to ``then`` (through ``_undone``): nothing is caught here
+        attempt = asyncio.ensure_future(self.store.write(row, deadline, failed=error, holder=self))
+        await asyncio.wait((attempt,))
+        if attempt.cancelled() or attempt.exception() is not None:
+            self._undone(None if attempt.cancelled() else attempt.exception(), then)
             return
         self._done(committed, then)
 
     @staticmethod
     def _done(committed: Callable[[], None], then: Callable[[BaseException | None], None]) -> None:
+        """The event is committed: ``committed()``, then ``then(None)``. Should ``committed``
+        fail, ``then`` hears of a fault all the same (it releases the lock), and the fault
+        itself goes up, to be logged with its traceback."""
+        answer: BaseException | None = RuntimeError("the event was committed, but not shown")
         try:
             committed()
-        except Exception as e:
-            then(e)
-            return
-        then(None)
+            answer = None
+        finally:
+            then(answer)
 
     def _undone(self, error: BaseException | None,
                 then: Callable[[BaseException | None], None]) -> None:
+        """The commit failed for good: the event is undone, and ``then`` is told why (with
+        the lock still held). Should the undo itself fail, ``then`` still runs (it releases
+        the lock) and the undo's fault goes up."""
+        answer: BaseException = error if error is not None else StorageUnavailable("cancelled")
         try:
-            refusal: BaseException = self._storage_refusal(error)
-        except Exception as e:  # the undo failed: that fault is the answer
-            refusal = e
-        then(refusal)
+            self._undo()
+            answer = self._commit_failed(error)
+        finally:
+            then(answer)
 
     def _seat_acts(self, seat: int, event: int | None) -> None:
         """A player's action comes (the lock held): he is back if he was away, and an action
@@ -302,14 +326,16 @@ class LiveTable(TableTurns, TableSocial):
         if not self.started:
             raise Refusal("not started", "the table has not started yet", RefusalKind.CONFLICT)
         t = self.table
+        applied = False
         try:
             t.apply(text, seat)  # the engine is the judge; raises with the state unchanged
+            applied = True
         except IllegalAction:
+            applied = True  # refused by the rules: nothing changed
             raise
-        except Exception:
-            log.exception("table %s: the engine failed on %r; undone", self.id, text[:60])
-            self._undo()
-            raise Refusal("server", SERVER_FAULT, RefusalKind.CONFLICT) from None
+        finally:
+            if not applied:  # the engine failed: undone, and its fault goes up (answered as one)
+                self._undo()
         deal = t.deal_count - 1
         entry = t.deals[-1].actions[-1]
         canonical = entry["action"] if isinstance(entry, dict) else entry
@@ -318,12 +344,21 @@ class LiveTable(TableTurns, TableSocial):
         assert key is not None  # every deal is dealt with its key (and migrated ones got one)
         return canonical, Storage.move_row(key, self.id, deal, idx, seat, canonical)
 
-    def _storage_refusal(self, error: BaseException | None) -> Refusal:
+    def _commit_failed(self, error: BaseException | None) -> BaseException:
         """An event's commit (an action's, a deal's) failed for good with ``error`` (None: it
-        was cancelled): the event is undone; the refusal to raise or report."""
-        log.warning("table %s: could not store an event; undone", self.id, exc_info=error)
-        self._undo()
-        return Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE)
+        was cancelled), and the event was undone: what to answer. The database did not take
+        it in time: "try again". This process lost the table's lease: the table is dropped
+        here (its clients connect again and reach the new holder). Any other error is a
+        fault of the server's: it is the answer (logged with its traceback where answered)."""
+        if isinstance(error, LeaseLost):
+            log.warning("table %s: its lease went to another process; an event was refused "
+                        "and the table dropped here", self.id)
+            self.manager.drop(self)
+            return Refusal("restarting", MESSAGES["restarting"], RefusalKind.UNAVAILABLE, 1)
+        if error is None or isinstance(error, StorageUnavailable):
+            log.warning("table %s: could not store an event; undone", self.id, exc_info=error)
+            return Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE)
+        return error
 
     def _action_committed(self, seat: int, canonical: str) -> None:
         self.committed[-1][1].append((seat, canonical))

@@ -19,7 +19,7 @@ from .fanout import Outbox, dumps
 from .limits import ServerLimits, count_down
 from .live_table import LiveTable
 from .protocol import CloseCode
-from .refusals import MESSAGES, STORAGE_ERRORS, Refusal, RefusalKind
+from .refusals import MESSAGES, Refusal, RefusalKind, StorageUnavailable
 from .scheduler import Scheduler
 from .spill import Spill
 from .storage import Storage, StoredSeat, StoredSocial, StoredTable, token_digest
@@ -63,12 +63,13 @@ class TableManager:
         """Why ``address`` may not make a table now, or None (then it has used one creation):
         too many made lately, as many live tables as one address may hold, or the server
         full of tables in play (``make_room``). A refusal is counted (``count_refusal``)."""
-        limits = self.limits
+        limits, cluster = self.limits, self.cluster
         if self.draining:
             rule, message = "restarting", MESSAGES["restarting"]
-        elif not self.creations.allow(address):
+        elif not (self.creations.allow(address) if cluster is None else await cluster.allow(
+                "create", address, limits.creations_per_minute, limits.creation_burst)):
             rule, message = "rate", SOCIAL_MESSAGES["rate"]
-        elif sum(1 for t in self.tables.values() if t.creator == address) >= limits.tables_per_address:
+        elif await self.tables_made_by(address) >= limits.tables_per_address:
             rule, message = "quota", SOCIAL_MESSAGES["quota"].format(n=limits.tables_per_address)
         elif len(self.tables) >= limits.max_live_tables and not await self.make_room():
             rule, message = "capacity", SOCIAL_MESSAGES["capacity"]
@@ -159,7 +160,7 @@ class TableManager:
         replay is marked broken instead."""
         try:
             return LiveTable.from_stored(self, st)
-        except Exception as e:
+        except Exception as e:  # the engine may fail in any way on old rows: the table stays, broken
             log.exception("table %s cannot be rebuilt", st.id)
             live = LiveTable(self, st.id, st.ruleset, st.options,
                              [Seat(s.name, s.bot, s.token_digest) for s in st.seats],
@@ -173,7 +174,9 @@ class TableManager:
         if self.tables.get(live.id) is live:
             del self.tables[live.id]
         # closed here (not in the database): nothing it still has coming (a bot's decision, a
-        # timer, a client's last message) may make an event the new holder makes too
+        # timer, a client's last message) may make an event the new holder makes too; a
+        # client that connects to it from now on is closed at once (``LiveTable.attach``)
+        live.dropped = True
         live.closed = True
         live.cancel_pending()
         live.fanout.close()
@@ -245,7 +248,7 @@ class TableManager:
             live.set_social(social)
         self.tables[table_id] = live
         if self.cluster is not None:
-            await self.cluster.claim(table_id)
+            live.lease = await self.cluster.claim(table_id)
         return {"id": table_id, "admin_token": admin, "spectator_token": spectator,
                 "seat_tokens": tokens, "table": live}
 
@@ -284,10 +287,21 @@ class TableManager:
             return "abandoned"
         return None
 
-    def search_bots_of(self, address: str) -> int:
-        """The search-bot seats (pimc, ismcts) of the live tables ``address`` made."""
-        return sum(1 for t in self.tables.values() if t.creator == address and not t.closed
-                   for s in t.seats if s.bot and algorithm_of(s.bot) in SEARCH_BOTS)
+    async def tables_made_by(self, address: str) -> int:
+        """The live tables ``address`` made: here, or with several processes in the whole
+        service (a read of the database; in-memory with one process)."""
+        if self.cluster is None:
+            return sum(1 for t in self.tables.values() if t.creator == address)
+        return len(await self.cluster.made_by(address))
+
+    async def search_bots_of(self, address: str) -> int:
+        """The search-bot seats (pimc, ismcts) of the open tables ``address`` made (with
+        several processes: of the whole service)."""
+        if self.cluster is None:
+            return sum(1 for t in self.tables.values() if t.creator == address and not t.closed
+                       for s in t.seats if s.bot and algorithm_of(s.bot) in SEARCH_BOTS)
+        return sum(1 for bots in await self.cluster.made_by(address)
+                   for bot in bots if bot and algorithm_of(bot) in SEARCH_BOTS)
 
     async def sweep(self, now: float | None = None) -> int:
         """Archive the tables that expired; returns how many."""
@@ -307,7 +321,7 @@ class TableManager:
         could not store it now."""
         try:
             await self.store.commit(self.storage.archive, live.id, reason)
-        except STORAGE_ERRORS:
+        except StorageUnavailable:
             log.warning("table %s could not be archived now", live.id, exc_info=True)
             return False
         live.cancel_pending()
@@ -322,7 +336,5 @@ class TableManager:
     async def sweeper(self) -> None:
         while True:
             await asyncio.sleep(self.limits.sweep_interval)
-            try:
-                await self.sweep()
-            except Exception:
-                log.exception("sweeping tables failed")
+            # a task of its own: a fault of one sweep is logged (by the scheduler), the next comes
+            await asyncio.wait((self.scheduler.task(self.sweep()),))

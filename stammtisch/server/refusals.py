@@ -13,6 +13,7 @@ the table's state.
 from __future__ import annotations
 
 import math
+import sqlite3
 from enum import StrEnum
 from typing import Any
 
@@ -119,9 +120,36 @@ class NotHolding(RuntimeError):
     tables (cluster.py), so another process may run them now; it may succeed later."""
 
 
-#: What a failing database or spill file raises (``EventStore.commit``/``read`` raise the last
-#: one once their retries are over): the request may succeed later. Anything else is a fault.
-STORAGE_ERRORS: tuple[type[Exception], ...] = (DBAPIError, PoolTimeout, OSError, NotHolding)
+class LeaseLost(Exception):
+    """An event of a table refused because this process no longer holds the table's lease
+    (cluster.py): another process runs it now, and the event must never be committed here.
+    Final for this copy of the table, which is dropped; its clients connect again and reach
+    the new holder."""
+
+
+def _storage_errors() -> tuple[type[Exception], ...]:
+    """SQLAlchemy's errors of the database, the drivers' own (the event rows' writer talks to
+    the driver directly: row_writer.py), the file system's, and ``NotHolding``."""
+    errors: list[type[Exception]] = [DBAPIError, PoolTimeout, sqlite3.Error, OSError, NotHolding]
+    try:
+        import psycopg  # the ``postgres`` extra
+    except ImportError:
+        pass
+    else:
+        errors.append(psycopg.Error)
+    return tuple(errors)
+
+
+#: What a failing database or spill file raises: the event store retries these (and only
+#: these) until its deadline, then raises ``StorageUnavailable``. Anything else is a fault.
+STORAGE_ERRORS: tuple[type[Exception], ...] = _storage_errors()
+
+
+class StorageUnavailable(Exception):
+    """The database (or the spill file) did not do a call within the event store's deadline
+    (``ServerLimits.commit_deadline``): nothing changed, the request may succeed later. The
+    one storage error the code above the event store catches; the last error of the retries
+    is its ``__cause__``."""
 
 
 def error_body(message: str, rule: str | None) -> dict[str, Any]:

@@ -18,6 +18,11 @@ from .models import DealRow, MoveRow, core_table
 #: number) instead of its key (``Storage.action_row``): it is stored as a move of that deal.
 Write = tuple[str, dict[str, Any]]
 
+#: A query run first in a group commit's transaction, and its parameters: it returns the ids
+#: of the tables whose rows may be written (several processes: those whose lease this
+#: process holds, cluster.py); the other tables' rows are left out.
+LeaseFence = tuple[str, tuple[Any, ...]]
+
 
 def insert_action_as_move() -> Insert:
     """The INSERT of an "action" row (``Storage.action_row``): a move under the key its deal's
@@ -74,16 +79,29 @@ class RowWriter:
             compiled = stmt.compile(dialect=engine.dialect, column_keys=keys)
             self.sql[kind] = (compiled.string, bool(compiled.positional),
                               list(compiled.positiontup or keys or []))
+        assert engine.dialect.dbapi is not None
+        self.errors: type[Exception] = engine.dialect.dbapi.Error  # the driver's own errors
         self.conn = engine.raw_connection()
         self.conn.detach()  # closed for good when closed, never handed out with its pragmas
         self.cursor = self.conn.cursor()
         for pragma in pragmas:
             self.cursor.execute(pragma)
 
-    def insert(self, writes: list[Write], skip_existing: bool = False) -> None:
-        """The rows in one transaction, committed on return; rolled back when it fails."""
+    def insert(self, writes: list[Write], skip_existing: bool = False,
+               fence: LeaseFence | None = None) -> set[str]:
+        """The rows in one transaction, committed on return; rolled back when it fails.
+        With ``fence``, only the rows of the tables it returns; the others' tables are
+        returned (none without)."""
         cur = self.cursor
+        refused: set[str] = set()
+        committed = False
         try:
+            if fence is not None:
+                cur.execute(*fence)
+                held = {row[0] for row in cur.fetchall()}
+                refused = {params["table_id"] for _, params in writes} - held
+                if refused:
+                    writes = [w for w in writes if w[1]["table_id"] in held]
             # one executemany per run of rows of one kind, not one execute per row: the driver
             # leaves and retakes the GIL around every statement, and each time the writer
             # thread waits for the busy event loop to hand it back (bench/server_load.py's
@@ -110,12 +128,19 @@ class RowWriter:
                     cur.execute(self._multi_row_sql(kind, len(chunk), skip_existing),
                                 [params[k] for params in chunk for k in order])
             self.conn.commit()
-        except Exception:
-            try:
-                self.conn.rollback()
-            except Exception:
-                pass
-            raise
+            committed = True
+        finally:
+            if not committed:
+                self._roll_back()
+        return refused
+
+    def _roll_back(self) -> None:
+        """After a failed transaction: undone, if the connection still answers (the caller
+        closes this writer then anyway, and raises the first error)."""
+        try:
+            self.conn.rollback()
+        except self.errors:
+            pass
 
     def _multi_row_sql(self, kind: str, rows: int, skip_existing: bool = False) -> str:
         """The positional INSERT of ``kind`` with ``rows`` groups of values."""
@@ -134,5 +159,5 @@ class RowWriter:
     def close(self) -> None:
         try:
             self.conn.close()
-        except Exception:
+        except self.errors:
             pass

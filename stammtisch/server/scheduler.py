@@ -8,8 +8,11 @@ itself, so what happens (the table) and when it runs (this) stay apart.
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Callable, Coroutine
 from typing import Any
+
+log = logging.getLogger("stammtisch.server")
 
 #: A timer or a task a table may cancel.
 Pending = asyncio.TimerHandle | asyncio.Task[None]
@@ -30,12 +33,25 @@ class Scheduler:
         return asyncio.get_running_loop().call_later(delay, callback)
 
     @staticmethod
-    def task(work: Coroutine[Any, Any, None]) -> asyncio.Task[None]:
-        """``work`` as a task the caller keeps (and may cancel)."""
-        return asyncio.get_running_loop().create_task(work)
+    def task(work: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """``work`` as a task the caller keeps (and may cancel); a fault of it is logged with
+        its traceback."""
+        task = asyncio.get_running_loop().create_task(work)
+        task.add_done_callback(Scheduler._log_fault)
+        return task
 
     def run_soon(self, work: Coroutine[Any, Any, None]) -> None:
-        """``work`` as a task that nobody awaits, kept until it ends."""
+        """``work`` as a task that nobody awaits, kept until it ends; a fault of it is logged
+        with its traceback (nobody else would see it)."""
         task = asyncio.get_running_loop().create_task(work)
         self._background.add(task)
-        task.add_done_callback(self._background.discard)
+        task.add_done_callback(self._ended)
+
+    def _ended(self, task: asyncio.Task[None]) -> None:
+        self._background.discard(task)
+        self._log_fault(task)
+
+    @staticmethod
+    def _log_fault(task: asyncio.Task[Any]) -> None:
+        if not task.cancelled() and task.exception() is not None:
+            log.error("background work failed", exc_info=task.exception())

@@ -47,7 +47,9 @@ from .models import (
     TableStateRow,
     core_table,
 )
+from .refusals import STORAGE_ERRORS, LeaseLost
 from .row_writer import EVENT_INSERTS, ROW_WRITER_PRAGMAS, RowWriter
+from .row_writer import LeaseFence as LeaseFence
 from .row_writer import Write as Write
 
 #: Deal keys a server process takes from PostgreSQL's sequence at once (``new_deal_key``).
@@ -258,17 +260,20 @@ class Storage:
                     hints=social.hints))
 
     def start_deal(self, table_id: str, number: int, deck: list[str], first_dealer: int,
-                   deal_key: int | None = None) -> None:
+                   deal_key: int | None = None, fence: LeaseFence | None = None) -> None:
         """Write a table's first deal and mark the table started (with its first dealer), in
-        one transaction. (Later decks are rows of the group commit: ``deal_row``.)"""
+        one transaction. (Later decks are rows of the group commit: ``deal_row``.) With
+        ``fence`` (several processes): only if it lets the table write, else ``LeaseLost``."""
         params = self.deal_row(table_id, number, deck,
                                self.new_deal_key() if deal_key is None else deal_key)[1]
         try:
             with self.engine.begin() as conn:
+                if fence is not None and not conn.exec_driver_sql(*fence).first():
+                    raise LeaseLost(f"table {table_id}: this process no longer holds its lease")
                 conn.execute(update(core_table(TableRow)).where(TableRow.id == table_id)
                              .values(started=True, first_dealer=first_dealer))
                 conn.execute(EVENT_INSERTS["deal"][0], params)
-        except Exception:
+        except STORAGE_ERRORS:
             if not self._already_written("deal", params):
                 raise
 
@@ -376,10 +381,12 @@ class Storage:
         a network away; an in-memory one is a single connection that every thread shares.)"""
         return self.is_sqlite and not self.one_connection
 
-    def write_batch(self, writes: list[Write], now: bool = False) -> None:
+    def write_batch(self, writes: list[Write], now: bool = False,
+                    fence: LeaseFence | None = None) -> set[str]:
         """Several INSERTs (``move_row``/``deal_row``: events of different tables, or one
         table's events in order) in ONE transaction, committed on return: the group commit of
-        the server. All or nothing.
+        the server. All or nothing; with ``fence`` (several processes), all of the tables it
+        lets write: the others' rows are left out, and those tables returned.
 
         ``now``: on the calling thread's own connection (the event loop's), which never waits:
         it fails at once when another connection holds the write lock (``busy_timeout`` 0),
@@ -394,16 +401,15 @@ class Storage:
             # of each table (at 1,000 tables ~1,000 leaves of the actions' index); with
             # SQLite's default 2 MiB most of them would be read back from the file, a system
             # call each (bench/server_load.py --tables 1000 is the load this is sized for)
-            self._insert_on("_writer_now", ("PRAGMA busy_timeout=0",
-                                            "PRAGMA wal_autocheckpoint=0",
-                                            "PRAGMA cache_size=-32768",
-                                            *ROW_WRITER_PRAGMAS), writes)
-            return
+            return self._insert_on("_writer_now", ("PRAGMA busy_timeout=0",
+                                                   "PRAGMA wal_autocheckpoint=0",
+                                                   "PRAGMA cache_size=-32768",
+                                                   *ROW_WRITER_PRAGMAS), writes)
         try:
-            self._insert_batch(writes)
-        except Exception:
+            return self._insert_batch(writes, fence=fence)
+        except STORAGE_ERRORS:
             if all(self._already_written(kind, params) for kind, params in writes):
-                return  # the commit did happen (its answer was lost)
+                return set()  # the commit did happen (its answer was lost)
             raise
 
     def checkpoint(self) -> None:
@@ -414,25 +420,26 @@ class Storage:
         with self.engine.connect() as conn:
             conn.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
 
-    def _insert_batch(self, writes: list[Write], skip_existing: bool = False) -> None:
+    def _insert_batch(self, writes: list[Write], skip_existing: bool = False,
+                      fence: LeaseFence | None = None) -> set[str]:
         """``write_batch``'s transaction on the writer thread, without its check for a commit
         whose answer was lost; ``skip_existing``: a row whose key is in already is left out
         (``ON CONFLICT DO NOTHING``, on SQLite and PostgreSQL alike)."""
-        self._insert_on("_writer", ROW_WRITER_PRAGMAS if self.is_sqlite else (), writes,
-                        skip_existing)
+        return self._insert_on("_writer", ROW_WRITER_PRAGMAS if self.is_sqlite else (), writes,
+                               skip_existing, fence)
 
     def _insert_on(self, name: str, pragmas: tuple[str, ...], writes: list[Write],
-                   skip_existing: bool = False) -> None:
+                   skip_existing: bool = False, fence: LeaseFence | None = None) -> set[str]:
         """``RowWriter.insert`` on the writer kept as ``name`` (opened with ``pragmas`` when
         there is none); a failure closes that writer alone: the other may be in use on its
         own thread right now."""
-        writer = getattr(self, name)
+        writer: RowWriter | None = getattr(self, name)
         if writer is None:
             writer = RowWriter(self.engine, pragmas)
             setattr(self, name, writer)
         try:
-            writer.insert(writes, skip_existing)
-        except Exception:
+            return writer.insert(writes, skip_existing, fence)
+        except BaseException:  # any failure: this connection's state is unknown, never reused
             writer.close()
             setattr(self, name, None)
             raise
@@ -473,7 +480,7 @@ class Storage:
             # one statement; those queries would hold the interpreter for long after each lock
             self._insert_batch(writes)
             return
-        except Exception:
+        except STORAGE_ERRORS:
             pass  # some row is in already, or the database fails still (then this fails too)
         # the same INSERTs with the conflict clause: a row with the key of one already in is
         # the same row (the event was committed once, by the attempt that was given up on), so
@@ -506,7 +513,7 @@ class Storage:
                     DealRow.table_id == params["table_id"],
                     DealRow.number == params["number"])).first()
                 return deal is not None and deal.deck == params["deck"]
-        except Exception:
+        except STORAGE_ERRORS:
             return False
 
     def _close_writers(self) -> None:

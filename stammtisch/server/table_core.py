@@ -102,6 +102,8 @@ class Registry(Protocol):
 
     async def reissue(self, live: LiveTable, seat: int | None) -> str: ...
 
+    def drop(self, live: LiveTable) -> None: ...
+
 
 class TableCore:
     """The state of a live table and what its clients see of it (see the module's docstring);
@@ -114,7 +116,7 @@ class TableCore:
                  "humans", "lobby_seats",
                  "rematch_asker", "rematch_claimed", "rematch_votes",
                  "admin_digest", "away", "bots", "store", "broken", "buckets", "chat", "chat_buckets",
-                 "chat_count", "closed", "committed", "created", "deal_key", "deal_start", "events",
+                 "chat_count", "closed", "committed", "dropped", "lease", "created", "deal_key", "deal_start", "events",
                  "first_dealer", "id", "joined", "last_activity", "last_explanation",
                  "last_watched", "listed", "lock", "manager", "max_deals", "next_deal_at",
                  "open_seats", "options", "pending", "rematch_id", "rematch_links", "rules",
@@ -139,6 +141,10 @@ class TableCore:
         self.first_dealer: int | None = None
         self.started = False
         self.closed = False
+        # several processes (cluster.py): the epoch of the lease this copy was taken under
+        # (None: not yet), and whether it was dropped here (another process runs the table)
+        self.lease: int | None = None
+        self.dropped = False
         self.broken: str | None = None
         self.lock = TableLock()
         self.fanout = TableFanout(self, [s.bot is not None for s in seats],

@@ -13,9 +13,10 @@ from ..table import Table
 from .buckets import Bucket
 from .fanout import Conn, dumps
 from .names import look_alike_pair
-from .refusals import Refusal, RefusalKind
+from .refusals import Refusal, RefusalKind, StorageUnavailable
 from .storage import StoredSocial, token_digest
 from .table_core import TRY_AGAIN, TableCore
+from .worker_pool import WorkerError
 
 if TYPE_CHECKING:
     from .live_table import LiveTable
@@ -104,7 +105,7 @@ class TableSocial(TableCore):
         at = time.time()
         try:
             await self.store.commit(self.store.storage.add_chat, self.id, idx, seat, line, at)
-        except Exception:
+        except StorageUnavailable:
             log.warning("table %s: could not store a chat line", self.id, exc_info=True)
             raise Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE) from None
         entry = self._chat_line(seat, line, at)
@@ -144,7 +145,7 @@ class TableSocial(TableCore):
         except ValueError:
             raise Refusal("hint rate", SOCIAL_MESSAGES["hint rate"],
                           RefusalKind.TOO_MANY) from None
-        except Exception as e:
+        except WorkerError as e:  # the worker failed (its fault is the cause), or keeps dying
             log.warning("table %s: no hint for seat %d: %s", self.id, seat, e)
             raise Refusal("hint failed", SOCIAL_MESSAGES["hint failed"],
                           RefusalKind.UNAVAILABLE) from None
@@ -176,7 +177,7 @@ class TableSocial(TableCore):
             try:
                 await self.store.commit(self.store.storage.take_seat, self.id, seat, digest,
                                           left, name)
-            except Exception:
+            except StorageUnavailable:
                 log.warning("table %s: could not store a taken seat", self.id, exc_info=True)
                 raise Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE) from None
             self.seats[seat].digest = digest
@@ -245,7 +246,7 @@ class TableSocial(TableCore):
                                         [(s.name, s.bot) for s in self.seats], self.max_deals,
                                         social=social)
             await self.store.commit(self.store.storage.mark_rematch, self.id, made["id"])
-        except Exception:
+        except StorageUnavailable:
             log.warning("table %s: could not make the rematch", self.id, exc_info=True)
             raise Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE) from None
         new: LiveTable = made["table"]
@@ -289,7 +290,7 @@ class TableSocial(TableCore):
                 return
             try:  # nobody holds the new seat's link: the one made with the rematch was lost
                 token = await self.manager.reissue(new, seat)
-            except Exception:
+            except StorageUnavailable:
                 log.warning("table %s: no new link for seat %d", self.id, seat, exc_info=True)
                 return
             link = self.rematch_links[seat] = f"/t/{new.id}#{token}"
@@ -298,7 +299,7 @@ class TableSocial(TableCore):
             try:
                 await self.store.commit(self.store.storage.set_rematch_claimed, self.id,
                                           sorted(self.rematch_claimed))
-            except Exception:
+            except StorageUnavailable:
                 log.warning("table %s: could not store that seat %d went on to the rematch",
                             self.id, seat, exc_info=True)
         conn.told_rematch = True

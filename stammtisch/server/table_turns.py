@@ -13,6 +13,7 @@ import asyncio
 import logging
 import time
 import zlib
+from collections.abc import Callable
 
 from ..bots import SEARCH_BOTS, algorithm_of
 from ..games.base import IllegalAction
@@ -104,11 +105,11 @@ class TableTurns(TableCore):
                 self.lock.release()
                 return
             number, names, key, before = self._deal_in_memory()
-        except Exception as e:
+        except Refusal as e:
             self.lock.release()
             self._deal_refused(e)
             return
-        except BaseException:
+        except BaseException:  # a fault too: the lock is free again, and the fault goes up
             self.lock.release()
             raise
 
@@ -123,7 +124,7 @@ class TableTurns(TableCore):
         self.pending = None
         try:
             await self.next_deal()
-        except Exception as e:
+        except Refusal as e:  # a fault goes up: the scheduler logs it
             self._deal_refused(e)
 
     def _deal_refused(self, error: BaseException) -> None:
@@ -153,13 +154,8 @@ class TableTurns(TableCore):
             assert state is not None
             name = self._bot_name(seat)
             if algorithm_of(name) not in SEARCH_BOTS:
-                try:
-                    text = state.action_to_string(self._bot_for(seat).act(state, seat))
-                except Exception:
-                    log.exception("table %s: bot at seat %d failed", self.id, seat)
-                    self.broken = f"the bot at seat {seat} failed"
-                    return
-                retry = await self._bot_acts(seat, text)
+                bot = self._bot_for(seat)
+                retry = await self._bot_acts(seat, lambda: state.action_to_string(bot.act(state, seat)))
                 if retry and self.events == event:
                     self.schedule(delay=self.manager.retry_later)
                 return
@@ -169,7 +165,7 @@ class TableTurns(TableCore):
             text = await self.manager.thinker.decide(
                 deal, name, seat, seed=zlib.crc32(f"{self.id}:{event}".encode()),
                 owner=self.creator, table=self.id)
-        except Exception as e:
+        except Exception as e:  # a search bot may fail in any way: it is asked again, ever later
             async with self.lock:
                 self.thinking_for = None
                 delay = self._search_bot_failed(seat, name, e)
@@ -181,7 +177,7 @@ class TableTurns(TableCore):
             self._search_bot_worked()
             if self.events != event or self.closed:
                 return
-            retry = await self._bot_acts(seat, text)
+            retry = await self._bot_acts(seat, lambda: text)
             if retry and self.events == event:
                 self.schedule(delay=self.manager.retry_later)
 
@@ -211,17 +207,17 @@ class TableTurns(TableCore):
             self.bot_trouble = None
             self._seats_changed()
 
-    async def _bot_acts(self, seat: int, text: str) -> bool:
-        """Apply a bot's action (the caller holds the lock); True when a transient failure
-        (storage) left the table unchanged and the bot should try again."""
+    async def _bot_acts(self, seat: int, choose: Callable[[], str]) -> bool:
+        """Apply a bot's action, ``choose()`` (the caller holds the lock); True when a
+        transient failure (storage) left the table unchanged and the bot should try again."""
         try:
-            await self._act_locked(seat, text)
+            await self._act_locked(seat, choose())
         except (Refusal, IllegalAction) as e:
             if e.rule in ("storage", "server"):
                 return True
             log.error("table %s: the bot at seat %d chose an illegal action", self.id, seat)
             self.broken = f"the bot at seat {seat} failed"
-        except Exception:
+        except Exception:  # a bot, or its action, may fail in any way (undone): the table shows it
             log.exception("table %s: bot at seat %d failed", self.id, seat)
             self.broken = f"the bot at seat {seat} failed"
         return False

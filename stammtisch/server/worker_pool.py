@@ -51,6 +51,13 @@ class WorkerError(Exception):
         super().__init__(message)
 
 
+class JobFailed(WorkerError):
+    """A job failed in its worker (its error is the cause): a fault of the work, not of the
+    pool; asking again may fail the same way."""
+
+    rule = "job failed"
+
+
 class WorkersFailing(WorkerError):
     """The worker process keeps dying: no work for ``retry_after`` seconds (0: this request's
     worker died twice; others may go on)."""
@@ -270,9 +277,14 @@ class WorkerPool:
         except asyncio.CancelledError:
             job.future.cancel()
             raise
-        except Exception as e:
+        except Exception as e:  # a job may fail in any way: whoever waits gets it as JobFailed
+            if isinstance(e, WorkerError):  # the pool's own refusal (WorkersFailing): as it is
+                failed: Exception = e
+            else:
+                failed = JobFailed(f"{self.what}: {e!r}")
+                failed.__cause__ = e
             if not job.future.done():
-                job.future.set_exception(e)
+                job.future.set_exception(failed)
         else:
             if not job.future.done():
                 job.future.set_result(result)

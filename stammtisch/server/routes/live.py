@@ -7,7 +7,7 @@ import asyncio
 import logging
 from typing import NamedTuple
 
-from fastapi import APIRouter, WebSocket
+from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from ...games.base import IllegalAction
 from ..fanout import Conn, dumps
@@ -27,8 +27,8 @@ from ..protocol import (
     parse_hello,
 )
 from ..records import auth_stored
-from ..refusals import MESSAGES, STORAGE_ERRORS, Refusal
-from ..table_core import TRY_AGAIN
+from ..refusals import MESSAGES, Refusal, StorageUnavailable
+from ..table_core import SERVER_FAULT, TRY_AGAIN
 from ..table_social import SOCIAL_MESSAGES
 from ..transport import ServerSocket
 from .deps import TABLE_ID, Server, client_address, get_server
@@ -130,7 +130,7 @@ async def ws_endpoint(ws: WebSocket, table_id: str) -> None:
         seq = msg.seq
         try:
             live.act_now(conn.seat, msg.action, msg.event, lambda e: refused(server, live, conn, e, seq))
-        except Exception as e:
+        except Exception as e:  # every error is answered: a refusal as such, a fault as one
             refused(server, live, conn, e, seq)
             if isinstance(e, (IllegalAction, Refusal)) and e.rule == "stale":
                 live.send_state(conn)  # the lock was free: no commit is under way
@@ -168,9 +168,9 @@ async def ws_endpoint(ws: WebSocket, table_id: str) -> None:
             await handle(server, live, conn, text)
 
     try:
-        await live.attach(conn)
-        await asyncio.get_running_loop().create_task(receive_loop())
-    except Exception as e:  # a broken socket; nothing to tell the client
+        if await live.attach(conn):  # else the table was dropped here meanwhile: come again
+            await asyncio.get_running_loop().create_task(receive_loop())
+    except (RuntimeError, OSError, WebSocketDisconnect) as e:  # a broken socket: nobody to tell
         if not isinstance(e, (RuntimeError, ConnectionError)):
             log.debug("websocket ended: %r", e)
     finally:
@@ -220,7 +220,7 @@ async def old_link(server: Server, table_id: str, token: str) -> tuple[str, str]
     async with server.archived_claims:  # two uses of one old link at once: one goes on
         try:
             st = await manager.store.read(storage.load_table, table_id)
-        except STORAGE_ERRORS:
+        except StorageUnavailable:
             log.warning("table %s could not be read", table_id, exc_info=True)
             return unavailable
         who = auth_stored(st, token) if st is not None and token else None
@@ -242,7 +242,7 @@ async def old_link(server: Server, table_id: str, token: str) -> tuple[str, str]
             await manager.store.commit(storage.set_rematch_claimed, table_id,
                                  sorted({*st.social.rematch_claimed, seat}))
             fresh = await manager.reissue(new, seat)
-        except STORAGE_ERRORS:
+        except StorageUnavailable:
             log.warning("table %s: no link to its rematch for seat %d", table_id, seat,
                         exc_info=True)
             return unavailable
@@ -258,8 +258,7 @@ def refused(server: Server, live: LiveTable, conn: Conn, e: BaseException,
         conn.send(dumps({"type": "error", "rule": e.rule, "message": e.message, "seq": seq}))
         return
     log.error("table %s: error handling a message", live.id, exc_info=e)
-    conn.send(dumps({"type": "error", "rule": "server",
-                     "message": "internal server error", "seq": seq}))
+    conn.send(dumps({"type": "error", "rule": "server", "message": SERVER_FAULT, "seq": seq}))
 
 
 async def handle(server: Server, live: LiveTable, conn: Conn, text: str) -> None:
@@ -295,7 +294,7 @@ async def handle(server: Server, live: LiveTable, conn: Conn, text: str) -> None
             await live.rematch(seat, msg.agree, conn.address)
         else:
             await live.start()
-    except Exception as e:
+    except Exception as e:  # every error is answered: a refusal as such, a fault as one
         refused(server, live, conn, e, seq)
         if isinstance(e, (IllegalAction, Refusal)) and e.rule == "stale":  # show the current state again
             async with live.lock:

@@ -30,10 +30,10 @@ from fastapi.responses import JSONResponse, Response
 
 from .. import records
 from ..analysis import AnalysisBusy, AnalysisQueueFull, AnalysisShareFull, deal_cost
-from ..refusals import MESSAGES, STORAGE_ERRORS, Refusal, RefusalKind
+from ..refusals import MESSAGES, Refusal, RefusalKind, StorageUnavailable
 from ..storage import StoredTable, token_digest
 from ..table_core import TRY_AGAIN
-from ..worker_pool import WorkersFailing
+from ..worker_pool import JobFailed, WorkersFailing
 from .deps import AddressDep, Server, ServerDep, TokenDep, known_id
 
 log = logging.getLogger("stammtisch.server")
@@ -64,7 +64,7 @@ async def stored_record(server: Server, table_id: str, address: str) -> StoredTa
     may_read(server, address)
     try:
         st = await server.manager.store.read(server.storage.load_table, table_id)
-    except STORAGE_ERRORS:
+    except StorageUnavailable:
         log.warning("table %s: its record could not be read", table_id, exc_info=True)
         raise Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE, 5) from None
     if st is None:
@@ -106,7 +106,7 @@ async def asker(server: Server, table_id: str, token: str, address: str, refused
         may_read(server, address)
         try:
             tokens = await server.manager.store.read(server.storage.table_tokens, table_id)
-        except STORAGE_ERRORS:
+        except StorageUnavailable:
             log.warning("table %s: its tokens could not be read", table_id, exc_info=True)
             raise Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE, 5) from None
         if tokens is None:
@@ -204,8 +204,12 @@ async def get_analysis(table_id: KnownId, deal: int, token: TokenDep, server: Se
             deal=deal, finished=max(a.finished, 0)))
     result = server.analyst.cached(table_id, deal)
     if result is None:  # the first request: the deal's record from the database
+        cluster, limits = server.manager.cluster, server.limits
         server.limit(server.analysis_takes.allow(token_digest(token))
-                     and server.analysis_takes_by_address.allow(address),
+                     and (server.analysis_takes_by_address.allow(address) if cluster is None
+                          else await cluster.allow("analysis", address,
+                                                   limits.analyses_per_minute_per_address,
+                                                   limits.analysis_burst_per_address)),
                      "analysis rate", MESSAGES["analysis rate"], 20)
         loaded = await stored_record(server, table_id, address)  # the live table keeps no old deals
         try:  # the deals up to this one are all the analysis replays
@@ -227,7 +231,7 @@ async def get_analysis(table_id: KnownId, deal: int, token: TokenDep, server: Se
         except WorkersFailing as e:
             raise Refusal(e.rule, MESSAGES["workers failing"], RefusalKind.UNAVAILABLE,
                           e.retry_after) from None
-        except Exception:  # a worker's fault: logged with its traceback, the client may retry
+        except JobFailed:  # a worker's fault: logged with its traceback, the client may retry
             log.exception("table %s: the analysis of deal %d failed", table_id, deal)
             raise Refusal("server", MESSAGES["analysis failed"], RefusalKind.UNAVAILABLE) from None
     return JSONResponse({"players": result.names, **result.read_by(a.seat, a.whole)})

@@ -37,7 +37,7 @@ from ...rules import ruleset as build_ruleset
 from ..limits import MAX_DEALS_LIMIT, OPTION_MAXIMA, check_option_bounds, check_rules_bounds
 from ..live_table import LiveTable
 from ..names import NameError_, clean_name, look_alike_pair
-from ..refusals import MESSAGES, STORAGE_ERRORS, Refusal, RefusalKind
+from ..refusals import MESSAGES, Refusal, RefusalKind, StorageUnavailable
 from ..storage import StoredSocial
 from ..table_core import TRY_AGAIN
 from .deps import TABLE_ID, AddressDep, LiveDep, ServerDep, require_role, seat_rate
@@ -208,17 +208,17 @@ def check_table(body: TableIn, server: ServerDep, address: str) -> tuple[dict[st
     if body.max_deals is not None and bots_only and body.max_deals > limits.bot_table_max_deals:
         raise Refusal("max_deals", MESSAGES["bot deals"].format(n=limits.bot_table_max_deals),
                       RefusalKind.INVALID)
-    searchers = sum(1 for s in body.seats if s.bot and algorithm_of(s.bot) in SEARCH_BOTS)
-    server.limit(not searchers or server.manager.search_bots_of(address) + searchers
-                 <= limits.search_bots_per_address,
-                 "search bots", MESSAGES["search bots"].format(n=limits.search_bots_per_address), 60)
     return options, rules
 
 
 @router.post("/api/tables", status_code=201)
 async def post_table(body: TableIn, server: ServerDep, address: AddressDep) -> Any:
     options, rules = check_table(body, server, address)
-    manager = server.manager
+    limits, manager = server.limits, server.manager
+    searchers = sum(1 for s in body.seats if s.bot and algorithm_of(s.bot) in SEARCH_BOTS)
+    server.limit(not searchers or await manager.search_bots_of(address) + searchers
+                 <= limits.search_bots_per_address,
+                 "search bots", MESSAGES["search bots"].format(n=limits.search_bots_per_address), 60)
     refusal = await manager.creation_refusal(address)
     if refusal is not None:
         raise refusal
@@ -284,7 +284,7 @@ async def close_table(body: TokenIn, live: LiveDep) -> JSONResponse:
     require_role(live, body.token, ("admin",), "only the table's admin token may close the table")
     try:
         await live.close()
-    except STORAGE_ERRORS:
+    except StorageUnavailable:
         raise Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE) from None
     return await live_info(live)
 
@@ -298,7 +298,7 @@ async def reissue_link(table_id: str, body: ReissueIn, live: LiveDep, server: Se
         raise Refusal("lobby seat", MESSAGES["lobby seat"].format(seat=body.seat), RefusalKind.INVALID)
     try:
         token = await server.manager.reissue(live, body.seat)
-    except STORAGE_ERRORS:
+    except StorageUnavailable:
         raise Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE) from None
     return {"seat": body.seat, "token": token, "link": f"/t/{table_id}#{token}"}
 

@@ -1,0 +1,164 @@
+"""Several server processes over one database (cluster.py): the fence (a holder that stalls,
+SIGSTOP, as a long GC pause, a swapped-out VM or a hung disk would, while another process
+takes its table commits nothing it reads when it runs again, and a WebSocket that reached it
+meanwhile is closed with "come again" and reaches the new holder), and the limits per client
+address, which hold for the whole service."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+from server_helpers import free_port, hello, serving
+from test_server_cluster import (  # noqa: F401  (``cluster`` is the fixture)
+    Client,
+    assert_record_holds,
+    cluster,
+    deals_done,
+    final_record,
+    http,
+    new_table,
+    play_until,
+    stop,
+)
+from websockets.exceptions import ConnectionClosed
+from websockets.sync.client import connect
+
+from stammtisch.server.cluster import LEASE_SECONDS
+from stammtisch.server.protocol import CloseCode
+from stammtisch.server.storage import Storage
+
+#: How long the holder is stopped (seconds): well past its lease.
+STALL = 2 * LEASE_SECONDS
+
+
+def stored_events(storage: Storage, table_id: str) -> int:
+    """The events of a table the database holds: its deals and their actions."""
+    st = storage.load_table(table_id)
+    assert st is not None
+    return sum(1 + len(actions) for _, actions in st.deals)
+
+
+def page_opened_during_the_stall(port: int, table_id: str, token: str) -> int | None:
+    """A page that connects to the stalled process (its handshake and hello wait there): the
+    code its connection is closed with, None when it was not closed within 30 s of the
+    answer."""
+    with connect(f"ws://127.0.0.1:{port}/ws/{table_id}", open_timeout=STALL + 30) as ws:
+        ws.send(hello(token))
+        deadline = time.monotonic() + 30
+        try:
+            while time.monotonic() < deadline:
+                try:
+                    ws.recv(timeout=1)
+                except TimeoutError:
+                    continue
+        except ConnectionClosed as closed:
+            return closed.rcvd.code if closed.rcvd is not None else None
+    return None
+
+
+def test_a_stalled_holder_commits_nothing_it_reads_when_it_runs_again(cluster):  # noqa: F811
+    ports, procs = cluster["ports"], cluster["procs"]
+    storage = Storage(cluster["db"])
+    t = new_table(ports[0])  # process 0 makes the table, and runs it
+    anna = Client(ports, ports[0], t["id"], t["seats"][0]["token"])  # at the holder itself
+    bernd = Client(ports, ports[1], t["id"], t["seats"][1]["token"])
+    anna.send({"type": "start"})
+    seats = {0: anna, 1: bernd}
+    rng = random.Random(8)
+
+    def anna_chooses() -> bool:  # Anna on turn with a choice, and both clients up to date
+        bernd.pump()
+        return (anna.state is not None and anna.view is not None and not anna.view["terminal"]
+                and anna.view["current_player"] == 0 and len(anna.view["legal_actions"]) > 1
+                and bernd.state is not None and bernd.state["event"] == anna.state["event"])
+
+    play_until(seats, [], rng, anna_chooses)
+    event, legal = anna.state["event"], anna.view["legal_actions"]
+    before = stored_events(storage, t["id"])
+    pool = ThreadPoolExecutor(1)
+    procs[0].send_signal(signal.SIGSTOP)
+    try:
+        stalled_at = time.monotonic()
+        # Anna's action waits in the stalled holder's socket: it reads it when it runs again
+        anna.ws.send(json.dumps({"type": "action", "action": legal[0], "event": event}))
+        late = pool.submit(page_opened_during_the_stall, ports[0], t["id"], t["spectator"]["token"])
+        time.sleep(LEASE_SECONDS + 1)
+        bernd.state = None
+        bernd.reconnect()  # process 1 takes the table: the lease expired
+        assert bernd.until_state()["event"] == event
+        time.sleep(max(0.0, STALL - (time.monotonic() - stalled_at)))
+    finally:
+        procs[0].send_signal(signal.SIGCONT)
+    # the page that reached the stalled holder is told to come again, and does: to the new holder
+    assert late.result(timeout=STALL + 70) == CloseCode.RESTARTING
+    pool.shutdown()
+    again = Client(ports, ports[0], t["id"], t["spectator"]["token"])
+    assert again.until_state()["event"] == event
+    # Anna's connection to the old holder is closed too; her page connects again
+    deadline = time.monotonic() + 30
+    while anna.reconnects == 0:
+        assert time.monotonic() < deadline, "the old holder kept Anna's connection"
+        anna.pump(0.5)
+    time.sleep(6)  # past the old holder's retries of her action (commit_deadline), had it any
+    assert stored_events(storage, t["id"]) == before, "the stalled holder committed her action"
+    anna.pump(1.0)
+    assert anna.state["event"] == event
+    # the new holder serves her seat as ever: another choice of hers is taken at once
+    anna.errors.clear()
+    anna.send({"type": "action", "action": legal[-1], "event": event})
+    deadline = time.monotonic() + 20
+    while anna.state["event"] == event:
+        assert time.monotonic() < deadline, f"her action was not taken: {anna.errors}"
+        anna.pump(0.2)
+    assert not anna.errors
+    play_until(seats, [], rng, lambda: deals_done(anna) >= 1)
+    record = final_record(ports[2], t)
+    assert_record_holds(record, [anna, bernd])
+    assert procs[0].poll() is None  # the old holder lives on, without the table
+    again.close()
+    storage.close()
+
+
+def start_with(db: str, port: int, **limits: object):
+    """A server process of the service with these limits."""
+    code = ("from stammtisch.server.app import run; "
+            "from stammtisch.server.limits import ServerLimits; "
+            f"run(port={port}, database_url={db!r}, bot_delay=0.02, deal_pause=1000, "
+            f"log_level='warning', limits=ServerLimits(**{limits!r}))")
+    return serving(code)
+
+
+def test_one_address_cannot_spread_its_tables_over_two_processes_past_its_limits(postgres_url):
+    """The quota, the creation rate and the search-bot seats of one address hold for the
+    service: tables made at either of two processes count against the same figures."""
+    ports = [free_port(), free_port()]
+    limits = {"tables_per_address": 3, "creations_per_minute": 0.001, "creation_burst": 5,
+              "search_bots_per_address": 1}
+    with ThreadPoolExecutor(2) as pool:
+        procs = list(pool.map(lambda p: start_with(postgres_url, p, **limits), ports))
+    try:
+        def make(port: int, bot: str = "heuristic") -> tuple[int, dict]:
+            return http(port, "POST", "/api/tables", {
+                "ruleset": "tippen/grupp-1975",
+                "seats": [{"name": "Anna"}, {"name": "Bernd"}, {"name": "Robo", "bot": bot}]})
+
+        # the search bots: one pimc seat at process 0 is all this address may have
+        assert make(ports[0], "pimc")[0] == 201
+        status, refused = make(ports[1], "pimc")
+        assert (status, refused["rule"]) == (429, "search bots"), refused
+        # the quota: two more tables, one at each process, then no more anywhere
+        assert make(ports[1])[0] == 201
+        assert make(ports[0])[0] == 201
+        for port in ports:
+            status, refused = make(port)
+            assert (status, refused["rule"]) == (429, "quota"), refused
+        # the rate: 5 creations at once in all (3 made, 2 refused by the quota), none refilled
+        status, refused = make(ports[1])
+        assert (status, refused["rule"]) == (429, "rate"), refused
+    finally:
+        for proc in procs:
+            stop(proc, signal.SIGKILL)
