@@ -86,7 +86,7 @@ class Kind:
     ANSWER = "r"  # holder → front: a piece of the answer's body, more to come
     ANSWER_END = "R"  # holder → front: the answer's last piece
     HANDOFF = "h"  # front → holder: hand this table over to me (JSON: table, process id)
-    HANDED = "H"  # holder → front: "1" (the lease is the asker's now) or "0"
+    HANDED = "H"  # holder → front: "moved" (the lease is the asker's now), "kept", "not here"
     LOST = "x"  # (never sent) the link went away
 
 
@@ -303,9 +303,9 @@ class HolderLink:
         task.add_done_callback(self.tasks.discard)
 
     async def hand_off(self, sid: int, ask: dict[str, Any]) -> None:
-        moved = await self.relay.give_up(str(ask["table"]), str(ask["process"]))
+        answer = await self.relay.give_up(str(ask["table"]), str(ask["process"]))
         if not self.closed:
-            await self.send(frame(sid, Kind.HANDED, "1" if moved else "0"))
+            await self.send(frame(sid, Kind.HANDED, answer))
 
 
 # --- the relaying process's side ------------------------------------------------------------
@@ -450,7 +450,12 @@ class ClusterRelay:
         self.figures = figures or RelayFigures()
         self._links: dict[str, PeerLink] = {}
         self._linking: dict[str, asyncio.Future[PeerLink]] = {}
-        self._handing: set[str] = set()  # tables being handed to another process now
+        # tables being handed to another process now: their clients wait for the end of it
+        self._handing: dict[str, asyncio.Event] = {}
+        self._asking: dict[str, asyncio.Future[bool]] = {}  # hand-offs asked for now
+        # WebSockets of tables served here, from their first byte (a socket that has not
+        # said hello yet is no client of the table's yet, but keeps the table here all the same)
+        self._present: dict[str, int] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -463,13 +468,14 @@ class ClusterRelay:
             return
         match = TABLE_PATH.match(path)
         table_id = match[1] if match is not None else None
+        if table_id is not None and table_id in self._handing:
+            await self._handing[table_id].wait()
         if scope.get(RELAYED):
-            if table_id is not None and (table_id in self._handing
-                                         or await self._elsewhere(table_id) is not None):
+            if table_id is not None and await self._elsewhere(table_id) is not None:
                 # it moved on since the relaying process looked: the client tries again
                 await refuse_again(scope, receive, send)
                 return
-            await self.app(scope, receive, send)
+            await self._serve_here(table_id, scope, receive, send)
             return
         if kind == "http" and path == "/api/tables" and scope["method"] == "GET":
             await self._lobby(scope, receive, send)
@@ -477,18 +483,29 @@ class ClusterRelay:
         if table_id is None:
             await self.app(scope, receive, send)
             return
-        if table_id in self._handing:
-            await refuse_again(scope, receive, send)
-            return
         where = await self._elsewhere(table_id)
-        if where is not None and kind == "websocket" and await self._ask_handoff(where, table_id):
-            where = await self._elsewhere(table_id)
+        if where is not None and kind == "websocket":
+            where = await self._bring(where, table_id)
         if where is None:
-            await self.app(scope, receive, send)
+            await self._serve_here(table_id, scope, receive, send)
         elif kind == "http":
             await self._relay_http(where, table_id, scope, receive, send)
         else:
             await self._relay_ws(where, table_id, scope, receive, send)
+
+    async def _serve_here(self, table_id: str | None, scope: Scope, receive: Receive,
+                          send: Send) -> None:
+        if table_id is None or scope["type"] != "websocket":
+            await self.app(scope, receive, send)
+            return
+        present = self._present
+        present[table_id] = present.get(table_id, 0) + 1
+        try:
+            await self.app(scope, receive, send)
+        finally:
+            present[table_id] -= 1
+            if not present[table_id]:
+                del present[table_id]
 
     async def _elsewhere(self, table_id: str) -> str | None:
         try:
@@ -526,9 +543,22 @@ class ClusterRelay:
 
     # --- hand-off -------------------------------------------------------------------------
 
+    async def _bring(self, url: str, table_id: str) -> str | None:
+        """Where a WebSocket about a table held at ``url`` goes, once its holder was asked to
+        hand it over: None (here) if it did, else where the table is now. Clients of one
+        table that come at once share one question."""
+        asking = self._asking.get(table_id)
+        if asking is None:
+            asking = self._asking[table_id] = asyncio.ensure_future(
+                self._ask_handoff(url, table_id))
+            asking.add_done_callback(lambda _: self._asking.pop(table_id, None))
+        await asyncio.shield(asking)
+        return await self._elsewhere(table_id)
+
     async def _ask_handoff(self, url: str, table_id: str) -> bool:
         """Ask the holder at ``url`` to hand ``table_id`` over to this process (a client of it
-        came here); True when it did (the lease is this process's now)."""
+        came here); True when it did (the lease is this process's now). Whatever the answer,
+        where the table is is looked up again after it."""
         try:
             link = await self._link(url)
             stream = link.stream()
@@ -542,39 +572,46 @@ class ClusterRelay:
             log.info("table %s: its process at %s did not answer a hand-off", table_id, url,
                      exc_info=True)
             return False
-        if kind != Kind.HANDED or answer != "1":
-            return False
         self.cluster.forget(table_id)
+        if kind != Kind.HANDED or answer != "moved":
+            return False
         self.figures.handoffs += 1
         return True
 
-    async def give_up(self, table_id: str, to: str) -> bool:
+    async def give_up(self, table_id: str, to: str) -> str:
         """Hand a table nobody is connected to here over to the process ``to`` (its lease
-        moved there in one statement, after the event being committed); False when it has
-        clients here, or is not this process's."""
+        moved there in one statement, after the event being committed): "moved"; "kept"
+        when a client of it is here (or it is being handed elsewhere); "not here"."""
         manager = self.cluster.manager
         assert manager is not None
         live = manager.tables.get(table_id)
-        if live is None or live.fanout.conns or table_id in self._handing or live.closed:
-            return False
-        self._handing.add(table_id)
+        if live is None or live.closed:
+            return "not here"
+        if self._has_clients(table_id, live.fanout.conns) or table_id in self._handing:
+            return "kept"
+        self._handing[table_id] = asyncio.Event()
         try:
             await live.lock.acquire()
             try:
-                if live.fanout.conns or manager.tables.get(table_id) is not live or live.closed:
-                    return False
+                if manager.tables.get(table_id) is not live or live.closed:
+                    return "not here"
+                if self._has_clients(table_id, live.fanout.conns):
+                    return "kept"
                 moved = await asyncio.get_running_loop().run_in_executor(
                     None, self._move_lease, table_id, to)
                 if not moved:
-                    return False
+                    return "not here"
                 manager.drop(live)
                 self.cluster.forget(table_id)
                 log.info("table %s: handed to process %s, where its clients are", table_id, to)
-                return True
+                return "moved"
             finally:
                 live.lock.release()
         finally:
-            self._handing.discard(table_id)
+            self._handing.pop(table_id).set()
+
+    def _has_clients(self, table_id: str, conns: list[Any]) -> bool:
+        return bool(conns) or table_id in self._present
 
     def _move_lease(self, table_id: str, to: str) -> bool:
         with self.cluster.engine.begin() as conn:
