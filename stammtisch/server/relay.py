@@ -453,9 +453,7 @@ class ClusterRelay:
         # tables being handed to another process now: their clients wait for the end of it
         self._handing: dict[str, asyncio.Event] = {}
         self._asking: dict[str, asyncio.Future[bool]] = {}  # hand-offs asked for now
-        # WebSockets of tables served here, from their first byte (a socket that has not
-        # said hello yet is no client of the table's yet, but keeps the table here all the same)
-        self._present: dict[str, int] = {}
+        self._present: dict[str, int] = {}  # WebSockets of each table here now (``__call__``)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
@@ -468,6 +466,24 @@ class ClusterRelay:
             return
         match = TABLE_PATH.match(path)
         table_id = match[1] if match is not None else None
+        if table_id is None or kind != "websocket":
+            await self._route(table_id, scope, receive, send)
+            return
+        # a WebSocket keeps its table where it is from its first byte, relayed or served
+        # here, hello or not: while a client of it comes here, this process hands the table
+        # to no other (and a table it took for this client stays here)
+        present = self._present
+        present[table_id] = present.get(table_id, 0) + 1
+        try:
+            await self._route(table_id, scope, receive, send)
+        finally:
+            present[table_id] -= 1
+            if not present[table_id]:
+                del present[table_id]
+
+    async def _route(self, table_id: str | None, scope: Scope, receive: Receive,
+                     send: Send) -> None:
+        kind, path = scope["type"], scope["path"]
         if table_id is not None and table_id in self._handing:
             await self._handing[table_id].wait()
         if scope.get(RELAYED):
@@ -475,7 +491,7 @@ class ClusterRelay:
                 # it moved on since the relaying process looked: the client tries again
                 await refuse_again(scope, receive, send)
                 return
-            await self._serve_here(table_id, scope, receive, send)
+            await self.app(scope, receive, send)
             return
         if kind == "http" and path == "/api/tables" and scope["method"] == "GET":
             await self._lobby(scope, receive, send)
@@ -487,25 +503,11 @@ class ClusterRelay:
         if where is not None and kind == "websocket":
             where = await self._bring(where, table_id)
         if where is None:
-            await self._serve_here(table_id, scope, receive, send)
+            await self.app(scope, receive, send)
         elif kind == "http":
             await self._relay_http(where, table_id, scope, receive, send)
         else:
             await self._relay_ws(where, table_id, scope, receive, send)
-
-    async def _serve_here(self, table_id: str | None, scope: Scope, receive: Receive,
-                          send: Send) -> None:
-        if table_id is None or scope["type"] != "websocket":
-            await self.app(scope, receive, send)
-            return
-        present = self._present
-        present[table_id] = present.get(table_id, 0) + 1
-        try:
-            await self.app(scope, receive, send)
-        finally:
-            present[table_id] -= 1
-            if not present[table_id]:
-                del present[table_id]
 
     async def _elsewhere(self, table_id: str) -> str | None:
         try:
