@@ -54,8 +54,11 @@ the clients use the other; with two, everything shares both, and each action cos
 CPU in all (a relayed client's messages pass through two processes). So the ratio is at
 most about cpus / (B's CPU seconds per action, all processes) / (A's actions a second), on
 an otherwise idle machine: ``ratio_cpu_bound`` gives that figure, well below 2 on 2 cores
-(other jobs on the machine lower the ratio further: see ``cpu_s.other``); with a core for
-each process, PostgreSQL and the clients it can approach the number of processes.
+(other jobs on the machine lower the ratio further: see ``cpu_s.other``); it can never pass
+cpus / A's busy cores, as A's PostgreSQL and clients take their share too. With a core for
+each server process and PostgreSQL and the clients elsewhere, what two processes give is
+2 x A's server CPU per action / B's (``ratio_servers``): 2.0 when a second process costs
+no CPU per action in all, less as relaying costs the servers more.
 
 PostgreSQL runs with fsync=off unless --fsync (``pg_fsync`` says which), as in the tests: a
 throw-away cluster on a shared disk measures the disk's flushes otherwise.
@@ -552,9 +555,12 @@ def main(argv: list[str] | None = None) -> None:
             two = f"2 {routing}"
             if sat.get("1") and sat.get(two):
                 per_action = sum(results[two]["saturation"]["us_per_action"].values()) / 1e6
+                servers_1 = results["1"]["saturation"]["us_per_action"]["servers"]
+                servers_2 = results[two]["saturation"]["us_per_action"]["servers"]
                 summary[routing] = {
                     "ratio_2_to_1": round(sat[two] / sat["1"], 2),
                     "ratio_cpu_bound": round((os.cpu_count() or 1) / per_action / sat["1"], 2),
+                    "ratio_servers": round(2 * servers_1 / servers_2, 2),
                     "relayed_clients": results[two]["saturation"]["relayed_clients"]}
         print(json.dumps(summary), flush=True)
     finally:

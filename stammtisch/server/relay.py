@@ -699,14 +699,12 @@ class ClusterRelay:
         started = False
         try:
             await link.send(frame(stream.sid, Kind.OPEN, json.dumps(request_of(scope))))
-            seen = 0
             while True:  # the body, as it comes (the Guard outside counts it against max_body)
                 message = await receive()
                 if message["type"] != "http.request":
                     await link.send(frame(stream.sid, Kind.CLOSE, "1001"))
                     return
                 body = message.get("body", b"")
-                seen += len(body)
                 more = bool(message.get("more_body"))
                 for at in range(0, max(1, len(body)), BODY_PIECE):
                     piece = body[at:at + BODY_PIECE]
