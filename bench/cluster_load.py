@@ -1,13 +1,21 @@
 """The web table on several server processes over one PostgreSQL database, under load.
 
 Starts a throw-away PostgreSQL cluster, then for each configuration (``--servers``, default
-1 and 2 processes: A and B) a fresh database and that many ``stammtisch serve`` processes on
-it. It creates ``--tables`` tables round-robin over the processes (POST /api/tables on
-process k) and connects the three seat clients of each table round-robin too (seat s of
-table i to process (i + s) mod n: with two processes every table has clients on both, and a
-client on the process that does not run its table is relayed to the one that does). The
-clients are bench/server_load.py's: each answers its turns with a random legal action after
-``--think-ms``.
+1 and 2 processes: A and B; with more than one, once for each ``--routing``) a fresh
+database and that many ``stammtisch serve`` processes on it. It creates ``--tables`` tables
+round-robin over the processes (POST /api/tables on process k) and connects the three seat
+clients of each table as the proxy would send them (``--routing``):
+
+  spread   seat s of table i to process (i + s) mod n, as nginx's ``least_conn`` spreads
+           them: with two processes every table has clients on both, and a client on the
+           process that does not run its table is relayed to the one that does
+  table    every client of a table to process crc32(table id) mod n, as nginx's consistent
+           ``hash`` on the table id in the path sends them (docs/deployment.md): a table
+           made elsewhere is handed to that process when its first client comes, and
+           nothing is relayed after that
+
+The clients are bench/server_load.py's: each answers its turns with a random legal action
+after ``--think-ms``.
 
 One JSON line per configuration, then a summary line. A configuration's figures:
 
@@ -37,7 +45,8 @@ One JSON line per configuration, then a summary line. A configuration's figures:
                           the backoff rounds the wait up to its next attempt. ``lost_events``:
                           as above, and acknowledged events that did not survive
 
-The summary: ``ratio_2_to_1``, B's actions a second at saturation over A's, and ``cpus``.
+The summary, for each routing: ``ratio_2_to_1``, B's actions a second at saturation over
+A's, and ``ratio_cpu_bound`` (below); and ``cpus``.
 On a machine of few cores the ratio is bounded by the cores, not by the servers: PostgreSQL,
 every server process and the clients (one Python process, the measuring instrument) share
 them. With one process the server's event loop fills at most one core while PostgreSQL and
@@ -45,14 +54,18 @@ the clients use the other; with two, everything shares both, and each action cos
 CPU in all (a relayed client's messages pass through two processes). So the ratio is at
 most about cpus / (B's CPU seconds per action, all processes) / (A's actions a second), on
 an otherwise idle machine: ``ratio_cpu_bound`` gives that figure, well below 2 on 2 cores
-(other jobs on the machine lower the ratio further: see ``cpu_s.other``); with a core for
-each process, PostgreSQL and the clients it can approach the number of processes.
+(other jobs on the machine lower the ratio further: see ``cpu_s.other``); it can never pass
+cpus / A's busy cores, as A's PostgreSQL and clients take their share too. With a core for
+each server process and PostgreSQL and the clients elsewhere, what two processes give is
+2 x A's server CPU per action / B's (``ratio_servers``): 2.0 when a second process costs
+no CPU per action in all, less as relaying costs the servers more.
 
 PostgreSQL runs with fsync=off unless --fsync (``pg_fsync`` says which), as in the tests: a
 throw-away cluster on a shared disk measures the disk's flushes otherwise.
 
     python bench/cluster_load.py [--tables 1000] [--seconds 30] [--saturation-seconds 15]
-                                 [--think-ms 250] [--servers 1,2] [--fsync]
+                                 [--think-ms 250] [--servers 1,2] [--routing spread,table]
+                                 [--fsync]
 """
 
 from __future__ import annotations
@@ -71,6 +84,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -247,15 +261,22 @@ class Player(sl.Client):
                 self.ws.transport.close()
 
 
+def routed(table_id: str, n: int) -> int:
+    """The process a proxy that routes by table sends a table's clients to."""
+    return zlib.crc32(table_id.encode()) % n
+
+
 def make_players(tables: list[dict], urls: list[str], think: float, seed: int,
-                 stats: sl.Stats, only: list[int] | None = None) -> list[Player]:
-    """The seat clients of ``tables``: seat s of table i on process (i + s) mod n, or on
-    process ``only[s]``."""
+                 stats: sl.Stats, only: list[int] | None = None,
+                 routing: str = "spread") -> list[Player]:
+    """The seat clients of ``tables``: seat s of table i on process (i + s) mod n (routing
+    by table: on process ``routed``), or on process ``only[s]``."""
     rng = random.Random(seed)
     out = []
     for i, t in enumerate(tables):
         for s in t["seats"]:
-            k = only[s["seat"]] if only else (i + s["seat"]) % len(urls)
+            k = only[s["seat"]] if only else routed(t["id"], len(urls)) if routing == "table" \
+                else (i + s["seat"]) % len(urls)
             url = urls[k].replace("http://", "ws://") + f"/ws/{t['id']}"
             out.append(Player(url, s["token"], s["seat"], t["id"], random.Random(rng.random()),
                               stats, think))
@@ -284,9 +305,10 @@ async def finish(players: list[Player], tasks: list[asyncio.Task]) -> None:
 
 
 async def play(tables: list[dict], servers: Servers, pg: ThrowAwayPostgres, seconds: float, think: float,
-               seed: int, start: bool) -> tuple[sl.Stats, list[Player], float, dict[str, float]]:
+               seed: int, start: bool, routing: str
+               ) -> tuple[sl.Stats, list[Player], float, dict[str, float]]:
     stats = sl.Stats()
-    players = make_players(tables, servers.urls, think, seed, stats)
+    players = make_players(tables, servers.urls, think, seed, stats, routing=routing)
     tasks = await connect(players)
     gc.collect()
     gc.freeze()  # the connected clients are long-lived: keep them out of collections
@@ -296,7 +318,9 @@ async def play(tables: list[dict], servers: Servers, pg: ThrowAwayPostgres, seco
         loop = asyncio.get_running_loop()
         n = len(servers.urls)
         await asyncio.gather(*(loop.run_in_executor(
-            None, sl.http_json, None, servers.urls[i % n], f"/api/tables/{t['id']}/start",
+            None, sl.http_json, None,
+            servers.urls[routed(t["id"], n) if routing == "table" else i % n],
+            f"/api/tables/{t['id']}/start",
             {"token": t["admin_token"]}) for i, t in enumerate(tables)))
     cpu0, t0 = cpu_now(servers.live_pids(), pg.pid), time.perf_counter()
     await asyncio.sleep(seconds)
@@ -400,8 +424,14 @@ async def takeover(tables: list[dict], servers: Servers, pg: ThrowAwayPostgres, 
     if table is None:
         return {"error": "no table's lease is held by process 0"}
     stats = sl.Stats()
+    # a spectator on process 0 while the players connect keeps the table there (a table
+    # nobody is connected to goes to the process its first client reaches)
+    keeper = Player(servers.urls[0].replace("http://", "ws://") + f"/ws/{table['id']}",
+                    table["spectator"]["token"], -1, table["id"], random.Random(seed), stats, 0.0)
+    kept = await connect([keeper])
     players = make_players([table], servers.urls, 0.0, seed, stats, only=[1, 1, 1])
     tasks = await connect(players)
+    await finish([keeper], kept)
     await asyncio.sleep(2)  # play a little through the relay
     before = max(p.last_event for p in players)
     left = pg.query(db, f"SELECT expires - {DB_NOW} FROM st_leases WHERE table_id = %s", table["id"])
@@ -430,9 +460,9 @@ async def takeover(tables: list[dict], servers: Servers, pg: ThrowAwayPostgres, 
 
 
 # ----------------------------------------------------------------------------- runs
-def configuration(n: int, args: argparse.Namespace, pg: ThrowAwayPostgres, root: Path,
-                  peer_flag: bool) -> dict[str, Any]:
-    db = f"load{n}"
+def configuration(n: int, routing: str, args: argparse.Namespace, pg: ThrowAwayPostgres,
+                  root: Path, peer_flag: bool) -> dict[str, Any]:
+    db = f"load{n}{routing if n > 1 else ''}"
     servers = Servers(root / db, pg.new_database(db), n, args.pace, peer_flag)
     try:
         body = {"ruleset": args.ruleset, "options": {"players": 3}, "pace": args.pace,
@@ -440,7 +470,8 @@ def configuration(n: int, args: argparse.Namespace, pg: ThrowAwayPostgres, root:
         with ThreadPoolExecutor(8) as pool:
             tables = list(pool.map(lambda k: sl.http_json(None, servers.urls[k % n], "/api/tables", body),
                                    range(args.tables)))
-        out: dict[str, Any] = {"servers": n, "tables": args.tables, "clients": 3 * args.tables,
+        out: dict[str, Any] = {"servers": n, "routing": routing if n > 1 else None,
+                               "tables": args.tables, "clients": 3 * args.tables,
                                "ruleset": args.ruleset, "think_ms": args.think_ms,
                                "pg_fsync": args.fsync, "load_before": os.getloadavg()[0]}
         with asyncio.Runner(loop_factory=sl.new_event_loop) as runner:
@@ -450,7 +481,7 @@ def configuration(n: int, args: argparse.Namespace, pg: ThrowAwayPostgres, root:
                 if seconds <= 0:
                     continue
                 stats, players, elapsed, cpu = runner.run(play(
-                    tables, servers, pg, seconds, think / 1000, args.seed, not started))
+                    tables, servers, pg, seconds, think / 1000, args.seed, not started, routing))
                 started = True
                 lost = check(players, stored_events(pg, db), served_events(servers.urls, tables))
                 result = figures(stats, players, elapsed, cpu, lost)
@@ -460,7 +491,7 @@ def configuration(n: int, args: argparse.Namespace, pg: ThrowAwayPostgres, root:
                 else:
                     out["saturation"] = result
                 del players
-            if n > 1 and not args.no_takeover:
+            if n > 1 and routing == "spread" and not args.no_takeover:
                 out["takeover"] = runner.run(takeover(tables, servers, pg, db, args.seed))
         out["load_after"] = os.getloadavg()[0]
         return out
@@ -484,6 +515,8 @@ def main(argv: list[str] | None = None) -> None:
                     help="the configurations: server processes of each, comma-separated")
     ap.add_argument("--pace", type=float, default=0.2,
                     help="seconds between deals (each table's pace; the server's pace_min too)")
+    ap.add_argument("--routing", default="spread,table",
+                    help="how the clients of several processes are routed (docstring), comma-separated")
     ap.add_argument("--fsync", action="store_true",
                     help="keep PostgreSQL's fsync on (default off, as the tests)")
     ap.add_argument("--no-takeover", action="store_true", help="skip the takeover")
@@ -508,17 +541,27 @@ def main(argv: list[str] | None = None) -> None:
             pg = ThrowAwayPostgres(fsync=args.fsync)
         except RuntimeError as e:  # PostgreSQL not installed
             raise SystemExit(str(e)) from None
-        results = {}
+        routings = args.routing.split(",")
+        results: dict[str, dict[str, Any]] = {}
         for n in counts:
-            results[n] = configuration(n, args, pg, root, peer_flag)
-            print(json.dumps(results[n]), flush=True)
-        sat = {n: r.get("saturation", {}).get("actions_per_s") for n, r in results.items()}
+            for routing in routings if n > 1 else routings[:1]:
+                key = f"{n}" if n == 1 else f"{n} {routing}"
+                results[key] = configuration(n, routing, args, pg, root, peer_flag)
+                print(json.dumps(results[key]), flush=True)
+        sat = {k: r.get("saturation", {}).get("actions_per_s") for k, r in results.items()}
         summary: dict[str, Any] = {"summary": True, "cpus": os.cpu_count(), "pg_fsync": args.fsync,
                                    "saturation_actions_per_s": sat}
-        if sat.get(1) and sat.get(2):
-            summary["ratio_2_to_1"] = round(sat[2] / sat[1], 2)
-            per_action = sum(results[2]["saturation"]["us_per_action"].values()) / 1e6
-            summary["ratio_cpu_bound"] = round(os.cpu_count() / per_action / sat[1], 2)
+        for routing in routings:
+            two = f"2 {routing}"
+            if sat.get("1") and sat.get(two):
+                per_action = sum(results[two]["saturation"]["us_per_action"].values()) / 1e6
+                servers_1 = results["1"]["saturation"]["us_per_action"]["servers"]
+                servers_2 = results[two]["saturation"]["us_per_action"]["servers"]
+                summary[routing] = {
+                    "ratio_2_to_1": round(sat[two] / sat["1"], 2),
+                    "ratio_cpu_bound": round((os.cpu_count() or 1) / per_action / sat["1"], 2),
+                    "ratio_servers": round(2 * servers_1 / servers_2, 2),
+                    "relayed_clients": results[two]["saturation"]["relayed_clients"]}
         print(json.dumps(summary), flush=True)
     finally:
         if pg is not None:

@@ -166,10 +166,17 @@ class Client:
 
 def two_players(ports: list[int], turn_seconds: int = 0) -> tuple[dict, Client, Client, dict[int, Client]]:
     """A table made (and so run) by process 0, Anna's client on process 1 and Bernd's on
-    process 2 (both relayed), the table started: (table, anna, bernd, seats)."""
+    process 2 (both relayed), the table started: (table, anna, bernd, seats). A spectator on
+    process 0 keeps the table there while they connect (a table nobody is connected to
+    moves to the process its first client reaches: relay.py)."""
     t = new_table(ports[0], turn_seconds=turn_seconds)
+    keeper = Client(ports, ports[0], t["id"], t["spectator"]["token"])
+    keeper.until_state()
     anna = Client(ports, ports[1], t["id"], t["seats"][0]["token"])
     bernd = Client(ports, ports[2], t["id"], t["seats"][1]["token"])
+    anna.until_state()
+    bernd.until_state()
+    keeper.close()
     anna.send({"type": "start"})
     return t, anna, bernd, {0: anna, 1: bernd}
 
@@ -340,9 +347,10 @@ def test_two_clients_on_two_processes_race_for_one_event(cluster):
     ports = cluster["ports"]
     t = new_table(ports[0])
     token = t["seats"][0]["token"]
+    other = Client(ports, ports[0], t["id"], t["seats"][1]["token"])  # keeps it on process 0
+    other.until_state()
     first = Client(ports, ports[1], t["id"], token)
     second = Client(ports, ports[2], t["id"], token)  # the same seat, in a second tab
-    other = Client(ports, ports[0], t["id"], t["seats"][1]["token"])
     first.send({"type": "start"})
     seats = {0: first, 1: other}
     rng = random.Random(4)

@@ -38,7 +38,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .analysis import Analyst
 from .api_docs import api_docs_router
-from .cluster import Cluster, ClusterRelay, default_peer_url
+from .cluster import Cluster, default_peer_url
 from .guard import Guard
 from .health import Drain, DrainingServer, Readiness, RefuseWhileDraining
 from .health import router as health_router
@@ -46,6 +46,7 @@ from .limits import ServerLimits
 from .manager import TableManager
 from .metrics import Metrics, MetricsServer
 from .refusals import Refusal, RefusalKind, StorageUnavailable, error_response, refusal_response
+from .relay import ClusterRelay, RelayFigures
 from .routes import live, pages, records, tables
 from .routes.deps import Server
 from .routes.guide import router as guide_router
@@ -105,7 +106,8 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     manager.load_all()
     analyst = Analyst(max_queued=limits.analysis_queue)
     readiness = Readiness(storage, manager, cluster)
-    metrics = Metrics(manager, analyst, cluster)
+    relay_figures = RelayFigures() if cluster is not None else None
+    metrics = Metrics(manager, analyst, cluster, relay_figures)
     metrics_server = MetricsServer(metrics, *metrics_address) if metrics_address else None
 
     @asynccontextmanager
@@ -142,7 +144,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     app.state.drain = Drain(manager, cluster)
     if cluster is not None:  # inside Guard: a relayed request is checked here first
         app.add_middleware(ClusterRelay, cluster=cluster, max_body=limits.max_body,
-                           max_listed=limits.listed_max)
+                           max_listed=limits.listed_max, figures=relay_figures)
     app.add_middleware(RefuseWhileDraining, manager=manager)
     app.add_middleware(Guard, max_body=limits.max_body)
     app.add_middleware(KeepWebSocketSend)

@@ -4,7 +4,7 @@ A live table is run by one process at a time: the holder of its lease, a row of 
 with an expiry that the holder renews every ``RENEW_EVERY`` seconds. The holder runs the
 table's bots, turn timer and next deal, sees its players come and go, and commits every event
 of it. Any process accepts any client: a request or a WebSocket about a table that another
-live process holds is relayed to that process (``ClusterRelay``), and its answers and messages
+live process holds is relayed to that process (relay.py), and its answers and messages
 come back the same way; a table nobody holds (its holder stopped, or died and its lease
 expired) is taken by the process a client of it reaches, which loads it from the database.
 
@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import asyncio
 import hmac
-import json
 import logging
 import os
 import re
@@ -43,12 +42,10 @@ import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlsplit
 
 from sqlalchemy import text
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import Scope
 
-from .proxy import forwarded_client
 from .refusals import STORAGE_ERRORS
 from .storage import Storage
 
@@ -69,8 +66,8 @@ RENEW_EVERY = 1.0
 FENCE_MARGIN = 1.5
 #: How long a process remembers where another process's table is (seconds).
 WHERE_KEPT = 1.0
-#: The header a process sends with what it relays: the service's shared secret. With it, the
-#: receiving process takes the client's address from X-Forwarded-For.
+#: The header with which a process opens its link to another (relay.py): the service's shared
+#: secret.
 PEER_HEADER = b"x-stammtisch-peer"
 #: The advisory lock under which the first process makes the cluster's tables.
 SETUP_LOCK = 0x57A4_0002
@@ -402,259 +399,3 @@ class Cluster:
 
     async def _run(self, fn: Callable[..., T], *args: Any) -> T:
         return await asyncio.get_running_loop().run_in_executor(self._io, fn, *args)
-
-
-# --- the relay --------------------------------------------------------------------------------
-
-#: Request headers a relay does not pass on (it sets its own, or they are per connection).
-HOP_HEADERS = {b"host", b"connection", b"keep-alive", b"content-length", b"transfer-encoding",
-               b"upgrade", b"x-forwarded-for", PEER_HEADER, b"sec-websocket-key",
-               b"sec-websocket-version", b"sec-websocket-extensions", b"sec-websocket-accept"}
-#: WebSocket close code for "this process cannot reach the table now; connect again".
-CLOSE_AGAIN = 1012
-
-
-class ClusterRelay:
-    """ASGI middleware: a request or WebSocket about a table another process holds goes there
-    (and its answer comes back); one that another process relayed is served here, with the
-    client's address it names. Any other request passes."""
-
-    def __init__(self, app: ASGIApp, cluster: Cluster, max_body: int, max_listed: int):
-        self.app = app
-        self.cluster = cluster
-        self.max_body = max_body
-        self.max_listed = max_listed
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        kind = scope["type"]
-        if kind not in ("http", "websocket"):
-            await self.app(scope, receive, send)
-            return
-        match = TABLE_PATH.match(scope["path"])
-        if self.cluster.from_peer(scope):
-            scope = dict(scope)
-            address = forwarded_client(scope["headers"])
-            if address:
-                scope["client"] = (address, 0)
-            if match is not None and await self._elsewhere(match[1]) is not None:
-                # it moved on since the relay looked: the client tries again
-                await self._refuse_again(scope, receive, send)
-                return
-            await self.app(scope, receive, send)
-            return
-        if kind == "http" and scope["path"] == "/api/tables" and scope["method"] == "GET":
-            await self._lobby(scope, receive, send)
-            return
-        where = await self._elsewhere(match[1]) if match is not None else None
-        if where is None:
-            await self.app(scope, receive, send)
-        elif kind == "http":
-            await self._relay_http(where, match[1] if match else "", scope, receive, send)
-        else:
-            await self._relay_ws(where, match[1] if match else "", scope, receive, send)
-
-    async def _elsewhere(self, table_id: str) -> str | None:
-        try:
-            return await self.cluster.locate(table_id)
-        except Exception:  # the database is away: serve here, the app answers what it can
-            log.warning("could not look up table %s", table_id, exc_info=True)
-            return None
-
-    @staticmethod
-    async def _refuse_again(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "websocket":
-            # accepted first: closed before, the client would see a refused handshake (403),
-            # not the code that tells the page to come again soon
-            if (await receive())["type"] == "websocket.connect":
-                await send({"type": "websocket.accept"})
-                await send({"type": "websocket.close", "code": CLOSE_AGAIN})
-            return
-        body = b'{"error":"the table moved to another server process; try again","rule":"storage"}'
-        await send({"type": "http.response.start", "status": 503,
-                    "headers": [(b"content-type", b"application/json"), (b"retry-after", b"1"),
-                                (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
-
-    async def _lobby(self, scope: Scope, receive: Receive, send: Send) -> None:
-        """The lobby's list of open tables, of every process: this one's, and each other's
-        as it answers a relayed request (within a second; one that does not is left out)."""
-        parts: list[bytes] = []
-        start: dict[str, Any] = {}
-
-        async def keep(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                start.update(message)
-            else:
-                parts.append(message.get("body", b""))
-
-        await self.app(scope, receive, keep)
-        if start.get("status") != 200:
-            await send(start)
-            await send({"type": "http.response.body", "body": b"".join(parts)})
-            return
-        tables = json.loads(b"".join(parts))["tables"]
-        try:
-            peers = await self.cluster.other_processes()
-        except Exception:
-            peers = []
-
-        async def listed(url: str) -> list[Any]:
-            status, _, body = await self._ask(url, b"GET", b"/api/tables", scope)
-            return list(json.loads(body)["tables"]) if status == 200 else []
-
-        answers = await asyncio.gather(*(asyncio.wait_for(listed(url), 1.0) for url in peers),
-                                       return_exceptions=True)
-        for answer in answers:
-            if isinstance(answer, list):
-                tables.extend(answer)
-        body = json.dumps({"tables": tables[:self.max_listed]}).encode()
-        await send({"type": "http.response.start", "status": 200,
-                    "headers": [(b"content-type", b"application/json"),
-                                (b"content-length", str(len(body)).encode())]})
-        await send({"type": "http.response.body", "body": body})
-
-    def _headers(self, scope: Scope) -> list[tuple[bytes, bytes]]:
-        client = scope.get("client")
-        headers = [(k, v) for k, v in scope["headers"] if k not in HOP_HEADERS]
-        headers.append((PEER_HEADER, self.cluster.secret))
-        headers.append((b"x-forwarded-for", (client[0] if client else "").encode("latin-1")))
-        return headers
-
-    async def _open(self, url: str) -> tuple[asyncio.StreamReader, asyncio.StreamWriter, str]:
-        """A connection to another process: its reader, writer and Host header."""
-        if url.startswith("unix:"):
-            reader, writer = await asyncio.open_unix_connection(url[len("unix:"):])
-            return reader, writer, "localhost"
-        parts = urlsplit(url)
-        reader, writer = await asyncio.open_connection(parts.hostname, parts.port or 80)
-        return reader, writer, parts.netloc
-
-    async def _ask(self, url: str, method: bytes, target: bytes, scope: Scope,
-                   body: bytes = b"") -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-        """One HTTP/1.1 request to another process on behalf of ``scope``'s client (its headers,
-        the secret and its address), on a connection of its own: the answer, read whole."""
-        reader, writer, host = await asyncio.wait_for(self._open(url), 5.0)
-        try:
-            head = [b"%s %s HTTP/1.1" % (method, target), b"host: " + host.encode(),
-                    b"connection: close", b"content-length: %d" % len(body)]
-            head += [k + b": " + v for k, v in self._headers(scope)]
-            writer.write(b"\r\n".join(head) + b"\r\n\r\n" + body)
-            return await read_response(reader)
-        finally:
-            writer.close()
-
-    async def _relay_http(self, url: str, table_id: str, scope: Scope, receive: Receive,
-                          send: Send) -> None:
-        body = b""
-        while True:
-            message = await receive()
-            body += message.get("body", b"")
-            if len(body) > self.max_body:
-                await send({"type": "http.response.start", "status": 413, "headers": []})
-                await send({"type": "http.response.body", "body": b""})
-                return
-            if not message.get("more_body"):
-                break
-        target = scope.get("raw_path") or scope["path"].encode()
-        if scope.get("query_string"):
-            target += b"?" + scope["query_string"]
-        try:
-            status, headers, answer = await asyncio.wait_for(
-                self._ask(url, scope["method"].encode(), target, scope, body), 60.0)
-        except Exception:
-            log.info("table %s: its process at %s did not answer", table_id, url, exc_info=True)
-            self.cluster.forget(table_id)
-            await self._refuse_again(scope, receive, send)
-            return
-        headers = [(k, v) for k, v in headers if k not in (b"connection", b"transfer-encoding",
-                                                          b"content-length")]
-        headers.append((b"content-length", str(len(answer)).encode()))
-        await send({"type": "http.response.start", "status": status, "headers": headers})
-        await send({"type": "http.response.body", "body": answer})
-
-    async def _relay_ws(self, url: str, table_id: str, scope: Scope, receive: Receive,
-                        send: Send) -> None:
-        from websockets.asyncio.client import connect, unix_connect
-
-        path = scope["path"] + ("?" + scope["query_string"].decode("latin-1")
-                                if scope.get("query_string") else "")
-        headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in self._headers(scope)
-                   if k not in (b"cookie", b"origin")] + [
-            (k.decode("latin-1"), v.decode("latin-1")) for k, v in scope["headers"] if k == b"origin"]
-        try:
-            if url.startswith("unix:"):
-                upstream = await unix_connect(url[len("unix:"):], "ws://localhost" + path,
-                                              additional_headers=headers, open_timeout=5,
-                                              max_size=None, compression=None)
-            else:
-                upstream = await connect(url.replace("http", "ws", 1) + path,
-                                         additional_headers=headers, open_timeout=5,
-                                         max_size=None, compression=None)
-        except Exception:
-            log.info("table %s: its process at %s did not answer", table_id, url, exc_info=True)
-            self.cluster.forget(table_id)
-            await self._refuse_again(scope, receive, send)
-            return
-        first = await receive()
-        if first["type"] != "websocket.connect":
-            await upstream.close()
-            return
-        await send({"type": "websocket.accept"})
-
-        async def down() -> None:  # the client's messages to the table's process
-            while True:
-                message: Message = await receive()
-                if message["type"] != "websocket.receive":
-                    return
-                data = message.get("text")
-                await upstream.send(data if data is not None else message.get("bytes") or b"")
-
-        async def up() -> None:  # the table's messages to the client
-            async for data in upstream:
-                if isinstance(data, str):
-                    await send({"type": "websocket.send", "text": data})
-                else:
-                    await send({"type": "websocket.send", "bytes": data})
-
-        tasks = [asyncio.ensure_future(down()), asyncio.ensure_future(up())]
-        try:
-            await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            for task in tasks:
-                task.cancel()
-            await asyncio.gather(*tasks, return_exceptions=True)
-            code = upstream.close_code
-            await upstream.close()
-            if code is None or code == 1006:  # the table's process went away: connect again
-                code = CLOSE_AGAIN
-            try:
-                await send({"type": "websocket.close", "code": code})
-            except Exception:
-                pass  # the client is gone already
-
-
-async def read_response(reader: asyncio.StreamReader) -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-    """An HTTP/1.1 response read to its end: status, headers (names in lower case), body."""
-    head = await reader.readuntil(b"\r\n\r\n")
-    lines = head.split(b"\r\n")
-    status = int(lines[0].split(b" ", 2)[1])
-    headers = []
-    for line in lines[1:]:
-        if b":" in line:
-            name, _, value = line.partition(b":")
-            headers.append((name.strip().lower(), value.strip()))
-    fields = dict(headers)
-    if b"content-length" in fields:
-        body = await reader.readexactly(int(fields[b"content-length"]))
-    elif fields.get(b"transfer-encoding", b"").lower() == b"chunked":
-        body = b""
-        while True:
-            size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
-            if size == 0:
-                await reader.readuntil(b"\r\n")
-                break
-            body += await reader.readexactly(size)
-            await reader.readexactly(2)
-    else:
-        body = await reader.read()
-    return status, headers, body

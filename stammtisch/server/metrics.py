@@ -17,8 +17,8 @@ What is counted (names as Prometheus shows them; docs/deployment.md has the aler
   the Analysis: jobs waiting, jobs being worked on, and how long each waited (histogram).
 - ``stammtisch_draining``: 1 while the process drains before it stops.
 - several processes (``cluster.py``): ``stammtisch_relayed_requests_total``,
-  ``stammtisch_relayed_sockets``, ``stammtisch_lease_takeovers_total``, when the cluster keeps
-  those figures (``CLUSTER_FIGURES``).
+  ``stammtisch_relayed_sockets``, ``stammtisch_lease_takeovers_total``, when the cluster or
+  its relay (relay.py, ``RelayFigures``) keeps those figures (``CLUSTER_FIGURES``).
 - the process's own CPU, memory and open files (``process_*``, prometheus-client's).
 
 Figures kept anyway (tables, clients, refusals, queues) are read when Prometheus asks; what
@@ -70,10 +70,11 @@ class ServerCollector(Collector):
     metrics port is served there, so nothing is read while it changes)."""
 
     def __init__(self, manager: TableManager, pools: dict[str, WorkerPool],
-                 cluster: Cluster | None):
+                 cluster: Cluster | None, relay: object | None = None):
         self.manager = manager
         self.pools = pools
         self.cluster = cluster
+        self.relay = relay
 
     def collect(self) -> Iterator[Metric]:
         m = self.manager
@@ -107,6 +108,8 @@ class ServerCollector(Collector):
         yield busy
         for attribute, kind, name, what in CLUSTER_FIGURES:
             value = getattr(self.cluster, attribute, None)
+            if value is None:
+                value = getattr(self.relay, attribute, None)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
                 family = CounterMetricFamily if kind == "counter" else GaugeMetricFamily
                 yield family(name, what, value=value)
@@ -116,10 +119,11 @@ class Metrics:
     """The registry of one server (one per app: several apps in one process, as in the tests,
     keep theirs apart) and the hooks that feed it."""
 
-    def __init__(self, manager: TableManager, analyst: Analyst, cluster: Cluster | None):
+    def __init__(self, manager: TableManager, analyst: Analyst, cluster: Cluster | None,
+                 relay: object | None = None):
         self.registry = CollectorRegistry()
         pools = {"search bots": manager.thinker.worker_pool, "analysis": analyst.worker_pool}
-        self.collector = ServerCollector(manager, pools, cluster)
+        self.collector = ServerCollector(manager, pools, cluster, relay)
         self.registry.register(self.collector)
         ProcessCollector(registry=self.registry)
         self.actions = Counter("stammtisch_actions", "actions committed", registry=self.registry)

@@ -579,6 +579,9 @@ def direct_writer(ws: WebSocket) -> Callable[[str | bytes], bool] | None:
     with per-message deflate the protocol's own connection frames (and compresses) it."""
     send = ws.scope.get(SERVER_SEND)
     proto: Any = getattr(send, "__self__", None)
+    relayed: Callable[[str | bytes], bool] | None = getattr(proto, "direct_write", None)
+    if relayed is not None:  # a connection relayed from another process (relay.HeldStream)
+        return relayed
     if proto is None or not all(hasattr(proto, part) for part in _SANSIO_PARTS):
         return None
     from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
@@ -603,6 +606,15 @@ def direct_writer(ws: WebSocket) -> Callable[[str | bytes], bool] | None:
         return True
 
     return write_now
+
+
+def lift_message_limit(send: Send) -> None:
+    """No ``ws_max_size`` for the WebSocket of this ASGI ``send`` (a link between the
+    processes of a service, relay.py: it carries every relayed client's messages, each
+    within the limits of the process the client reached). Nothing under another server."""
+    conn = getattr(getattr(send, "__self__", None), "conn", None)
+    if conn is not None and hasattr(conn, "max_message_size"):
+        conn.max_message_size = None
 
 
 def frame_header(n: int) -> bytes:
