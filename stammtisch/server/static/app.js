@@ -434,7 +434,9 @@ const game = { ws: null, tableId: null, token: null, seat: null, role: null, msg
   // the hand as the keyboard walks it: the card that has the tab stop
   handFocus: null, hand: { selecting: false, selectable: new Set(), playable: new Set() },
   // the Deals panel: which deal is open, what was loaded
-  deals: { open: false, deal: null, data: null, error: null, analysis: null, total: 0 } };
+  deals: { open: false, deal: null, data: null, error: null, analysis: null, total: 0 },
+  // what was last brought into view (bringPlayIntoView): the deal, this player's turn, a prompt
+  inView: { deal: null, event: null, prompt: false } };
 
 const TRICK_HOLD_MS = 1200;
 
@@ -809,10 +811,18 @@ function focusZone() {
   for (const id of ["hand", "actions", "result"]) if (a.closest("#" + id)) return { zone: id, testid: a.dataset.testid || null };
   return null;
 }
+// The focus moves without scrolling the page (focus() alone would pull the hand to the middle of
+// a phone's screen and push the felt off its top): the page is scrolled by bringPlayIntoView, or,
+// for a target out of sight, just as far as it takes to show it.
+function focusInPlace(target) {
+  target.focus({ preventScroll: true });
+  const r = target.getBoundingClientRect();
+  if (r.top < 0 || r.bottom > window.innerHeight) target.scrollIntoView({ block: "nearest" });
+}
 function restoreFocus(was) {
   if (!was || (document.activeElement && document.activeElement !== document.body && focusZone())) return;
   const same = was.testid && document.querySelector(`#${was.zone} [data-testid="${CSS.escape(was.testid)}"]`);
-  if (same && !same.disabled) { same.focus(); return; }
+  if (same && !same.disabled) { focusInPlace(same); return; }
   const h = game.hand;
   const legalCard = [...$("hand").querySelectorAll(".card[data-legal=true]")];
   const button = $("actions").querySelector("button:not([disabled])");
@@ -825,8 +835,26 @@ function restoreFocus(was) {
       $("hand").querySelectorAll(".card").forEach((c) => { c.tabIndex = c === target ? 0 : -1; });
       game.handFocus = target.dataset.card;
     }
-    target.focus();
+    focusInPlace(target);
   }
+}
+
+// A new deal, this player's turn and a choice to make bring the felt and the hand (with the
+// buttons under it) into view, however far the page was scrolled (to the score sheet, the chat,
+// the Next deal button): the page moves as little as it can, the felt's top first where not all
+// of it fits. Not while the player types (a chat line).
+function bringPlayIntoView() {
+  const typing = document.activeElement && document.activeElement.matches("input, textarea, select");
+  if (typing || $("table").hidden) return;
+  const margin = 4, room = window.innerHeight - 2 * margin;
+  const top = $("felt").getBoundingClientRect().top - margin;
+  const hand = $("hand").getBoundingClientRect().bottom + margin;
+  const actions = Math.max(hand, $("actions").getBoundingClientRect().bottom + margin);
+  const bottom = actions - top <= room ? actions : hand - top <= room ? hand : null;
+  let by = 0;
+  if (bottom === null || top < 0) by = top;
+  else if (bottom > window.innerHeight) by = bottom - window.innerHeight;
+  if (by) window.scrollBy({ left: 0, top: by, behavior: "instant" });
 }
 
 function renderResult(info, v) {
@@ -954,6 +982,11 @@ function render() {
   $("score-note").textContent = live ? t("potNow") : "";
   social.renderTable(info, v);
   restoreFocus(was);
+  // what is due now: a new deal, a new turn of this player's, a choice that was not asked before
+  const seen = game.inView, prompting = !$("prompt").hidden;
+  const mine = $("turn").dataset.mine === "true" && legal.length > 0;
+  if (info.deal_number !== seen.deal || (mine && m.event !== seen.event) || (prompting && !seen.prompt)) bringPlayIntoView();
+  Object.assign(seen, { deal: info.deal_number, prompt: prompting, event: mine ? m.event : seen.event });
 }
 
 // ---------------------------------------------------------------- analysis of a finished deal
