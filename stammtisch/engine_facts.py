@@ -58,7 +58,8 @@ class ContractFacts:
     trump: str | None  # the trump suit's letter; None: no trumps, or named after the auction
     names_trump: bool  # the declarer names clubs, spades or diamonds after the auction
     takes_tapp: bool  # he picks up the tapp and lays away as many cards
-    aim: str  # "points" (min_to_win card points), "no trick" or "every trick"
+    aim: str  # "points", "no trick" or "every trick"
+    need: int  # the card points a "points" contract needs (61)
     calls_card: bool  # Rufer: he calls a card he lacks
     open_hand: bool  # Bettel ouvert: his hand lies face up
 
@@ -80,7 +81,8 @@ def contract_facts(rules: Rules, contract: str) -> ContractFacts | None:
         aim = {Kind.POINTS: "points", Kind.BETTEL: "no trick", Kind.ALL: "every trick"}.get(c.kind)
         if aim is None:
             return None
-        return ContractFacts(c.trump, False, c.takes_tapp, aim, c.calls_card, c.open_hand)
+        return ContractFacts(c.trump, False, c.takes_tapp, aim, rules.min_to_win, c.calls_card,
+                             c.open_hand)
     name, _, suit = contract.partition(":")
     if name not in rules.bids:
         return None
@@ -88,7 +90,8 @@ def contract_facts(rules: Rules, contract: str) -> ContractFacts | None:
     # set's Solo names its trump (then the trump is the one named, once it is)
     names = name == "solo" and rules.solo_names_trump
     trump = (suit or None) if names else "H"
-    return ContractFacts(trump, names and not suit, name == "frage", "points", False, False)
+    return ContractFacts(trump, names and not suit, name == "frage", "points", rules.min_to_win,
+                         False, False)
 
 
 def contract_goal_message(rules: Rules, contract: str) -> Message | None:
@@ -113,7 +116,7 @@ def contract_goal_message(rules: Rules, contract: str) -> Message | None:
         parts.append(message("goal.call"))
     if facts.open_hand:
         parts.append(message("goal.open_hand"))
-    parts.append(message("goal.points", need=rules.min_to_win) if facts.aim == "points"
+    parts.append(message("goal.points", need=facts.need) if facts.aim == "points"
                  else message("goal.no_trick" if facts.aim == "no trick" else "goal.every_trick"))
     goal = parts[-1]
     for part in reversed(parts[:-1]):
