@@ -542,8 +542,10 @@ function connect() {
     if (game.leaving) return;  // on to the rematch's link
     if (FINAL_CLOSE.has(ev.code)) {
       game.dead = true;
-      $("conn-status").textContent = t("connectionEnded");
-      if (!game.error) game.error = { key: "badLink" };
+      // an archived table was shown as it ended (read-only): the link works, it just has no more to say
+      const ended = !!(game.info && game.info.archived);
+      $("conn-status").textContent = ended ? "" : t("connectionEnded");
+      if (!game.error && !ended) game.error = { key: "badLink" };
       render();
       return;
     }
@@ -869,8 +871,8 @@ function renderResult(info, v) {
   if (why) kids.push(el("ul", { "data-testid": "explanation", class: "explanation" }, ...why.map((line) => el("li", { text: renderText(line) }))));
   // the next deal: with a person seated it waits until every seated person pressed Next deal
   const ready = info.next_ready || [];
-  const waits = info.pace === "wait";
-  if (game.seat !== null) {
+  const waits = info.pace === "wait" && !info.closed;  // an ended table deals no more
+  if (game.seat !== null && !info.closed) {
     const done = waits && ready.includes(game.seat);
     kids.push(el("button", { type: "button", class: "primary", "data-testid": "next-deal", disabled: done,
       "data-ready": done ? "true" : "false", onclick: () => send({ type: "next" }), text: done ? t("nextDealPressed") : t("nextDeal") }));
@@ -889,7 +891,7 @@ function renderResult(info, v) {
   res.replaceChildren(...kids);
   clearInterval(game.timer);
   const tick = () => {
-    if (!info.next_deal_at || waits) { nd.textContent = ""; return; }
+    if (!info.next_deal_at || waits || info.closed) { nd.textContent = ""; return; }
     nd.textContent = " " + t("nextIn", { s: Math.max(0, Math.round(info.next_deal_at - Date.now() / 1000)) });
   };
   tick(); game.timer = setInterval(tick, 1000);
@@ -902,7 +904,9 @@ function render() {
   if (game.dead && !m) { $("turn").textContent = t("connectionEnded"); return; }
   if (!m) return;
   const was = focusZone();
-  const info = m.table, v = m.view;
+  // an ended table (closed, or archived) is read-only: its score sheet, deals and record; the
+  // last deal's result if it was finished, never the hand of a deal it broke off
+  const info = m.table, ended = !!info.closed, v = ended && m.view && !m.view.terminal ? null : m.view;
   const opts = (v && v.options) || info.options || {};
   germanSuits = opts.suits === "german" || (info.options && info.options.suits === "german");
   $("t-title").textContent = rulesetTitle(info.ruleset, info.title);
@@ -952,11 +956,12 @@ function render() {
   // whose turn, and what to do
   let turnText = "";
   const legal = v ? v.legal_actions : [];
-  if (!info.started) turnText = t("waiting");
+  if (ended) turnText = t("tableEnded");
+  else if (!info.started) turnText = t("waiting");
   else if (v && v.terminal) turnText = t("dealOver");
   else if (v && v.current_player === game.seat) turnText = legal.some((a) => a.startsWith("play:")) ? t("yourTurnPlay") : t("yourTurn");
   else if (v) turnText = t("turnOf", { name: name(v.current_player) });
-  if (game.seat === null && info.started) turnText = t("spectatingSuffix", { turn: turnText });
+  if (game.seat === null && info.started && !ended) turnText = t("spectatingSuffix", { turn: turnText });
   $("turn").textContent = turnText;
   $("turn").dataset.mine = v && !v.terminal && v.current_player === game.seat ? "true" : "false";
   $("legal").textContent = JSON.stringify(legal);
