@@ -117,7 +117,7 @@ def test_a_frage_discard_of_three_cards_by_number(tmp_path):
                answers=["play", "frage", "1 2", "1 2 3"] + ["1"] * 40)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert "Frage: take the tapp, discard as many, win 61 of the 120 card points" in out
+    assert "Frage: Hearts are trumps; take the tapp, discard as many; win 61 of the 120 card points" in out
     assert "5 cents from each defender" in out
     assert "You picked up the tapp:" in out
     assert "Choose 3 of your cards to lay away" in out
@@ -151,7 +151,7 @@ def test_german_play_names_cards_contracts_and_actions_in_german():
         and "Stand:" in out
     assert re.search(r"(Anna|Ben) reizt (Frage|Solo)", out) and re.search(r"(Anna|Ben|Du) passt", out)
     assert re.search(r"(Anna|Ben) spielt (Herz|Karo|Kreuz|Pik)-", out)
-    assert "Herz-Solo: ohne Tapp 61 der 120 Augen holen" in out
+    assert "Herz-Solo: Herz ist Trumpf; ohne Tapp; 61 der 120 Augen holen" in out
     assert "(die einzige erlaubte Wahl)" in out
     for english in ("Your hand", "Settlement", "passes", "plays "):
         assert english not in out

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import stammtisch.i18n as i18n
-from stammtisch.i18n import LANGUAGES, catalogue, placeholders, t
+from stammtisch.i18n import LANGUAGES, catalogue, placeholders, render, t
 from stammtisch.i18n.words import action_phrase, card_name, card_short, choice_text, contract_name, rule_text, suit_name
 
 CATALOGUE_DIR = Path(i18n.__file__).parent
@@ -94,9 +94,13 @@ def test_contracts_and_actions_in_words():
 
 
 def test_contract_choices_name_goal_and_value():
-    text = choice_text("contract:solo:C", "en", value=t("value.cents", "en", value=5))
+    from stammtisch.engine_facts import choice_message_for
+    from stammtisch.rules import ruleset
+
+    modern = ruleset("tapp/modern", {})
+    text = render(choice_message_for(modern, "contract:solo:C"), "en")
     assert text.startswith("Clubs Solo: ") and "61" in text and "5 cents" in text
-    assert choice_text("contract:bettel", "de").startswith("Bettel: kein Trumpf")
+    assert render(choice_message_for(modern, "contract:bettel"), "de").startswith("Bettel: kein Trumpf")
     assert choice_text("play:SA", "de") == "Pik-Ass spielen"
 
 
@@ -126,6 +130,15 @@ def test_every_action_word_has_its_phrases_and_menu_entry():
     english = catalogue("en")
     for word in ACTION_WORDS:
         assert {f"act.{word}", f"act.{word}.you", f"choice.{word}"} <= set(english), word
-    for key in english:
-        if key.startswith("contract."):
-            assert key.replace("contract.", "goal.", 1) in english or key in ("contract.solo", "contract.ramsch")
+    # a contract's goal is built from its rule set's facts (engine_facts.contract_goal_message):
+    # every contract every Tapp rule set offers has one
+    from stammtisch.engine_facts import contract_facts
+    from stammtisch.games.tapp.contracts import MODERN_CONTRACTS
+    from stammtisch.rules import PRESETS, ruleset
+
+    for rid, preset in PRESETS.items():
+        if preset.family != "tapp":
+            continue
+        rules = ruleset(rid, {})
+        names = rules.bids or tuple(c.name for c in MODERN_CONTRACTS)
+        assert names and all(contract_facts(rules, n) is not None for n in names), rid

@@ -155,7 +155,7 @@ def test_a_websocket_refusal_says_in_its_close_code_whether_to_come_again(tmp_pa
         http.post(f"/api/tables/{ended['id']}/close", json={"token": ended["admin_token"]})
         assert http.portal.call(manager.sweep) == 1  # closed and empty: archived
         with ws_connect(http, ended["id"], ended["seats"][0]["token"]) as ws:
-            seen["archived"] = closed_with(ws)
+            seen["archived"] = closed_with(ws)  # shown read-only, no refusal: then closed for good
         with connect(http, t, t["seats"][0]["token"]) as w0, \
                 connect(http, t, t["seats"][1]["token"]) as w1:
             WsClient(w0).until(lambda m: m["type"] == "state")
@@ -168,7 +168,7 @@ def test_a_websocket_refusal_says_in_its_close_code_whether_to_come_again(tmp_pa
             http.portal.call(lambda: _drop(manager, t["id"]))  # another process runs it now
             seen["moved"] = closed_with(w1)
     assert seen == {"bad token": ("token", 4401), "unknown table": ("unknown table", 4404),
-                    "archived": ("archived", 4410), "full": ("full", 4429),
+                    "archived": (None, 4410), "full": ("full", 4429),
                     "revoked": ("revoked", 4403), "moved": (None, 1012)}
     final = {k for k, (_, code) in seen.items() if code in FINAL_CLOSE_CODES}
     assert final == {"bad token", "unknown table", "archived", "revoked"}

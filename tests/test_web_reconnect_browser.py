@@ -1,6 +1,7 @@
 """How often a page connects again, in Chromium against a real server: a link the server
-refused for good (here: the seat's link to the rematch was given out already, and the old table
-is archived) connects once and stops, saying why; a refusal that may pass (too many connections
+refused for good (a wrong token) connects once and stops, saying why, and so does the link of
+an archived table (here: a seat's whose link to the rematch was given out already), which shows
+the table read-only as it ended; a refusal that may pass (too many connections
 from the address) is tried again after a pause that grows. A few forgotten tabs of a dead link
 that came back twice a second made thousands of connections."""
 
@@ -92,8 +93,17 @@ def test_a_link_refused_for_good_connects_once_and_says_why(browser, tmp_path): 
         try:
             assert len(made) == 1, made
             assert all("token" not in url for url in made), made
+            # the old table, read-only: it has ended, nothing is wrong with the link
+            assert page.get_by_test_id("turn").text_content() == en["web.tableEnded"]
+            assert page.get_by_test_id("error").text_content() == ""
+        finally:
+            ctx.close()
+        ctx, page, made = sockets_made(
+            browser, base, link.split("#")[0] + "#not-a-token",
+            "document.getElementById('conn-status').dataset.state === 'closed'")
+        try:
+            assert len(made) == 1, made
             assert page.get_by_test_id("conn-status").text_content() == en["web.connectionEnded"]
-            assert "rematch" in page.get_by_test_id("error").text_content()
         finally:
             ctx.close()
 

@@ -403,7 +403,8 @@ def test_rematch_takes_every_seat_to_the_same_seat_of_a_new_table(http):
             c.until(is_state)
             assert c.hello["seat"] == seat
     # once the old table is archived (closed, nobody there), the old link of a seat whose link
-    # went on already leads nowhere: it never takes the seat from the player who sits there
+    # went on already opens the old table read-only: it never takes the seat from the player
+    # who sits there at the rematch
     manager = http.app.state.manager
     assert http.portal.call(manager.sweep) >= 1 and manager.get(t["id"]) is None
     with ws_connect(http, new_id, links[1].split("#")[1]) as ws_new:
@@ -411,10 +412,9 @@ def test_rematch_takes_every_seat_to_the_same_seat_of_a_new_table(http):
         sitting.until(is_state)
         for _ in range(3):
             with connect(http, t, token_of(t, 1)) as ws:
-                assert ws.receive_json()["rule"] == "rematch taken"
-                with pytest.raises(WebSocketDisconnect) as closed:  # for good: the page stops
-                    ws.receive_json()
-                assert closed.value.code == 4410 and closed.value.code in FINAL_CLOSE_CODES
+                got = ended_table(ws)
+                assert got["hello"]["seat"] == 1 and got["state"]["table"]["rematch"] == new_id
+                assert got["state"]["table"]["archived"] and got["code"] in FINAL_CLOSE_CODES
         ws_new.send_json({"type": "ping", "seq": 1})
         assert sitting.until(lambda m: m["type"] in ("pong", "error"))["type"] == "pong"
     with connect(http, t, "not-a-token") as ws:  # a stranger learns nothing
@@ -504,6 +504,62 @@ def test_after_a_restart_an_old_link_leads_to_the_rematch_once(tmp_path):
                 assert gone["type"] == "error" and gone["rule"] == "rematch taken"
             ws_new.send_json({"type": "ping", "seq": 2})
             assert c.until(lambda m: m["type"] in ("pong", "error"))["type"] == "pong"
+
+
+def ended_table(ws) -> dict:
+    """What the link of an archived table gets: hello, the table as it ended, its chat, and the
+    close code (a final one: the page stays as it is, read-only)."""
+    got: dict = {"chat": []}
+    with pytest.raises(WebSocketDisconnect) as closed:
+        while True:
+            m = ws.receive_json()
+            assert m["type"] in ("hello", "state", "chat"), m  # no error, no rematch
+            if m["type"] == "chat":
+                got["chat"] += m["messages"]
+            else:
+                got[m["type"]] = m
+    got["code"] = closed.value.code
+    return got
+
+
+def test_an_ended_table_opens_read_only_for_every_link(http):
+    """End the table in the middle of a deal, then let it be archived: the seat's, the
+    spectator's and the admin's links still open it, read-only, with its score sheet, chat
+    and record; the broken-off deal's cards stay hidden (no view), and the full record and the
+    whole analysis are the seats' and the admin's now."""
+    rng = random.Random(8)
+    t = create(http)
+    start(http, t)
+    with connect(http, t, token_of(t, 0)) as ws0, connect(http, t, token_of(t, 1)) as ws1:
+        anna, bernd = WsClient(ws0), WsClient(ws1)
+        bernd.until(is_state)
+        play_deal_with_two(http, t, anna, bernd, rng)
+        ws0.send_json({"type": "next"})
+        ws1.send_json({"type": "next"})
+        anna.until(lambda m: m["type"] == "state" and m["table"]["deal_number"] == 2 and not m["view"]["terminal"])
+        ws0.send_json({"type": "chat", "text": "one more?"})
+        anna.until(lambda m: m["type"] == "chat")
+        r = http.post(f"/api/tables/{t['id']}/close", json={"token": t["admin_token"]})
+        assert r.status_code == 200
+    manager = http.app.state.manager
+    assert http.portal.call(manager.sweep) >= 1 and manager.get(t["id"]) is None
+    for who, token in (("seat", token_of(t, 0)), ("spectator", t["spectator"]["token"]),
+                       ("admin", t["admin_token"])):
+        for _ in range(2):  # built once, then kept: the same answer
+            with connect(http, t, token) as ws:
+                got = ended_table(ws)
+            info = got["state"]["table"]
+            assert got["hello"]["role"] == who and got["code"] in FINAL_CLOSE_CODES
+            assert info["closed"] is True and info["archived"] and info["deal_number"] == 2
+            assert [row["deal"] for row in info["score"]] == [1] and len(info["balances"]) == 3
+            assert got["state"]["view"] is None  # deal 2 was broken off: nobody sees its cards
+            assert [c["text"] for c in got["chat"]] == ["one more?"]
+        headers = {"authorization": f"Bearer {token}"}
+        record = http.get(f"/api/tables/{t['id']}/record", headers=headers).json()
+        assert record["format"] == ("stammtisch-redacted/1" if who == "spectator" else "stammtisch-record/1")
+        assert http.get(f"/api/tables/{t['id']}/deals/1", headers=headers).status_code == 200
+    with connect(http, t, "not-a-token") as ws:  # a stranger learns nothing
+        assert ws.receive_json()["rule"] == "unknown table"
 
 
 # --- 5. chat ----------------------------------------------------------------------------

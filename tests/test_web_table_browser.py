@@ -20,7 +20,9 @@ switched with the page's own button):
   its link into the Rules panel (opened on the basics, Close in reach);
 - a whole deal of Tippen and one of Tapp with the keyboard alone, the live region's words after
   a card, the focus ring, reduced motion;
-- the favicon, German option help with German values, no English before the German texts.
+- the favicon, German option help with German values, no English before the German texts;
+- a new deal and each turn bring the felt and the hand into view on a phone and a desktop,
+  however far the player had scrolled away.
 """
 
 from __future__ import annotations
@@ -786,3 +788,63 @@ def test_no_english_before_the_german_texts(server, browser):  # noqa: F811
         assert page.get_by_test_id("create-table").text_content() == catalogue("de")["web.create"]
     finally:
         ctx.close()
+
+
+# ----------------------------------------------------------------------------- 9. the felt in view
+
+IN_VIEW = """() => {
+  const f = document.querySelector('[data-testid=felt]').getBoundingClientRect();
+  const h = document.querySelector('[data-testid=hand]').getBoundingClientRect();
+  return {felt_top: Math.round(f.top), hand_bottom: Math.round(h.bottom), height: innerHeight,
+    deal: game.info.deal_number, legal: JSON.parse(document.querySelector('[data-testid=legal-actions]').textContent)};
+}"""
+
+TO_THE_BOTTOM = "window.scrollTo(0, document.documentElement.scrollHeight)"
+
+
+@pytest.mark.parametrize("width,height", [(390, 844), (1280, 900)])
+def test_a_new_deal_and_each_turn_bring_the_felt_and_the_hand_into_view(server, browser, width, height):  # noqa: F811
+    """A player who scrolled away (to the score sheet, to Next deal) finds the felt's top and
+    his hand on screen when a deal starts, at each of his turns (bids, the contract, laying
+    away, cards) and at each prompt."""
+    t = new_table(server, "tapp/classic-1879", [("Anna", None), ("Bernd", "random"), ("Carla", "random")])
+    ctx = browser.new_context(bypass_csp=True, viewport={"width": width, "height": height})
+    ctx.add_init_script("localStorage.setItem('stammtisch.lang', 'en')")
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    try:
+        page.goto(server + t["seats"][0]["link"])
+        page.get_by_test_id("players").locator(".player").first.wait_for()
+        rng = random.Random(7)
+        seen: list[dict] = []
+        heads: set[str] = set()
+        for _ in range(600):
+            if page.get_by_test_id("deal-result").is_visible():
+                if page.evaluate("game.info.deal_number") >= 3:
+                    break
+                page.evaluate(TO_THE_BOTTOM)
+                next_deal(page)
+                page.wait_for_function("game.msg.view && !game.msg.view.terminal")
+                seen.append(page.evaluate(IN_VIEW))
+                continue
+            legal = my_legal(page)
+            if not legal:
+                time.sleep(0.03)
+                continue
+            seen.append(page.evaluate(IN_VIEW))
+            heads.update(a.partition(":")[0] for a in legal)
+            page.evaluate(TO_THE_BOTTOM)  # the player reads the score sheet before he acts
+            before = event_of(page)
+            action = choose(legal, rng, ["bid:", "hold", "discard:", "contract:", "trump:", "play:"])
+            perform(page, action)
+            wait_moved_on(page, before, action)
+        else:
+            raise AssertionError("three deals never ended")
+        assert page.evaluate("document.documentElement.scrollHeight") > height  # there was room to scroll away
+        out = [s for s in seen if s["felt_top"] < 0 or s["hand_bottom"] > s["height"]]
+        assert out == [], out
+        assert {s["deal"] for s in seen} >= {2, 3} and "play" in heads and len(seen) > 20, (seen, heads)
+    finally:
+        ctx.close()
+    assert errors == []

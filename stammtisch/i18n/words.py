@@ -93,20 +93,6 @@ def contract_message(contract: str | None, suits: str = "french") -> Message | s
     return message(f"contract.{key}", suit=suit_message(suit, suits) if suit else "")
 
 
-def contract_goal(contract: str, lang: str = DEFAULT_LANGUAGE, suits: str = "french") -> str:
-    """What the declarer must do, e.g. "without the tapp, win 61 of the 120 card points"."""
-    goal = goal_message(contract, suits)
-    return "" if goal is None else render(goal, lang)
-
-
-def goal_message(contract: str, suits: str = "french") -> Message | None:
-    """``contract_goal`` before it is put into a language (None: no goal in the catalogue)."""
-    key, suit = _contract_key(contract)
-    if not _known(f"goal.{key}"):
-        return None
-    return message(f"goal.{key}", suit=suit_message(suit, suits) if suit else "")
-
-
 def _known(key: str) -> bool:
     return has(key)
 
@@ -166,16 +152,17 @@ def action_phrase(action: str, lang: str = DEFAULT_LANGUAGE, who: str | None = N
 
 
 def choice_text(action: str, lang: str = DEFAULT_LANGUAGE, suits: str = "french",
-                value: Message | str | None = None) -> str:
+                value: Message | str | None = None, goal: Message | None = None) -> str:
     """A menu entry for a legal action: ``tap (play for a share of the pot)``, ``♥A spielen``,
-    ``Clubs Solo: without the tapp, win 61 …; 5 cents from each defender``."""
-    return render(choice_message(action, suits, value), lang)
+    ``Clubs Solo: clubs are trumps; …; 5 cents from each defender``."""
+    return render(choice_message(action, suits, value, goal), lang)
 
 
-def choice_message(action: str, suits: str = "french", value: Message | str | None = None) -> Message:
+def choice_message(action: str, suits: str = "french", value: Message | str | None = None,
+                   goal: Message | None = None) -> Message:
     """``choice_text`` before it is put into a language: the web table renders it in its
-    reader's language, as the terminal does in its own (``engine_facts.choice_message_for``
-    adds a contract's value)."""
+    reader's language, as the terminal does in its own. A contract's goal and value depend on
+    the rule set: ``engine_facts.choice_message_for`` gives them."""
     head, _, rest = action.partition(":")
     if action in ACTION_WORDS:
         return message(f"choice.{action}")
@@ -189,7 +176,6 @@ def choice_message(action: str, suits: str = "french", value: Message | str | No
         if rest == "pass":
             return message("choice.pass")
         name = contract_message(rest, suits)
-        goal = goal_message(rest, suits)
         if head == "bid" and goal is None:
             return message("choice.bid", contract=name)
         if value:

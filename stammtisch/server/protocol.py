@@ -250,8 +250,9 @@ CLOSE_MEANINGS: dict[CloseCode, str] = {
     CloseCode.REVOKED: "the link was replaced by the table's admin (rule \"revoked\")",
     CloseCode.UNKNOWN_TABLE: "no such table (rule \"unknown table\")",
     CloseCode.HELLO_LATE: "no `hello` within `header_timeout` seconds (rule \"hello late\")",
-    CloseCode.GONE: "the table is archived, or its seat's link to the rematch was given out "
-                    "already (rule \"archived\", \"rematch taken\")",
+    CloseCode.GONE: "the table is archived: its link was sent the table as it ended (`hello`, "
+                    "`state` with `archived`, `chat`), read-only; or the table was archived "
+                    "while connected (rule \"archived\")",
     CloseCode.TOO_MANY: "too many connections to the table or from the address (rule "
                         "\"full\", \"address\")",
 }

@@ -158,10 +158,3 @@ def auth_tokens(tokens: StoredTokens, token: str) -> tuple[str, int | None] | No
         found = ("admin", None)
     return found
 
-
-def auth_stored(st: StoredTable, token: str) -> tuple[str, int | None] | None:
-    """``auth_tokens`` for a table read from the database."""
-    seats: list[str | None] = [None] * len(st.seats)
-    for s in st.seats:
-        seats[s.seat] = s.token_digest
-    return auth_tokens(StoredTokens(st.admin_digest, st.spectator_digest, seats), token)

@@ -7,6 +7,7 @@ import asyncio
 import logging
 from typing import NamedTuple
 
+import orjson
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from ...games.base import IllegalAction
@@ -26,12 +27,13 @@ from ..protocol import (
     parse_client,
     parse_hello,
 )
-from ..records import auth_stored
+from ..records import auth_tokens
 from ..refusals import MESSAGES, Refusal, StorageUnavailable
+from ..storage import StoredTable
 from ..table_core import SERVER_FAULT, TRY_AGAIN
-from ..table_social import SOCIAL_MESSAGES
 from ..transport import ServerSocket
 from .deps import TABLE_ID, Server, client_address, get_server
+from .records import REPLAY_ERRORS, may_read
 
 log = logging.getLogger("stammtisch.server")
 
@@ -72,9 +74,14 @@ async def ws_endpoint(ws: WebSocket, table_id: str) -> None:
         return
     live = manager.get(table_id)
     if live is None:
-        answer = await old_link(server, table_id, token)
+        answer = await old_link(server, table_id, token, address)
         if isinstance(answer, Refused):
             await refuse(*answer)
+            return
+        if isinstance(answer, Ended):  # read-only: what the table was when it ended
+            for text in answer.messages:
+                await ws.send_text(text)
+            await ws.close(CloseCode.GONE)
             return
         # an archived table's seat link leads to its rematch seat
         await ws.send_text(dumps({"type": "rematch", "table": answer[0], "link": answer[1]}))
@@ -206,38 +213,79 @@ class Refused(NamedTuple):
     code: int
 
 
-async def old_link(server: Server, table_id: str, token: str) -> tuple[str, str] | Refused:
+class Ended(NamedTuple):
+    """An archived table, read-only: the messages its link gets before the socket closes."""
+
+    messages: list[str]
+
+
+def ended_messages(server: Server, st: StoredTable, who: tuple[str, int | None]) -> list[str]:
+    """What the link ``who`` of archived table ``st`` is shown: ``hello``, one ``state`` (the
+    table as it ended: its info with the score sheet and ``archived``, the last deal's view as
+    this link saw it if that deal was finished, else none: the cards of an unfinished deal stay
+    hidden), and the chat. Built from the record as the live table is (off the event loop)."""
+    table = LiveTable.from_stored(server.manager, st)
+    table.closed = True
+    seat = who[1] if who[0] == "seat" else None
+    state = table.table.state
+    view = table.view(seat) if state is not None and state.is_terminal() else None
+    info = {**table.info(), "archived": st.archived_reason}
+    out = [dumps({"type": "hello", "role": who[0], "seat": seat, "table": st.id}),
+           dumps({"type": "state", "event": table.events, "view": view, "table": info})]
+    if table.chat:
+        out.append(dumps({"type": "chat", "messages": table.chat, "history": True}))
+    return out
+
+
+async def old_link(server: Server, table_id: str, token: str,
+                   address: str) -> tuple[str, str] | Refused | Ended:
     """What the link of a table that is not live leads to. A seat of an archived table that
     had a rematch: a new link to the same seat of the rematch table (its id and the link), if
     that table is still live and no link of this seat has led on to it yet (an old link leads
-    to the new table once, and never takes the seat from the player who sits there). Else
-    the refusal: the table is archived, or unknown, or cannot be read now (not final)."""
+    to the new table once, and never takes the seat from the player who sits there). Any other
+    link of an archived table opens it read-only (``Ended``; built once, then kept). Else the
+    refusal: the table is unknown, or cannot be read now (not final)."""
     unknown = Refused("unknown table", f"no table {table_id[:40]!r}", CloseCode.UNKNOWN_TABLE)
     if not TABLE_ID.fullmatch(table_id):
         return unknown
     manager, storage = server.manager, server.storage
     unavailable = Refused("storage", TRY_AGAIN, CloseCode.RESTARTING)
+    try:  # who the token is, from the digests alone (one small query)
+        tokens = await manager.store.read(storage.table_tokens, table_id)
+    except StorageUnavailable:
+        log.warning("table %s: its tokens could not be read", table_id, exc_info=True)
+        return unavailable
+    who = auth_tokens(tokens, token) if tokens is not None else None
+    if who is None:  # a stranger learns nothing of a table
+        return unknown
+    kept = server.records.get(("ended", table_id, who))
+    if kept is not None:
+        return Ended(orjson.loads(kept))
+    try:
+        may_read(server, address)
+    except Refusal as e:
+        return Refused(e.rule, e.message, CloseCode.TOO_MANY)
     async with server.archived_claims:  # two uses of one old link at once: one goes on
         try:
             st = await manager.store.read(storage.load_table, table_id)
         except StorageUnavailable:
             log.warning("table %s could not be read", table_id, exc_info=True)
             return unavailable
-        who = auth_stored(st, token) if st is not None and token else None
-        if st is None or who is None:  # a stranger learns nothing of a table
+        if st is None:
             return unknown
         if st.archived_reason is None:  # live, but not here (now): not final
             return unavailable
-        archived = Refused("archived", MESSAGES["archived"].format(
-            id=table_id, reason=st.archived_reason), CloseCode.GONE)
         new = manager.get(st.social.rematch_id) if st.social.rematch_id is not None else None
-        if who[0] != "seat" or who[1] is None or new is None:
-            return archived
         seat = who[1]
-        if seat in st.social.rematch_claimed:
-            return Refused("rematch taken", SOCIAL_MESSAGES["rematch taken"], CloseCode.GONE)
-        if seat >= len(new.seats) or new.seats[seat].bot or seat in new.open_seats:
-            return archived
+        if who[0] != "seat" or seat is None or new is None or seat in st.social.rematch_claimed \
+                or seat >= len(new.seats) or new.seats[seat].bot or seat in new.open_seats:
+            try:
+                messages = await server.off_loop(ended_messages, server, st, who)
+            except REPLAY_ERRORS:
+                log.warning("table %s: its stored record does not replay", table_id, exc_info=True)
+                return unavailable
+            server.records.put(("ended", table_id, who), orjson.dumps(messages))
+            return Ended(messages)
         try:
             await manager.store.commit(storage.set_rematch_claimed, table_id,
                                  sorted({*st.social.rematch_claimed, seat}))

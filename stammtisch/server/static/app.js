@@ -434,7 +434,9 @@ const game = { ws: null, tableId: null, token: null, seat: null, role: null, msg
   // the hand as the keyboard walks it: the card that has the tab stop
   handFocus: null, hand: { selecting: false, selectable: new Set(), playable: new Set() },
   // the Deals panel: which deal is open, what was loaded
-  deals: { open: false, deal: null, data: null, error: null, analysis: null, total: 0 } };
+  deals: { open: false, deal: null, data: null, error: null, analysis: null, total: 0 },
+  // what was last brought into view (bringPlayIntoView): the deal, this player's turn, a prompt
+  inView: { deal: null, event: null, prompt: false } };
 
 const TRICK_HOLD_MS = 1200;
 
@@ -540,8 +542,10 @@ function connect() {
     if (game.leaving) return;  // on to the rematch's link
     if (FINAL_CLOSE.has(ev.code)) {
       game.dead = true;
-      $("conn-status").textContent = t("connectionEnded");
-      if (!game.error) game.error = { key: "badLink" };
+      // an archived table was shown as it ended (read-only): the link works, it just has no more to say
+      const ended = !!(game.info && game.info.archived);
+      $("conn-status").textContent = ended ? "" : t("connectionEnded");
+      if (!game.error && !ended) game.error = { key: "badLink" };
       render();
       return;
     }
@@ -809,10 +813,18 @@ function focusZone() {
   for (const id of ["hand", "actions", "result"]) if (a.closest("#" + id)) return { zone: id, testid: a.dataset.testid || null };
   return null;
 }
+// The focus moves without scrolling the page (focus() alone would pull the hand to the middle of
+// a phone's screen and push the felt off its top): the page is scrolled by bringPlayIntoView, or,
+// for a target out of sight, just as far as it takes to show it.
+function focusInPlace(target) {
+  target.focus({ preventScroll: true });
+  const r = target.getBoundingClientRect();
+  if (r.top < 0 || r.bottom > window.innerHeight) target.scrollIntoView({ block: "nearest" });
+}
 function restoreFocus(was) {
   if (!was || (document.activeElement && document.activeElement !== document.body && focusZone())) return;
   const same = was.testid && document.querySelector(`#${was.zone} [data-testid="${CSS.escape(was.testid)}"]`);
-  if (same && !same.disabled) { same.focus(); return; }
+  if (same && !same.disabled) { focusInPlace(same); return; }
   const h = game.hand;
   const legalCard = [...$("hand").querySelectorAll(".card[data-legal=true]")];
   const button = $("actions").querySelector("button:not([disabled])");
@@ -825,8 +837,26 @@ function restoreFocus(was) {
       $("hand").querySelectorAll(".card").forEach((c) => { c.tabIndex = c === target ? 0 : -1; });
       game.handFocus = target.dataset.card;
     }
-    target.focus();
+    focusInPlace(target);
   }
+}
+
+// A new deal, this player's turn and a choice to make bring the felt and the hand (with the
+// buttons under it) into view, however far the page was scrolled (to the score sheet, the chat,
+// the Next deal button): the page moves as little as it can, the felt's top first where not all
+// of it fits. Not while the player types (a chat line).
+function bringPlayIntoView() {
+  const typing = document.activeElement && document.activeElement.matches("input, textarea, select");
+  if (typing || $("table").hidden) return;
+  const margin = 4, room = window.innerHeight - 2 * margin;
+  const top = $("felt").getBoundingClientRect().top - margin;
+  const hand = $("hand").getBoundingClientRect().bottom + margin;
+  const actions = Math.max(hand, $("actions").getBoundingClientRect().bottom + margin);
+  const bottom = actions - top <= room ? actions : hand - top <= room ? hand : null;
+  let by = 0;
+  if (bottom === null || top < 0) by = top;
+  else if (bottom > window.innerHeight) by = bottom - window.innerHeight;
+  if (by) window.scrollBy({ left: 0, top: by, behavior: "instant" });
 }
 
 function renderResult(info, v) {
@@ -841,8 +871,8 @@ function renderResult(info, v) {
   if (why) kids.push(el("ul", { "data-testid": "explanation", class: "explanation" }, ...why.map((line) => el("li", { text: renderText(line) }))));
   // the next deal: with a person seated it waits until every seated person pressed Next deal
   const ready = info.next_ready || [];
-  const waits = info.pace === "wait";
-  if (game.seat !== null) {
+  const waits = info.pace === "wait" && !info.closed;  // an ended table deals no more
+  if (game.seat !== null && !info.closed) {
     const done = waits && ready.includes(game.seat);
     kids.push(el("button", { type: "button", class: "primary", "data-testid": "next-deal", disabled: done,
       "data-ready": done ? "true" : "false", onclick: () => send({ type: "next" }), text: done ? t("nextDealPressed") : t("nextDeal") }));
@@ -861,7 +891,7 @@ function renderResult(info, v) {
   res.replaceChildren(...kids);
   clearInterval(game.timer);
   const tick = () => {
-    if (!info.next_deal_at || waits) { nd.textContent = ""; return; }
+    if (!info.next_deal_at || waits || info.closed) { nd.textContent = ""; return; }
     nd.textContent = " " + t("nextIn", { s: Math.max(0, Math.round(info.next_deal_at - Date.now() / 1000)) });
   };
   tick(); game.timer = setInterval(tick, 1000);
@@ -874,7 +904,9 @@ function render() {
   if (game.dead && !m) { $("turn").textContent = t("connectionEnded"); return; }
   if (!m) return;
   const was = focusZone();
-  const info = m.table, v = m.view;
+  // an ended table (closed, or archived) is read-only: its score sheet, deals and record; the
+  // last deal's result if it was finished, never the hand of a deal it broke off
+  const info = m.table, ended = !!info.closed, v = ended && m.view && !m.view.terminal ? null : m.view;
   const opts = (v && v.options) || info.options || {};
   germanSuits = opts.suits === "german" || (info.options && info.options.suits === "german");
   $("t-title").textContent = rulesetTitle(info.ruleset, info.title);
@@ -924,11 +956,12 @@ function render() {
   // whose turn, and what to do
   let turnText = "";
   const legal = v ? v.legal_actions : [];
-  if (!info.started) turnText = t("waiting");
+  if (ended) turnText = t("tableEnded");
+  else if (!info.started) turnText = t("waiting");
   else if (v && v.terminal) turnText = t("dealOver");
   else if (v && v.current_player === game.seat) turnText = legal.some((a) => a.startsWith("play:")) ? t("yourTurnPlay") : t("yourTurn");
   else if (v) turnText = t("turnOf", { name: name(v.current_player) });
-  if (game.seat === null && info.started) turnText = t("spectatingSuffix", { turn: turnText });
+  if (game.seat === null && info.started && !ended) turnText = t("spectatingSuffix", { turn: turnText });
   $("turn").textContent = turnText;
   $("turn").dataset.mine = v && !v.terminal && v.current_player === game.seat ? "true" : "false";
   $("legal").textContent = JSON.stringify(legal);
@@ -954,6 +987,11 @@ function render() {
   $("score-note").textContent = live ? t("potNow") : "";
   social.renderTable(info, v);
   restoreFocus(was);
+  // what is due now: a new deal, a new turn of this player's, a choice that was not asked before
+  const seen = game.inView, prompting = !$("prompt").hidden;
+  const mine = $("turn").dataset.mine === "true" && legal.length > 0;
+  if (info.deal_number !== seen.deal || (mine && m.event !== seen.event) || (prompting && !seen.prompt)) bringPlayIntoView();
+  Object.assign(seen, { deal: info.deal_number, prompt: prompting, event: mine ? m.event : seen.event });
 }
 
 // ---------------------------------------------------------------- analysis of a finished deal

@@ -114,7 +114,8 @@ const social = {
     if (info.turn_deadline) social.ticker = setInterval(tick, 1000);
     // rematch: when no deal is being played; once asked, every seated player agrees or declines
     const votes = info.rematch_votes || [];
-    const between = seated && info.started && !info.broken && (info.closed || !v || v.terminal) && !info.rematch;
+    // (an archived table is read-only: its page has no connection to ask on)
+    const between = seated && info.started && !info.broken && !info.archived && (info.closed || !v || v.terminal) && !info.rematch;
     $("rematch").hidden = !between || votes.length > 0;
     $("rematch-asked").hidden = !(between && votes.length > 0);
     if (votes.length) {
