@@ -237,6 +237,15 @@ def test_relative_links_between_the_pages_point_to_files_that_exist():
             assert (page.parent / target).exists(), f"{page}: link to {target}"
 
 
+def test_the_docs_index_links_every_page_of_docs():
+    docs = Path(guide.guide_dir()).parent
+    index = (docs / "README.md").read_text(encoding="utf-8")
+    linked = {(docs / target).resolve()
+              for target in re.findall(r"\]\(([^)#:]+)(?:#[^)]*)?\)", index)}
+    pages = {page.resolve() for page in docs.glob("*.md") if page.name != "README.md"}
+    assert pages and pages <= linked, sorted(p.name for p in pages - linked)
+
+
 def guide_client():
     from fastapi import FastAPI
     from fastapi.testclient import TestClient
