@@ -90,6 +90,7 @@ class Client:
         self.errors: list[dict] = []
         self.said: list[dict] = []  # the other messages: chat, rematch
         self.reconnects = 0
+        self.acted_at = -1  # the event its last action answered: until a later state, in flight
         self.ws: Any = None
         self._connect()
 
@@ -129,6 +130,7 @@ class Client:
                 self.events.append(m["event"])
             elif m["type"] == "error":
                 self.errors.append(m)
+                self.acted_at = -1  # a refused action is not in flight
             else:
                 self.said.append(m)
 
@@ -140,11 +142,18 @@ class Client:
         return self.state
 
     def send(self, message: dict) -> None:
+        if message.get("type") == "action":
+            self.acted_at = max(self.acted_at, int(message["event"]))
         try:
             self.ws.send(json.dumps(message))
         except ConnectionClosed:
             self.reconnects += 1
             self._connect()
+
+    @property
+    def settled(self) -> bool:
+        """No action of this client's is in flight: its latest state is past its last one."""
+        return self.state is not None and self.state["event"] > self.acted_at
 
     @property
     def view(self) -> dict:

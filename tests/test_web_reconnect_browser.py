@@ -49,13 +49,17 @@ def rematch_taken_link(base: str) -> str:
     t = post(base, "/api/tables", {"ruleset": "tippen/grupp-1975", "seats": [
         {"name": "Anna"}, {"name": "Bernd"}, {"name": "Robo", "bot": "random"}]})
     post(base, f"/api/tables/{t['id']}/start", {"token": t["admin_token"]})
-    post(base, f"/api/tables/{t['id']}/close", {"token": t["admin_token"]})
     ws_base = base.replace("http://", "ws://")
     with ExitStack() as stack:
         socks = [stack.enter_context(connect(f"{ws_base}/ws/{t['id']}", open_timeout=10))
                  for _ in range(2)]
         for seat, sock in enumerate(socks):
             sock.send(json.dumps({"type": "hello", "token": t["seats"][seat]["token"]}))
+            while json.loads(sock.recv(timeout=HANG))["type"] != "state":
+                pass
+        # closed with its players connected: the sweeper archives a closed table only once
+        # nobody is at it, so not before the rematch is made
+        post(base, f"/api/tables/{t['id']}/close", {"token": t["admin_token"]})
         for sock in socks:
             sock.send(json.dumps({"type": "rematch"}))
         for sock in socks:  # both seats were given their links to the rematch
