@@ -1,0 +1,58 @@
+"""What a new player meets first in the terminal: the help of every command, the title of his
+game in his language, the example under a rule set's options, the cards he drew."""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import typer.main
+from typer.testing import CliRunner
+
+from stammtisch.cli import app
+
+ROOT = Path(__file__).resolve().parents[1]
+runner = CliRunner()
+COMMANDS = typer.main.get_command(app).commands  # type: ignore[attr-defined]
+
+
+def cli(*args: str, answers: list[str]) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "stammtisch.cli", *args], env=env, cwd=ROOT,
+                          input="\n".join(answers) + "\n", capture_output=True, text=True, timeout=120)
+
+
+def help_text(*args: str, columns: int) -> str:
+    result = runner.invoke(app, [*args, "--help"], env={"COLUMNS": str(columns)})
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+# ---------------------------------------------------------------- --help
+@pytest.mark.parametrize("command", sorted(COMMANDS))
+def test_help_paragraphs_flow_with_the_terminal_width(command):
+    """A paragraph of a command's help is one line where the terminal is wide enough: the line
+    breaks of the source do not show."""
+    lines = [" ".join(line.split()) for line in help_text(command, columns=1000).splitlines()]
+    for paragraph in inspect.cleandoc(COMMANDS[command].help or "").split("\n\n"):
+        words = " ".join(re.sub(r"\\(.)", r"\1", paragraph.replace("`", "")).split())
+        assert any(words in line for line in lines), (command, words)
+
+
+@pytest.mark.parametrize("command", ["", *sorted(COMMANDS)])
+@pytest.mark.parametrize("columns", [80, 160])
+def test_help_fits_the_terminal_and_keeps_every_word(command, columns):
+    args = [command] if command else []
+    out = help_text(*args, columns=columns)
+    assert max(len(line) for line in out.splitlines()) <= columns
+    if command:  # nothing of the source text is lost on the way (brackets read as markup, say)
+        words = set(re.findall(r"[\w.\[\]=-]+", out))
+        for paragraph in (COMMANDS[command].help or "").split("\n\n"):
+            missing = set(re.findall(r"[\w.\[\]=-]+", re.sub(r"\\(.)", r"\1", paragraph.replace("`", "")))) - words
+            assert not missing, (command, missing)
+
