@@ -15,6 +15,8 @@ import typer.main
 from typer.testing import CliRunner
 
 from stammtisch.cli import app
+from stammtisch.i18n import t
+from stammtisch.rules import PRESETS, option_specs, ruleset
 
 ROOT = Path(__file__).resolve().parents[1]
 runner = CliRunner()
@@ -55,4 +57,27 @@ def test_help_fits_the_terminal_and_keeps_every_word(command, columns):
         for paragraph in (COMMANDS[command].help or "").split("\n\n"):
             missing = set(re.findall(r"[\w.\[\]=-]+", re.sub(r"\\(.)", r"\1", paragraph.replace("`", "")))) - words
             assert not missing, (command, missing)
+
+
+# ---------------------------------------------------------------- rules ID --options
+@pytest.mark.parametrize("ruleset_id", list(PRESETS))
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_the_options_example_is_of_the_rule_set_asked(ruleset_id, lang):
+    args = ["rules", ruleset_id, "--options", *(["--german"] if lang == "de" else [])]
+    out = " ".join(runner.invoke(app, args, env={"COLUMNS": "200"}).output.split())
+    example = re.search(r"stammtisch play (\S+)((?: -o \S+)+)", out)
+    assert example, out[-300:]
+    assert example.group(1) == ruleset_id
+    overrides = example.group(2).split(" -o ")[1:]
+    assert overrides and {o.split("=")[0] for o in overrides} <= set(option_specs(ruleset_id))
+    built = ruleset(ruleset_id, overrides)  # a valid rule set ...
+    assert built != ruleset(ruleset_id)  # ... that differs from the preset
+
+
+def test_the_options_table_explains_each_option_in_german():
+    out = " ".join(runner.invoke(app, ["rules", "tapp/modern", "--options", "--german"],
+                                 env={"COLUMNS": "400"}).output.split())
+    assert t("option.help.tapp.frage_value", "de") in out
+    assert t("ruleset.title.tapp/modern", "de") in out
+    assert "cents per defender" not in out
 
