@@ -59,6 +59,18 @@ def test_help_fits_the_terminal_and_keeps_every_word(command, columns):
             assert not missing, (command, missing)
 
 
+# ---------------------------------------------------------------- the title of the game
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_play_opens_with_the_title_of_the_rule_set_in_the_players_language(lang):
+    args = ["play", "tapp/modern", "--seed", "1", *(["--german"] if lang == "de" else [])]
+    proc = cli(*args, answers=["q"])
+    assert proc.returncode == 0, proc.stderr
+    first = proc.stdout.splitlines()[0]
+    assert first.startswith(t("ruleset.title.tapp/modern", lang) + ":"), first
+    if lang == "de":
+        assert ruleset("tapp/modern").title not in proc.stdout
+
+
 # ---------------------------------------------------------------- rules ID --options
 @pytest.mark.parametrize("ruleset_id", list(PRESETS))
 @pytest.mark.parametrize("lang", ["en", "de"])

@@ -22,7 +22,15 @@ from ..engine_facts import choice_message_for, display_suits
 from ..explain import explain
 from ..games.base import IllegalAction
 from ..i18n import language, render, t
-from ..i18n.words import action_phrase, card_short, cards_short, contract_name, rule_text, suit_name
+from ..i18n.words import (
+    action_phrase,
+    card_short,
+    cards_short,
+    contract_name,
+    rule_text,
+    ruleset_title,
+    suit_name,
+)
 from ..record import save, table_to_record
 from ..table import Table
 from .common import (
@@ -102,7 +110,7 @@ def play_cmd(
     session = Session(table, seat, seat_bots, rng, lang, display_suits(rules), hints=hints,
                       hint_seed=seed if seed is not None else random.SystemRandom().getrandbits(32))
     header = "play.header.you" if table.dealer == seat else "play.header"
-    console.print(tx(header, lang, title=Text(rules.title, style="bold"),
+    console.print(tx(header, lang, title=Text(ruleset_title(rules.id, lang), style="bold"),
                      names=", ".join(names), dealer=names[table.dealer]), highlight=False)
     console.print(Text(t("hint.intro" if hints else "play.hint", lang), style="dim"))
     played = 0
