@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 import typer.main
@@ -16,6 +17,8 @@ from typer.testing import CliRunner
 
 from stammtisch.cli import app
 from stammtisch.i18n import t
+from stammtisch.i18n.words import cards_short
+from stammtisch.record import load, replay
 from stammtisch.rules import PRESETS, option_specs, ruleset
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -93,3 +96,43 @@ def test_the_options_table_explains_each_option_in_german():
     assert t("ruleset.title.tapp/modern", "de") in out
     assert "cents per defender" not in out
 
+
+# ---------------------------------------------------------------- the cards drawn in an exchange
+def own_draws(record_path: Path, seat: int) -> list[list[str]]:
+    """From the record: the cards ``seat`` drew after each of his exchanges."""
+    record = load(record_path)
+    draws: list[list[str]] = []
+    pending: list[Any] = []  # [hand before his exchange] until the next action shows the hand after
+
+    def hand_now(table: Any) -> list[str]:
+        return list(table.current_state().view(seat)["hand"])
+
+    def before(table: Any, text: str) -> None:
+        if pending:
+            kept = pending.pop()
+            draws.append([c for c in hand_now(table) if c not in kept])
+        if table.current_state().current_player() == seat and text.startswith("exchange:"):
+            pending.append(hand_now(table))
+
+    replay(record, on_action=before)
+    return [d for d in draws if d]
+
+
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_after_an_exchange_the_player_is_told_the_cards_he_drew_and_never_anothers(tmp_path, lang):
+    drew = t("play.drew", lang, cards="")
+    said_all: list[str] = []
+    for seed in range(1, 6):
+        record = tmp_path / f"{seed}.json"
+        args = ["play", "tippen/grupp-1975", "--seed", str(seed), "--deals", "1", "--record", str(record)]
+        proc = cli(*args, *(["--german"] if lang == "de" else []), answers=["1", "1 2"] + ["1"] * 20)
+        assert proc.returncode == 0, proc.stderr
+        lines = [line.strip() for line in proc.stdout.splitlines()]
+        said = [line[len(drew):] for line in lines if line.startswith(drew)]
+        # only his own draws, each after his exchange, and exactly the cards he took from the talon
+        assert said == [cards_short(cards, lang) for cards in own_draws(record, 0)]
+        for i, line in enumerate(lines):
+            if line.startswith(drew):
+                assert t("act.exchange.you", lang, cards="") in lines[i - 1], lines[i - 1]
+        said_all += said
+    assert said_all, "no seed led to an exchange of the player's"
