@@ -6,8 +6,12 @@ from __future__ import annotations
 import inspect
 import os
 import re
+import select
+import signal
+import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -136,3 +140,33 @@ def test_after_an_exchange_the_player_is_told_the_cards_he_drew_and_never_anothe
                 assert t("act.exchange.you", lang, cards="") in lines[i - 1], lines[i - 1]
         said_all += said
     assert said_all, "no seed led to an exchange of the player's"
+
+
+# ---------------------------------------------------------------- serve on every address
+def test_serve_on_every_address_says_where_to_open_the_page(tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("0.0.0.0", 0))
+        port = probe.getsockname()[1]
+    env = {**os.environ, "PYTHONPATH": str(ROOT), "COLUMNS": "400", "STAMMTISCH_DATA": str(tmp_path)}
+    server = subprocess.Popen([sys.executable, "-m", "stammtisch.cli", "serve", "--host", "0.0.0.0",
+                               "--port", str(port)], env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                              stderr=subprocess.DEVNULL)
+    out = b""
+    try:
+        assert server.stdout is not None
+        fd = server.stdout.fileno()
+        deadline = time.monotonic() + 60
+        # both lines are printed before the server starts
+        while out.count(b"\n") < 2 and time.monotonic() < deadline:
+            ready, _, _ = select.select([fd], [], [], 1)
+            if ready:
+                chunk = os.read(fd, 4096)
+                if not chunk:
+                    break
+                out += chunk
+    finally:
+        server.send_signal(signal.SIGTERM)
+        server.wait(timeout=60)
+    said = out.decode().splitlines()
+    assert said[:2] == [t("serve.listening", host="0.0.0.0", port=port),
+                        t("serve.listening_everywhere", name=socket.gethostname(), port=port)], said
