@@ -33,6 +33,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Markdown: a paragraph of help flows with the terminal's width; the source's line breaks do not show
+    rich_markup_mode="markdown",
 )
 console = Console(emoji=False)
 err_console = Console(stderr=True, emoji=False)

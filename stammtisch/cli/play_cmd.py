@@ -22,7 +22,15 @@ from ..engine_facts import choice_message_for, display_suits
 from ..explain import explain
 from ..games.base import IllegalAction
 from ..i18n import language, render, t
-from ..i18n.words import action_phrase, card_short, cards_short, contract_name, rule_text, suit_name
+from ..i18n.words import (
+    action_phrase,
+    card_short,
+    cards_short,
+    contract_name,
+    rule_text,
+    ruleset_title,
+    suit_name,
+)
 from ..record import save, table_to_record
 from ..table import Table
 from .common import (
@@ -102,7 +110,7 @@ def play_cmd(
     session = Session(table, seat, seat_bots, rng, lang, display_suits(rules), hints=hints,
                       hint_seed=seed if seed is not None else random.SystemRandom().getrandbits(32))
     header = "play.header.you" if table.dealer == seat else "play.header"
-    console.print(tx(header, lang, title=Text(rules.title, style="bold"),
+    console.print(tx(header, lang, title=Text(ruleset_title(rules.id, lang), style="bold"),
                      names=", ".join(names), dealer=names[table.dealer]), highlight=False)
     console.print(Text(t("hint.intro" if hints else "play.hint", lang), style="dim"))
     played = 0
@@ -175,6 +183,7 @@ class Session:
     suits: str
     shown: int = 0
     last_trick: dict[str, Any] | None = None  # the view's last_trick, shown once
+    hand: list[str] = field(default_factory=list)  # the hand as it was at the last news
     forced_at: set[int] = field(default_factory=set)
     hints: bool = False  # "?" asks the search bot for a hint
     hint_seed: int = 0  # with the deal and the position, the seed of a hint (asked twice: the same)
@@ -191,7 +200,7 @@ class Session:
         table, lang = self.table, self.lang
         state = self.state = table.start_deal(table.shuffled_deck(self.rng))
         console.rule(Text(t("play.deal", lang, number=len(table.deals), dealer=self.names[table.dealer])))
-        self.shown, self.last_trick, self.forced_at = 0, None, set()
+        self.shown, self.last_trick, self.forced_at, self.hand = 0, None, set(), []
         while True:
             view = state.view(self.seat)
             self._print_news(view)
@@ -226,7 +235,13 @@ class Session:
             if text.startswith("call:") and view.get("rufer_holder") == self.seat and who != self.seat:
                 self.say("  " + t("play.rufer_holder", lang, called=card_short(text[5:], lang, self.suits),
                                   declarer=self.names[who]))
+            if who == self.seat and text.startswith("exchange:"):
+                # news come after every single action, so the hand before it is the one kept
+                drawn = [card for card in view.get("hand", []) if card not in self.hand]
+                if drawn:
+                    self.say("  " + t("play.drew", lang, cards=cards_short(drawn, lang, self.suits)))
         self.shown = len(log)
+        self.hand = list(view.get("hand", []))
         last = view.get("last_trick")
         if last and last != self.last_trick:
             self.last_trick = last

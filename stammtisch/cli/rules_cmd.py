@@ -15,10 +15,14 @@ from typing import Any, Final
 
 import typer
 from rich.table import Table as RichTable
+from rich.text import Text
 
 from .. import guide
 from ..guide import GuideError, Lang, players_allowed
+from ..i18n import has, t
+from ..i18n.words import ruleset_title
 from ..rules import PRESETS, RuleError, family_of, format_options, option_specs, ruleset
+from ..rules.base import OptionSpec, OptionValue
 from .common import CliError, app, console
 
 # User-facing texts of this command, together so that the i18n catalogue can take them over.
@@ -46,10 +50,6 @@ TEXTS: Final[dict[str, dict[Lang, str]]] = {
     "col-default": {"en": "default", "de": "Standard"},
     "col-values": {"en": "values", "de": "Werte"},
     "col-meaning": {"en": "meaning", "de": "Bedeutung"},
-    "options-footer": {
-        "en": "Give them to play/simulate as -o key=value, e.g. -o max_bete=9 -o robbing=true.",
-        "de": "Bei play/simulate als -o schlüssel=wert angeben, z. B. -o max_bete=9 -o robbing=true.",
-    },
 }
 
 # Refusals: a stable machine code beside the message.
@@ -92,6 +92,44 @@ def _options_entry(ruleset_id: str) -> dict[str, Any]:
     }
 
 
+def _other_values(spec: OptionSpec, default: OptionValue) -> list[str]:
+    """Values of an option other than its default, the likeliest to make a good example first."""
+    if spec.kind == "bool":
+        return [str(not default).lower()]
+    if spec.kind == "choice":
+        return [c for c in spec.choices if c not in (default, "auto")]
+    candidates = [10] if default is None else [int(default) * 2, int(default) + 1, int(default) - 1]
+    return [str(v) for v in candidates
+            if (spec.minimum is None or v >= spec.minimum) and (spec.maximum is None or v <= spec.maximum)]
+
+
+def example_options(ruleset_id: str, count: int = 2) -> list[str]:
+    """``key=value`` overrides of options this rule set offers, other than their defaults, which
+    build a valid rule set together: the example under its option table. Yes/no options first
+    (the commonest change); not ``players`` (``-n``) or ``suits`` (the display only)."""
+    defaults = format_options(ruleset(ruleset_id))
+    specs = sorted(option_specs(ruleset_id).items(), key=lambda item: item[1].kind != "bool")
+    chosen: list[str] = []
+    for name, spec in specs:
+        if name in ("players", "suits"):
+            continue
+        for value in _other_values(spec, defaults[name]):
+            try:
+                ruleset(ruleset_id, [*chosen, f"{name}={value}"])
+            except RuleError:
+                continue
+            chosen.append(f"{name}={value}")
+            break
+        if len(chosen) == count:
+            break
+    return chosen
+
+
+def _option_help(ruleset_id: str, name: str, spec: OptionSpec, lang: Lang) -> str:
+    key = f"option.help.{family_of(ruleset_id)}.{name}"
+    return t(key, lang) if has(key, lang) else spec.help
+
+
 def _print_json(ids: list[str], lang: Lang) -> None:
     out = []
     for rid in ids:
@@ -107,20 +145,22 @@ def _print_json(ids: list[str], lang: Lang) -> None:
 
 def _print_options(ids: list[str], lang: Lang) -> None:
     for rid in ids:
-        entry = _options_entry(rid)
-        t = RichTable(title=f"[bold]{entry['id']}[/bold] — {entry['title']}", show_lines=False,
-                      title_justify="left", expand=False)
-        t.add_column(_text("col-option", lang), style="cyan", no_wrap=True)
-        t.add_column(_text("col-default", lang), style="green", no_wrap=True)
-        t.add_column(_text("col-values", lang), no_wrap=True)
-        t.add_column(_text("col-meaning", lang))
-        for name, o in entry["options"].items():
-            default = o["default"]
-            t.add_row(name, str(default).lower() if isinstance(default, bool) else str(default),
-                      o["values"], o["help"])
-        console.print(t)
+        defaults = format_options(ruleset(rid))
+        table = RichTable(title=Text.assemble((rid, "bold"), " — ", ruleset_title(rid, lang)), show_lines=False,
+                          title_justify="left", expand=False)
+        table.add_column(_text("col-option", lang), style="cyan", no_wrap=True)
+        table.add_column(_text("col-default", lang), style="green", no_wrap=True)
+        table.add_column(_text("col-values", lang), no_wrap=True)
+        table.add_column(_text("col-meaning", lang))
+        for name, spec in option_specs(rid).items():
+            default = defaults[name]
+            table.add_row(name, str(default).lower() if isinstance(default, bool) else str(default),
+                          spec.describe_kind(), Text(_option_help(rid, name, spec, lang)))
+        console.print(table)
         console.print()
-    console.print(_text("options-footer", lang), highlight=False)
+    # the example is of the rule set shown (the first, when all are)
+    example = " ".join(["stammtisch play", ids[0], *(f"-o {o}" for o in example_options(ids[0]))])
+    console.print(Text(t("rules.options_footer", lang, example=example)), highlight=False)
 
 
 def _print_list(lang: Lang) -> None:
@@ -134,7 +174,7 @@ def _print_list(lang: Lang) -> None:
             section = guide.ruleset_section(rid, lang)
             what = f"[bold]{section.title}[/bold]: {guide.ruleset_summary(rid, lang)}"
         except GuideError:
-            what = f"[bold]{ruleset(rid).title}[/bold]"
+            what = f"[bold]{ruleset_title(rid, lang)}[/bold]"
         t.add_row(rid, _players_text(players_allowed(rid)), what)
     console.print(t)
     console.print(_text("list-footer", lang), highlight=False)

@@ -15,6 +15,9 @@ from ..i18n import t
 from ..server.limits import ServerLimits
 from .common import CliError, app, console
 
+#: ``--host`` values that listen on every address of the machine
+EVERY_ADDRESS = frozenset({"0.0.0.0", "::", ""})
+
 
 def check_port(host: str, port: int, busy: str = "cli.port_busy") -> None:
     """Refuse, before the server starts, a port that is taken or an address we cannot listen on.
@@ -156,6 +159,9 @@ def serve_cmd(
     if uds is None:
         check_port(host, port)
         console.print(Text(t("serve.listening", host=host, port=port)), highlight=False)
+        if host in EVERY_ADDRESS:  # 0.0.0.0 is no address to open, nor to make invite links from
+            console.print(Text(t("serve.listening_everywhere", name=socket.gethostname(), port=port)),
+                          highlight=False)
     else:
         check_socket_path(uds)
         console.print(Text(t("serve.listening_uds", path=uds)), highlight=False)

@@ -187,3 +187,8 @@ def choice_message(action: str, suits: str = "french", value: Message | str | No
 def rule_text(rule: str, lang: str = DEFAULT_LANGUAGE) -> str | None:
     """A refusal's rule in words (``follow suit (Farbzwang)`` / ``Farbe bedienen``), if known."""
     return t(f"rule.{rule}", lang) if _known(f"rule.{rule}") else None
+
+
+def ruleset_title(ruleset_id: str, lang: str = DEFAULT_LANGUAGE) -> str:
+    """A rule set's title in ``lang`` (``Moderner Tapp (NSV): …``); the English one is the preset's."""
+    return t(f"ruleset.title.{ruleset_id}", lang)
