@@ -69,8 +69,6 @@ WHERE_KEPT = 1.0
 #: The header with which a process opens its link to another (relay.py): the service's shared
 #: secret.
 PEER_HEADER = b"x-stammtisch-peer"
-#: The advisory lock under which the first process makes the cluster's tables.
-SETUP_LOCK = 0x57A4_0002
 
 #: The paths about one table: ``/ws/{id}`` and ``/api/tables/{id}[/…]`` (an id of the form
 #: ``routes.deps.TABLE_ID`` takes; any other goes to the app, which refuses it).
@@ -78,19 +76,6 @@ TABLE_PATH = re.compile(r"^/(?:ws|api/tables)/([A-Za-z0-9_-]{1,32})(?:/|$)")
 #: Holders remembered at most (``Cluster._where``); past it, the expired ones are forgotten.
 WHERE_MAX = 10_000
 
-SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS st_processes (id TEXT PRIMARY KEY, url TEXT NOT NULL, "
-    "heartbeat DOUBLE PRECISION NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS st_leases (table_id TEXT PRIMARY KEY, owner TEXT NOT NULL, "
-    "expires DOUBLE PRECISION NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS st_cluster (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    # counted up at each take of a lease (``Cluster._take``): the fence of the group commits
-    "ALTER TABLE st_leases ADD COLUMN IF NOT EXISTS epoch BIGINT NOT NULL DEFAULT 0",
-    # the limits per client address of the whole service (``Cluster.allow``): a token
-    # bucket per (kind, address), with its tokens at the time ``at`` (the database's clock)
-    "CREATE TABLE IF NOT EXISTS st_address_buckets (kind TEXT NOT NULL, address TEXT NOT NULL, "
-    "tokens DOUBLE PRECISION NOT NULL, at DOUBLE PRECISION NOT NULL, PRIMARY KEY (kind, address))",
-)
 #: The database's clock at the start of the transaction: one time for a whole statement.
 NOW_TX = "EXTRACT(EPOCH FROM transaction_timestamp())"
 #: Buckets full again (unused that long) are deleted now and then (``Cluster._forget_buckets``),
@@ -143,20 +128,17 @@ class Cluster:
     # --- start and stop -----------------------------------------------------------------
 
     def setup(self, manager: TableManager) -> None:
-        """Make the cluster's tables (the first process), read the shared secret, say this
-        process is alive, and fence the event store with ``fresh``."""
+        """Read the shared secret (made by the first process), say this process is alive, and
+        fence the event store with ``fresh``."""
         self.manager = manager
         manager.cluster = self
         manager.store.fence = self.fresh
         manager.store.lease_fence = self.lease_fence
-        with self.engine.begin() as conn:
-            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SETUP_LOCK})
-            for statement in SCHEMA:
-                conn.execute(text(statement))
-            conn.execute(text("INSERT INTO st_cluster (name, value) VALUES ('peer_secret', :v) "
+        with self.engine.begin() as conn:  # the tables are the storage's (models.py)
+            conn.execute(text("INSERT INTO st_service (name, value) VALUES ('peer_secret', :v) "
                               "ON CONFLICT DO NOTHING"), {"v": secrets.token_urlsafe(32)})
             self.secret = str(conn.execute(text(
-                "SELECT value FROM st_cluster WHERE name = 'peer_secret'")).scalar_one()).encode()
+                "SELECT value FROM st_service WHERE name = 'peer_secret'")).scalar_one()).encode()
             # processes that ended long ago without a word (killed): their leases expired then
             conn.execute(text(f"DELETE FROM st_processes WHERE heartbeat < {NOW} - 3600"))
         self._renew(set())

@@ -91,9 +91,22 @@ def _one_action_table(conn: Connection) -> None:
     conn.execute(text("DROP TABLE st_actions"))
 
 
+def _peer_tables(conn: Connection) -> None:
+    """The tables of several processes over one database (``models.ProcessRow`` and those
+    after it), made by the models now: a database whose processes made them before keeps
+    their rows and gains what they lacked, the lease's epoch and the name ``st_service`` for
+    the shared settings (``st_cluster`` before; the peer secret moves over, so processes of
+    both versions still reach each other during a rolling restart)."""
+    _add_columns(conn, "st_leases", {"epoch": "BIGINT NOT NULL DEFAULT 0"})
+    if "st_cluster" in set(inspect(conn).get_table_names()):
+        conn.execute(text("INSERT INTO st_service (name, value) SELECT name, value FROM st_cluster "
+                          "WHERE name NOT IN (SELECT name FROM st_service)"))
+        conn.execute(text("DROP TABLE st_cluster"))
+
+
 #: The steps, in order: step ``i`` (1-based) brings version ``i - 1`` to ``i``.
 STEPS: list[Callable[[Connection], None]] = [_deal_keys, _social_owners, _table_choices,
-                                             _one_action_table]
+                                             _one_action_table, _peer_tables]
 LATEST = len(STEPS)
 
 
