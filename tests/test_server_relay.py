@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from server_helpers import free_port, hello, serving
 from sqlalchemy import create_engine, text
-from test_server_cluster import Client, http, new_table, stop
+from test_server_peers import Client, http, new_table, stop
 from websockets.exceptions import InvalidStatus
 from websockets.sync.client import connect
 

@@ -95,8 +95,7 @@ def _peer_tables(conn: Connection) -> None:
     """The tables of several processes over one database (``models.ProcessRow`` and those
     after it), made by the models now: a database whose processes made them before keeps
     their rows and gains what they lacked, the lease's epoch and the name ``st_service`` for
-    the shared settings (``st_cluster`` before; the peer secret moves over, so processes of
-    both versions still reach each other during a rolling restart)."""
+    the shared settings (``st_cluster`` before; the peer secret moves over unchanged)."""
     _add_columns(conn, "st_leases", {"epoch": "BIGINT NOT NULL DEFAULT 0"})
     if "st_cluster" in set(inspect(conn).get_table_names()):
         conn.execute(text("INSERT INTO st_service (name, value) SELECT name, value FROM st_cluster "
@@ -125,7 +124,7 @@ MIGRATION_LOCK = 0x57A4_0003
 def migrate(engine: Engine, create_all: Callable[[Engine], None]) -> int:
     """Bring the database to ``LATEST`` (``create_all`` makes the tables of the models that do
     not exist yet); returns the version found. On PostgreSQL several server processes may
-    start at once on one database (cluster.py): one migrates, the others wait for it."""
+    start at once on one database (peers.py): one migrates, the others wait for it."""
     if engine.dialect.name != "postgresql":
         return _migrate(engine, create_all)
     with engine.connect() as lock:

@@ -73,12 +73,12 @@ PEER_HEADER = b"x-stammtisch-peer"
 #: The paths about one table: ``/ws/{id}`` and ``/api/tables/{id}[/…]`` (an id of the form
 #: ``routes.deps.TABLE_ID`` takes; any other goes to the app, which refuses it).
 TABLE_PATH = re.compile(r"^/(?:ws|api/tables)/([A-Za-z0-9_-]{1,32})(?:/|$)")
-#: Holders remembered at most (``Cluster._where``); past it, the expired ones are forgotten.
+#: Holders remembered at most (``Peers._where``); past it, the expired ones are forgotten.
 WHERE_MAX = 10_000
 
 #: The database's clock at the start of the transaction: one time for a whole statement.
 NOW_TX = "EXTRACT(EPOCH FROM transaction_timestamp())"
-#: Buckets full again (unused that long) are deleted now and then (``Cluster._forget_buckets``),
+#: Buckets full again (unused that long) are deleted now and then (``Peers._forget_buckets``),
 #: so the table does not grow with every address ever seen (seconds).
 BUCKETS_KEPT = 3600.0
 #: The database's clock, in seconds: every process compares expiries with one clock.
@@ -105,7 +105,7 @@ def default_peer_url(host: str, port: int, uds: str | None) -> str:
     return f"http://{host}:{port}"
 
 
-class Cluster:
+class Peers:
     """This process's part in the service: its row in ``st_processes``, its leases, and where
     the tables of the others are (see the module's docstring)."""
 
@@ -121,7 +121,7 @@ class Cluster:
         self._where: dict[str, tuple[str, float]] = {}  # table → (the holder's URL, until)
         self._locating: dict[str, asyncio.Future[str | None]] = {}  # lookups under way
         # its own thread: a renewal must not wait behind the group commits
-        self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stammtisch-cluster")
+        self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stammtisch-peers")
         self._task: asyncio.Task[None] | None = None
         self._failing = False
 
@@ -131,7 +131,7 @@ class Cluster:
         """Read the shared secret (made by the first process), say this process is alive, and
         fence the event store with ``fresh``."""
         self.manager = manager
-        manager.cluster = self
+        manager.peers = self
         manager.store.fence = self.fresh
         manager.store.lease_fence = self.lease_fence
         with self.engine.begin() as conn:  # the tables are the storage's (models.py)
