@@ -78,7 +78,7 @@ WHERE_MAX = 10_000
 
 #: The database's clock at the start of the transaction: one time for a whole statement.
 NOW_TX = "EXTRACT(EPOCH FROM transaction_timestamp())"
-#: Buckets full again (unused that long) are deleted now and then (``Peers._forget_buckets``),
+#: Buckets full again (unused that long) are deleted now and then (``Peers._take_token``),
 #: so the table does not grow with every address ever seen (seconds).
 BUCKETS_KEPT = 3600.0
 #: The database's clock, in seconds: every process compares expiries with one clock.
