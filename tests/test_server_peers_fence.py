@@ -73,8 +73,9 @@ def test_a_stalled_holder_commits_nothing_it_reads_when_it_runs_again(peers):  #
     def anna_chooses() -> bool:  # Anna on turn with a choice, and both clients up to date
         anna.pump()
         bernd.pump()
-        return (anna.settled and bernd.settled and anna.state is not None and anna.view is not None and not anna.view["terminal"]
-                and anna.view["current_player"] == 0 and len(anna.view["legal_actions"]) > 1
+        return (anna.settled and bernd.settled and anna.state is not None and anna.view is not None
+                and not anna.view["terminal"] and anna.view["current_player"] == 0
+                and len(anna.view["legal_actions"]) > 1
                 and bernd.state is not None and bernd.state["event"] == anna.state["event"])
 
     play_until(seats, [], rng, anna_chooses)
