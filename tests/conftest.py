@@ -261,7 +261,7 @@ def conformance():
 
 @pytest.fixture(scope="session")
 def postgres_server():
-    """A PostgreSQL cluster on a free loopback port for this test session."""
+    """A PostgreSQL server on a free loopback port for this test session."""
     pg = ThrowAwayPostgres()
     try:
         yield pg
@@ -271,7 +271,7 @@ def postgres_server():
 
 @pytest.fixture
 def postgres_restartable():
-    """A PostgreSQL cluster of the test's own, which it may stop and start again."""
+    """A PostgreSQL server of the test's own, which it may stop and start again."""
     pg = ThrowAwayPostgres()
     try:
         yield pg

@@ -5,9 +5,9 @@ log; a deal's actions are rows under the deal's key, also those of an older data
 file. The sections follow, each headed by what it checks; the first:
 
 The group commit on the event loop's own connection (``Storage.write_batch(now=True)``,
-``TableManager._may_write_now``): it never waits for a lock, fails whole, leaves the pool's
+``EventStore._may_write_now``): it never waits for a lock, fails whole, leaves the pool's
 connections as they were, and the write-ahead log stays bounded although that connection never
-checkpoints (``TableManager._checkpoint``). (That a locked database still holds up only its table, and that the writer
+checkpoints (``EventStore._checkpoint``). (That a locked database still holds up only its table, and that the writer
 thread then commits the group or the spill file takes it, is tested in test_server_limits.)"""
 
 from __future__ import annotations
@@ -420,7 +420,7 @@ def test_an_old_spill_file_s_deal_rows_are_read_without_a_key(tmp_path):
 
 
 # ---------------------------------------------------------------------------------------------
-# How long a group commit waits for more events (``TableManager.commit_wait``): the whole
+# How long a group commit waits for more events (``EventStore.commit_wait``): the whole
 # ``commit_window`` on a busy server, where many events join each commit, and next to nothing
 # on a quiet one, where nobody would join and the lone event would only wait longer.
 

@@ -322,7 +322,7 @@ def test_an_action_behind_a_queued_message_waits_its_turn(tmp_path, monkeypatch,
 
 # ---------------------------------------------------------------------------------------------
 # The table's messages under a real uvicorn server: with its websockets-sansio protocol the
-# frames are written straight to the socket (``app.direct_writer``), with any other server they
+# frames are written straight to the socket (``transport.direct_writer``), with any other server they
 # take the queued path, and either way every client sees every event, in order, once.
 
 
@@ -375,7 +375,7 @@ def test_every_client_sees_every_event_in_order(tmp_path, ws, deflate, direct):
 
 
 # ---------------------------------------------------------------------------------------------
-# A connection's outgoing queue (``tables.Conn``): order, the close marker, a slow client.
+# A connection's outgoing queue (``fanout.Conn``): order, the close marker, a slow client.
 
 
 class Socket:
@@ -587,7 +587,7 @@ def test_stop_sends_the_held_messages_before_closing() -> None:
 
 @pytest.mark.parametrize("size", [0, 1, 125, 126, 127, 65535, 65536, 70000])
 def test_frame_header_and_payload_are_the_frame_websockets_writes(size: int) -> None:
-    """``app.frame_header`` and the payload (the fast path's framing without extensions) are
+    """``transport.frame_header`` and the payload (the fast path's framing without extensions) are
     byte for byte what the websockets protocol writes for the same text, and a client parses
     it back."""
     from websockets.frames import Frame, Opcode

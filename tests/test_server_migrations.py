@@ -90,6 +90,65 @@ def test_a_version_2_database_gains_the_table_choices(database_url):
     storage.close()
 
 
+#: The tables of several processes as the servers before made them (no lease epoch yet, the
+#: shared settings in ``st_cluster``), beside the numbered steps.
+OLD_PEER_TABLES = (
+    "CREATE TABLE st_processes (id TEXT PRIMARY KEY, url TEXT NOT NULL, "
+    "heartbeat DOUBLE PRECISION NOT NULL)",
+    "CREATE TABLE st_leases (table_id TEXT PRIMARY KEY, owner TEXT NOT NULL, "
+    "expires DOUBLE PRECISION NOT NULL)",
+    "CREATE TABLE st_cluster (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE st_address_buckets (kind TEXT NOT NULL, address TEXT NOT NULL, "
+    "tokens DOUBLE PRECISION NOT NULL, at DOUBLE PRECISION NOT NULL, PRIMARY KEY (kind, address))",
+)
+PEER_TABLES = {"st_processes", "st_leases", "st_service", "st_address_buckets"}
+
+
+def test_a_new_database_has_the_tables_of_several_processes(database_url):
+    storage = Storage(database_url)
+    names = set(inspect(storage.engine).get_table_names())
+    assert PEER_TABLES <= names and "st_cluster" not in names
+    with storage.engine.begin() as conn:
+        conn.execute(text("INSERT INTO st_leases (table_id, owner, expires) VALUES ('t', 'p', 1)"))
+        assert conn.execute(text("SELECT epoch FROM st_leases")).scalar_one() == 0
+    storage.close()
+
+
+def test_the_tables_several_processes_made_before_gain_the_epoch_and_keep_their_rows(database_url):
+    """A database at version 4 whose processes made their tables themselves, without the
+    lease's epoch: the leases get epoch 0, the peer secret moves to ``st_service``, every other
+    row stays."""
+    storage = Storage(database_url)
+    with storage.engine.begin() as conn:
+        conn.execute(text(f"UPDATE {VERSION_TABLE} SET version = 4"))
+        for name in PEER_TABLES:
+            conn.execute(text(f"DROP TABLE {name}"))
+        for statement in OLD_PEER_TABLES:
+            conn.execute(text(statement))
+        conn.execute(text("INSERT INTO st_processes VALUES ('p1', 'http://a:8000', 100.5)"))
+        conn.execute(text("INSERT INTO st_leases VALUES ('t1', 'p1', 105.5)"))
+        conn.execute(text("INSERT INTO st_cluster VALUES ('peer_secret', 's3cret')"))
+        conn.execute(text("INSERT INTO st_address_buckets VALUES ('create', '10.0.0.1', 2.5, 99)"))
+    storage.close()
+
+    storage = Storage(database_url)
+    assert version(storage) == LATEST
+    assert "st_cluster" not in set(inspect(storage.engine).get_table_names())
+    with storage.engine.begin() as conn:
+        assert conn.execute(text("SELECT * FROM st_processes")).all() == [("p1", "http://a:8000", 100.5)]
+        assert conn.execute(text("SELECT table_id, owner, expires, epoch FROM st_leases")).all() == [
+            ("t1", "p1", 105.5, 0)]
+        assert conn.execute(text("SELECT name, value FROM st_service")).all() == [("peer_secret", "s3cret")]
+        assert conn.execute(text("SELECT * FROM st_address_buckets")).all() == [("create", "10.0.0.1", 2.5, 99)]
+        # a take counts the epoch up from there
+        conn.execute(text("UPDATE st_leases SET epoch = epoch + 1"))
+        assert conn.execute(text("SELECT epoch FROM st_leases")).scalar_one() == 1
+    storage.close()
+    storage = Storage(database_url)  # opened again: nothing to do
+    assert version(storage) == LATEST
+    storage.close()
+
+
 def test_a_database_newer_than_the_server_is_refused(tmp_path):
     url = f"sqlite:///{tmp_path / 'st.sqlite'}"
     Storage(url).close()

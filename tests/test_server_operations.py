@@ -77,7 +77,7 @@ def test_readyz_says_not_ready_for_each_check_that_fails(http, monkeypatch):
     assert failed() == {"database", "schema"}
     monkeypatch.undo()
     monkeypatch.setattr(health, "PROBE_KEPT", 0.0)
-    monkeypatch.setattr(readiness, "cluster", SimpleNamespace(fresh=lambda: False))
+    monkeypatch.setattr(readiness, "peers", SimpleNamespace(fresh=lambda: False))
     assert failed() == {"leases"}  # its leases were not renewed in time: others take over
     monkeypatch.undo()
     assert http.get("/readyz").status_code == 200
@@ -146,10 +146,10 @@ def test_the_metrics_count_tables_clients_actions_commits_refusals_and_queues(ht
         assert "stammtisch_relayed_requests" not in text  # one process: no relay figures
 
 
-def test_the_metrics_of_several_processes_are_read_from_the_cluster_when_it_keeps_them(http):
+def test_the_metrics_of_several_processes_are_read_from_its_peers_when_they_keep_them(http):
     metrics = http.app.state.metrics
-    metrics.collector.cluster = SimpleNamespace(relayed_requests=7, relayed_sockets=2,
-                                                lease_takeovers=1)
+    metrics.collector.peers = SimpleNamespace(relayed_requests=7, relayed_sockets=2,
+                                              lease_takeovers=1)
     text = metrics_text(metrics)
     assert metric(text, "stammtisch_relayed_requests_total") == 7
     assert metric(text, "stammtisch_relayed_sockets") == 2

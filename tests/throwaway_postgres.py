@@ -1,5 +1,5 @@
-"""A PostgreSQL cluster of its own on a free loopback port, thrown away afterwards: the tests'
-PostgreSQL fixtures (conftest.py) and ``bench/cluster_load.py`` start theirs from here."""
+"""A PostgreSQL server of its own on a free loopback port, thrown away afterwards: the tests'
+PostgreSQL fixtures (conftest.py) and ``bench/peers_load.py`` start theirs from here."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def as_db_user(cmd: list[str]) -> list[str]:
 
 
 class ThrowAwayPostgres:
-    """A PostgreSQL cluster on a free loopback port (fsync off unless ``fsync``), which its user
+    """A PostgreSQL server on a free loopback port (fsync off unless ``fsync``), which its user
     may stop and start again (``stop``, ``start``); ``url`` reaches it, ``remove`` ends it and
     deletes its files."""
 

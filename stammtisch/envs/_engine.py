@@ -9,13 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
-#: Phase names of each family as the views spell them, in the order of the observation's
-#: one-hot. The terminal phase is ``"over"``; Tippen's older spelling ``"done"`` is an alias.
+#: Phase names of each family as the views spell them, in the order of the observation's one-hot.
 PHASES: dict[str, tuple[str, ...]] = {
     "tippen": ("schieben", "choice", "discard", "drop", "declare", "exchange", "rob", "play", "over"),
     "tapp": ("auction", "trump", "discard", "tout", "declare", "contract", "call", "give", "play", "over"),
 }
-PHASE_ALIASES = {"done": "over"}
 
 
 def preset_options(ruleset_id: str) -> dict[str, Any]:

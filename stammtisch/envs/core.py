@@ -18,9 +18,6 @@ from ..rules import ruleset as build_ruleset
 from .actions import DenseActions
 from .observation import ObservationEncoder, value_unit
 
-#: The environment's own options (everything else is a rule option of the rule set).
-ENV_OPTIONS = ("session_deals", "normalize_rewards")
-
 
 def build_rules(ruleset: str, players: int | None, options: dict[str, Any]) -> Any:
     """The rule set from an id, a player count and rule options, as the CLI builds it."""

@@ -70,8 +70,6 @@ class ObservationEncoder:
         self.num_actions = actions.num_actions
         self.unit = value_unit(rules)
         self.phases = {p: i for i, p in enumerate(_engine.PHASES[self.family])}
-        for alias, name in _engine.PHASE_ALIASES.items():
-            self.phases[alias] = self.phases[name]
         # the words: every dense id below the set actions that is not a card action
         first_word = 2 * S if self.family == "tippen" else 3 * S
         self.words = {_engine.action_string(actions._namer, d): i

@@ -1,8 +1,8 @@
-"""The Game / State API shared by every engine (OpenSpiel-like; layer 3 of docs/engine-conventions.md).
+"""The types every engine shares (OpenSpiel-like; layer 3 of docs/engine-conventions.md).
 
-A ``Game`` is built from a validated rule set and is immutable. A ``State`` is one deal in
-progress. Randomness enters only as an explicit deck order, so a deal is a pure function of
-(rules, carried-over table state, deck, actions).
+A game (``engine.EngineGame``) is built from a validated rule set and is immutable. A state
+(``engine.EngineState``) is one deal in progress. Randomness enters only as an explicit deck
+order, so a deal is a pure function of (rules, carried-over table state, deck, actions).
 
 Accounts: a player is his seat number (0…n-1, in the direction of play); the pot is
 ``"pot"`` and the Tippen maximum-bête reserve is ``"reserve"``. Every movement of value in a
@@ -11,10 +11,10 @@ deal is a ``Transfer``; the table applies them to its ledger when the deal is ov
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, Final, Protocol
+from typing import Any, Final
 
 Account = int | str
 POT: Final = "pot"
@@ -24,7 +24,7 @@ RESERVE: Final = "reserve"
 class IllegalAction(ValueError):
     """An action that is not legal now. ``rule`` names the rule it breaks.
 
-    Raised by ``State.apply`` and ``State.string_to_action``; the state is unchanged.
+    Raised by ``EngineState.apply`` and ``EngineState.string_to_action``; the state is unchanged.
     """
 
     def __init__(self, rule: str, message: str):
@@ -142,46 +142,3 @@ def net_change(transfers: Iterable[Transfer], num_players: int) -> list[int]:
         if type(t.target) is int:
             out[t.target] += t.amount
     return out
-
-
-class State(Protocol):
-    """One deal in progress. Every engine's state class has these members."""
-
-    game: Game
-
-    def current_player(self) -> int:
-        """The seat to act; ``-1`` when the deal is over."""
-
-    def legal_actions(self) -> list[int]:
-        """The legal actions of the current player, ascending; empty when terminal."""
-
-    def apply(self, action: int) -> None:
-        """Apply a legal action; raise ``IllegalAction`` (state unchanged) otherwise."""
-
-    def is_terminal(self) -> bool: ...
-
-    def action_to_string(self, action: int) -> str: ...
-
-    def string_to_action(self, text: str) -> int:
-        """Parse an action in the notation of docs/rules-reference.md §0; raise ``IllegalAction``
-        if malformed."""
-
-    def view(self, seat: int | None) -> dict[str, Any]:
-        """What ``seat`` may know, as JSON-able data (``None``: a spectator)."""
-
-    def clone(self) -> State: ...
-
-    def result(self) -> DealResult:
-        """The transfers of the deal; only valid when terminal."""
-
-    def returns(self) -> list[int]:
-        """Net change of each seat's balance in this deal (terminal only)."""
-
-
-class Game(Protocol):
-    rules: Any
-    num_players: int
-
-    def new_deal(self, table: TableState, deck: Sequence[int]) -> State: ...
-
-    def deck_from_strings(self, cards: Sequence[str]) -> list[int]: ...

@@ -38,15 +38,15 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .analysis import Analyst
 from .api_docs import api_docs_router
-from .cluster import Cluster, default_peer_url
 from .guard import Guard
 from .health import Drain, DrainingServer, Readiness, RefuseWhileDraining
 from .health import router as health_router
 from .limits import ServerLimits
 from .manager import TableManager
 from .metrics import Metrics, MetricsServer
+from .peers import Peers, default_peer_url
 from .refusals import Refusal, RefusalKind, StorageUnavailable, error_response, refusal_response
-from .relay import ClusterRelay, RelayFigures
+from .relay import PeerRelay, RelayFigures
 from .routes import live, pages, records, tables
 from .routes.deps import Server
 from .routes.guide import router as guide_router
@@ -89,33 +89,33 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     finished deal and the next one (a human may send ``next`` to go on at once); ``limits``:
     sizes, rates and caps; ``api_docs``: serve ``/api/docs`` and ``/api/openapi.json``;
     ``peer_url``: on PostgreSQL, this process is one of a service of several over the same
-    database, reached by the others at this URL (``cluster.py``); ``metrics_address``: serve
+    database, reached by the others at this URL (``peers.py``); ``metrics_address``: serve
     the metrics for Prometheus at ``http://HOST:PORT/metrics`` (``metrics.py``; port 0: a free
     one, ``app.state.metrics_server.port``)."""
     limits = limits or ServerLimits()
     url = database_url or default_database_url(data_dir)
     storage = Storage(url, busy_ms=limits.sqlite_busy_ms)
-    cluster = Cluster(storage, peer_url) if peer_url is not None and not storage.is_sqlite else None
+    peers = Peers(storage, peer_url) if peer_url is not None and not storage.is_sqlite else None
     # no spill file in a service of several processes: what one process spilled and then
     # died with, the process that takes its tables would never see
-    spill_path = spill_path_for(url, data_dir) if cluster is None else None
+    spill_path = spill_path_for(url, data_dir) if peers is None else None
     manager = TableManager(storage, bot_delay=bot_delay, deal_pause=deal_pause, limits=limits,
                            spill=Spill(spill_path) if spill_path is not None else None)
-    if cluster is not None:
-        cluster.setup(manager)
+    if peers is not None:
+        peers.setup(manager)
     manager.load_all()
     analyst = Analyst(max_queued=limits.analysis_queue)
-    readiness = Readiness(storage, manager, cluster)
-    relay_figures = RelayFigures() if cluster is not None else None
-    metrics = Metrics(manager, analyst, cluster, relay_figures)
+    readiness = Readiness(storage, manager, peers)
+    relay_figures = RelayFigures() if peers is not None else None
+    metrics = Metrics(manager, analyst, peers, relay_figures)
     metrics_server = MetricsServer(metrics, *metrics_address) if metrics_address else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         manager.resume()
         sweeper = asyncio.get_running_loop().create_task(manager.sweeper())
-        if cluster is not None:
-            cluster.start()
+        if peers is not None:
+            peers.start()
         if metrics_server is not None:
             await metrics_server.start()
         try:
@@ -127,8 +127,8 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
             readiness.shutdown()
             analyst.shutdown()
             manager.shutdown()
-            if cluster is not None:  # after the last commit: then the others may take over
-                cluster.stop()
+            if peers is not None:  # after the last commit: then the others may take over
+                peers.stop()
             storage.close()
 
     app = FastAPI(title="stammtisch", lifespan=lifespan, docs_url=None, redoc_url=None,  # docs: api_docs.py
@@ -141,9 +141,9 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     app.state.readiness = readiness
     app.state.metrics = metrics
     app.state.metrics_server = metrics_server
-    app.state.drain = Drain(manager, cluster)
-    if cluster is not None:  # inside Guard: a relayed request is checked here first
-        app.add_middleware(ClusterRelay, cluster=cluster, max_body=limits.max_body,
+    app.state.drain = Drain(manager, peers)
+    if peers is not None:  # inside Guard: a relayed request is checked here first
+        app.add_middleware(PeerRelay, peers=peers, max_body=limits.max_body,
                            max_listed=limits.listed_max, figures=relay_figures)
     app.add_middleware(RefuseWhileDraining, manager=manager)
     app.add_middleware(Guard, max_body=limits.max_body)
@@ -213,7 +213,7 @@ def run(host: str = "127.0.0.1", port: int = 8000, database_url: str | None = No
         api_docs: bool = False, uds: str | None = None, peer_url: str | None = None,
         drain_seconds: float = 10.0, metrics_address: tuple[str, int] | None = None) -> None:
     """Serve the web table with uvicorn (blocks). On PostgreSQL the process is one of a service
-    of several over the same database (``cluster.py``), reached by the others at ``peer_url``
+    of several over the same database (``peers.py``), reached by the others at ``peer_url``
     (default: this server's own address).
 
     Per-message deflate is off by default: a state message is ~2 KB of JSON, and compressing

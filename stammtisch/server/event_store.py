@@ -14,7 +14,7 @@ seconds; then it raises one ``StorageUnavailable`` (the last error as its cause)
 storage error the code above catches. Any other error is a fault of the server's: it is not
 retried and goes up as it is (the table undoes the event and answers a server fault).
 
-Several processes over one database (cluster.py): each group commit checks, in its own
+Several processes over one database (peers.py): each group commit checks, in its own
 transaction, that this process still holds the lease of every table whose rows it writes,
 under the epoch the table was taken with (``lease_fence``); the rows of a table that lost it
 are not written, and their events are refused with ``LeaseLost``.
@@ -63,7 +63,7 @@ FIRST_RETRY_PAUSE = 0.05
 
 
 class Holder(Protocol):
-    """Whose event a row is (a live table): the lease epoch it was taken with (cluster.py;
+    """Whose event a row is (a live table): the lease epoch it was taken with (peers.py;
     None: not taken yet), and whether it was dropped here (another process runs it now)."""
 
     @property
@@ -102,7 +102,7 @@ class EventStore:
         self.spill = spill if limits.spill_after is not None else None
         self.spill_io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stammtisch-spill")
         self._draining = False
-        # several processes over one database (cluster.py): whether this one may commit now
+        # several processes over one database (peers.py): whether this one may commit now
         # (it renewed its leases lately; a quick refusal before any database work); None: always
         self.fence: Callable[[], bool] | None = None
         # … and the check in each group commit's transaction that this process still holds

@@ -3,7 +3,7 @@
 - ``GET /healthz``: the process is alive (its event loop answers); nothing else is looked at.
 - ``GET /readyz``: it should get traffic: its database answers and holds the schema this
   server knows (the migrations are done), its leases were renewed on time (several processes
-  over one database, ``cluster.py``), and it is not draining. ``503`` otherwise, with the
+  over one database, ``peers.py``), and it is not draining. ``503`` otherwise, with the
   checks that failed. The database is asked at most once a second, on a thread of its own, so
   probes cost nothing the tables would notice.
 
@@ -38,8 +38,8 @@ from .protocol import CloseCode
 from .refusals import MESSAGES, STORAGE_ERRORS, error_response
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
     from .manager import TableManager
+    from .peers import Peers
     from .storage import Storage
 
 log = logging.getLogger("stammtisch.server")
@@ -55,10 +55,10 @@ router = APIRouter()
 class Readiness:
     """The checks of ``/readyz`` (see the module's docstring)."""
 
-    def __init__(self, storage: Storage, manager: TableManager, cluster: Cluster | None):
+    def __init__(self, storage: Storage, manager: TableManager, peers: Peers | None):
         self.storage = storage
         self.manager = manager
-        self.cluster = cluster
+        self.peers = peers
         # an in-memory database is one connection: asked where its other reads run
         self._io: Executor = (manager.store.reader if storage.one_connection else
                               ThreadPoolExecutor(max_workers=1, thread_name_prefix="stammtisch-probe"))
@@ -93,7 +93,7 @@ class Readiness:
     async def checks(self) -> dict[str, bool]:
         """Each check, true when it passes."""
         out = await self._database()
-        return {**out, "leases": self.cluster is None or self.cluster.fresh(),
+        return {**out, "leases": self.peers is None or self.peers.fresh(),
                 "accepting": not self.manager.draining}
 
     def shutdown(self) -> None:
@@ -135,9 +135,9 @@ class RefuseWhileDraining:
 class Drain:
     """The app's part of stopping (see the module's docstring); once."""
 
-    def __init__(self, manager: TableManager, cluster: Cluster | None):
+    def __init__(self, manager: TableManager, peers: Peers | None):
         self.manager = manager
-        self.cluster = cluster
+        self.peers = peers
         self.started = False
 
     async def __call__(self) -> None:
@@ -145,8 +145,8 @@ class Drain:
             return
         self.started = True
         tables = await self.manager.drain()
-        if self.cluster is not None:  # nothing more is committed here: the others take over
-            self.cluster.stop()
+        if self.peers is not None:  # nothing more is committed here: the others take over
+            self.peers.stop()
         for live in tables:
             live.fanout.close(CloseCode.RESTARTING)
         await self.manager.sockets_closed()

@@ -1,7 +1,7 @@
 """A table's lock: ``asyncio.Lock`` that can also be taken without a coroutine.
 
 The web table takes a client's action at once, from the socket's read, when the table's lock
-is free (``app.ws_endpoint``'s ``take_now``): no task wake-up, no coroutine chain suspended
+is free (``routes.live.ws_endpoint``'s ``take_now``): no task wake-up, no coroutine chain suspended
 over the group commit and resumed after it. That needs a lock taken synchronously and
 released from a callback, and ``asyncio.Lock`` offers neither without its private attributes.
 """

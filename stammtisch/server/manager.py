@@ -28,7 +28,7 @@ from .table_social import SOCIAL_MESSAGES, new_token
 from .thinker import Thinker
 
 if TYPE_CHECKING:
-    from .cluster import Cluster
+    from .peers import Peers
 
 log = logging.getLogger("stammtisch.server")
 
@@ -52,7 +52,7 @@ class TableManager:
         self.ws_per_address: dict[str, int] = {}
         self.refusals: dict[str, int] = {}
         self.outbox = Outbox()  # the fast-path messages of the loop's turn
-        self.cluster: Cluster | None = None  # several processes over one database (cluster.py)
+        self.peers: Peers | None = None  # several processes over one database (peers.py)
         self.draining = False  # the process is stopping: no new tables or connections
         self._sockets_gone: asyncio.Event | None = None  # see sockets_closed
         # tables made per client address (a rematch counts as made by the seat that asked)
@@ -63,10 +63,10 @@ class TableManager:
         """Why ``address`` may not make a table now, or None (then it has used one creation):
         too many made lately, as many live tables as one address may hold, or the server
         full of tables in play (``make_room``). A refusal is counted (``count_refusal``)."""
-        limits, cluster = self.limits, self.cluster
+        limits, peers = self.limits, self.peers
         if self.draining:
             rule, message = "restarting", MESSAGES["restarting"]
-        elif not (self.creations.allow(address) if cluster is None else await cluster.allow(
+        elif not (self.creations.allow(address) if peers is None else await peers.allow(
                 "create", address, limits.creations_per_minute, limits.creation_burst)):
             rule, message = "rate", SOCIAL_MESSAGES["rate"]
         elif await self.tables_made_by(address) >= limits.tables_per_address:
@@ -144,11 +144,11 @@ class TableManager:
     def load_all(self) -> None:
         """Rebuild every table not archived from the database (replaying its decks and actions),
         after moving in what a crash left in the spill file. Several processes over one
-        database (``cluster``) load none now: a table is loaded by the process that takes its
+        database (``peers``) load none now: a table is loaded by the process that takes its
         lease, when a client of it comes."""
         self.store.replay_spill()
         self.storage.read_deal_keys()  # now, not on the event loop at the first deal
-        if self.cluster is not None:
+        if self.peers is not None:
             return
         for tid in self.storage.table_ids():
             st = self.storage.load_table(tid)
@@ -169,7 +169,7 @@ class TableManager:
             return live
 
     def drop(self, live: LiveTable) -> None:
-        """Forget a live table that another process runs now (its lease moved, ``cluster``):
+        """Forget a live table that another process runs now (its lease moved, ``peers``):
         no more timers, its clients disconnected (they reconnect and are relayed there)."""
         if self.tables.get(live.id) is live:
             del self.tables[live.id]
@@ -247,8 +247,8 @@ class TableManager:
         if social is not None:
             live.set_social(social)
         self.tables[table_id] = live
-        if self.cluster is not None:
-            live.lease = await self.cluster.claim(table_id)
+        if self.peers is not None:
+            live.lease = await self.peers.claim(table_id)
         return {"id": table_id, "admin_token": admin, "spectator_token": spectator,
                 "seat_tokens": tokens, "table": live}
 
@@ -290,17 +290,17 @@ class TableManager:
     async def tables_made_by(self, address: str) -> int:
         """The live tables ``address`` made: here, or with several processes in the whole
         service (a read of the database; in-memory with one process)."""
-        if self.cluster is None:
+        if self.peers is None:
             return sum(1 for t in self.tables.values() if t.creator == address)
-        return len(await self.cluster.made_by(address))
+        return len(await self.peers.made_by(address))
 
     async def search_bots_of(self, address: str) -> int:
         """The search-bot seats (pimc, ismcts) of the open tables ``address`` made (with
         several processes: of the whole service)."""
-        if self.cluster is None:
+        if self.peers is None:
             return sum(1 for t in self.tables.values() if t.creator == address and not t.closed
                        for s in t.seats if s.bot and algorithm_of(s.bot) in SEARCH_BOTS)
-        return sum(1 for bots in await self.cluster.made_by(address)
+        return sum(1 for bots in await self.peers.made_by(address)
                    for bot in bots if bot and algorithm_of(bot) in SEARCH_BOTS)
 
     async def sweep(self, now: float | None = None) -> int:

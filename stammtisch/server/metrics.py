@@ -16,9 +16,9 @@ What is counted (names as Prometheus shows them; docs/deployment.md has the aler
   ``stammtisch_worker_queue_seconds{pool}``: the worker processes of the search bots and of
   the Analysis: jobs waiting, jobs being worked on, and how long each waited (histogram).
 - ``stammtisch_draining``: 1 while the process drains before it stops.
-- several processes (``cluster.py``): ``stammtisch_relayed_requests_total``,
-  ``stammtisch_relayed_sockets``, ``stammtisch_lease_takeovers_total``, when the cluster or
-  its relay (relay.py, ``RelayFigures``) keeps those figures (``CLUSTER_FIGURES``).
+- several processes (``peers.py``): ``stammtisch_relayed_requests_total``,
+  ``stammtisch_relayed_sockets``, ``stammtisch_lease_takeovers_total``, when ``Peers`` or
+  its relay (relay.py, ``RelayFigures``) keeps those figures (``PEER_FIGURES``).
 - the process's own CPU, memory and open files (``process_*``, prometheus-client's).
 
 Figures kept anyway (tables, clients, refusals, queues) are read when Prometheus asks; what
@@ -42,15 +42,15 @@ from .storage import Write
 
 if TYPE_CHECKING:
     from .analysis import Analyst
-    from .cluster import Cluster
     from .manager import TableManager
+    from .peers import Peers
     from .worker_pool import WorkerPool
 
 log = logging.getLogger("stammtisch.server")
 
-#: Figures of the several-process mode read from its ``Cluster`` when it has them: the
+#: Figures of the several-process mode read from its ``Peers`` when it has them: the
 #: attribute, the metric's kind and name, and what it counts.
-CLUSTER_FIGURES = (
+PEER_FIGURES = (
     ("relayed_requests", "counter", "stammtisch_relayed_requests",
      "HTTP requests relayed to the process that holds their table"),
     ("relayed_sockets", "gauge", "stammtisch_relayed_sockets",
@@ -70,10 +70,10 @@ class ServerCollector(Collector):
     metrics port is served there, so nothing is read while it changes)."""
 
     def __init__(self, manager: TableManager, pools: dict[str, WorkerPool],
-                 cluster: Cluster | None, relay: object | None = None):
+                 peers: Peers | None, relay: object | None = None):
         self.manager = manager
         self.pools = pools
-        self.cluster = cluster
+        self.peers = peers
         self.relay = relay
 
     def collect(self) -> Iterator[Metric]:
@@ -106,8 +106,8 @@ class ServerCollector(Collector):
             busy.add_metric([name], pool.busy)
         yield waiting
         yield busy
-        for attribute, kind, name, what in CLUSTER_FIGURES:
-            value = getattr(self.cluster, attribute, None)
+        for attribute, kind, name, what in PEER_FIGURES:
+            value = getattr(self.peers, attribute, None)
             if value is None:
                 value = getattr(self.relay, attribute, None)
             if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -119,11 +119,11 @@ class Metrics:
     """The registry of one server (one per app: several apps in one process, as in the tests,
     keep theirs apart) and the hooks that feed it."""
 
-    def __init__(self, manager: TableManager, analyst: Analyst, cluster: Cluster | None,
+    def __init__(self, manager: TableManager, analyst: Analyst, peers: Peers | None,
                  relay: object | None = None):
         self.registry = CollectorRegistry()
         pools = {"search bots": manager.thinker.worker_pool, "analysis": analyst.worker_pool}
-        self.collector = ServerCollector(manager, pools, cluster, relay)
+        self.collector = ServerCollector(manager, pools, peers, relay)
         self.registry.register(self.collector)
         ProcessCollector(registry=self.registry)
         self.actions = Counter("stammtisch_actions", "actions committed", registry=self.registry)

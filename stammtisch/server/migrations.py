@@ -91,9 +91,21 @@ def _one_action_table(conn: Connection) -> None:
     conn.execute(text("DROP TABLE st_actions"))
 
 
+def _peer_tables(conn: Connection) -> None:
+    """The tables of several processes over one database (``models.ProcessRow`` and those
+    after it), made by the models now: a database whose processes made them before keeps
+    their rows and gains what they lacked, the lease's epoch and the name ``st_service`` for
+    the shared settings (``st_cluster`` before; the peer secret moves over unchanged)."""
+    _add_columns(conn, "st_leases", {"epoch": "BIGINT NOT NULL DEFAULT 0"})
+    if "st_cluster" in set(inspect(conn).get_table_names()):
+        conn.execute(text("INSERT INTO st_service (name, value) SELECT name, value FROM st_cluster "
+                          "WHERE name NOT IN (SELECT name FROM st_service)"))
+        conn.execute(text("DROP TABLE st_cluster"))
+
+
 #: The steps, in order: step ``i`` (1-based) brings version ``i - 1`` to ``i``.
 STEPS: list[Callable[[Connection], None]] = [_deal_keys, _social_owners, _table_choices,
-                                             _one_action_table]
+                                             _one_action_table, _peer_tables]
 LATEST = len(STEPS)
 
 
@@ -112,7 +124,7 @@ MIGRATION_LOCK = 0x57A4_0003
 def migrate(engine: Engine, create_all: Callable[[Engine], None]) -> int:
     """Bring the database to ``LATEST`` (``create_all`` makes the tables of the models that do
     not exist yet); returns the version found. On PostgreSQL several server processes may
-    start at once on one database (cluster.py): one migrates, the others wait for it."""
+    start at once on one database (peers.py): one migrates, the others wait for it."""
     if engine.dialect.name != "postgresql":
         return _migrate(engine, create_all)
     with engine.connect() as lock:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import cast
 
-from sqlalchemy import Boolean, Float, ForeignKey, Integer, String, Text
+from sqlalchemy import BigInteger, Boolean, Double, Float, ForeignKey, Integer, String, Text, text
 from sqlalchemy import Table as SqlTable
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
@@ -115,6 +115,55 @@ class ChatRow(Base):
     seat: Mapped[int] = mapped_column(Integer)
     text: Mapped[str] = mapped_column(Text)
     created: Mapped[float] = mapped_column(Float)
+
+
+# --- several server processes over one PostgreSQL database (peers.py); unused on SQLite ---
+
+
+class ProcessRow(Base):
+    """A live process of the service: how the others reach it (``--peer-url``), and when it
+    last said it was alive (the database's clock, seconds)."""
+
+    __tablename__ = "st_processes"
+
+    id: Mapped[str] = mapped_column(Text, primary_key=True)
+    url: Mapped[str] = mapped_column(Text)
+    heartbeat: Mapped[float] = mapped_column(Double)
+
+
+class LeaseRow(Base):
+    """Which process runs a live table, until when (the database's clock, seconds), and under
+    which epoch: counted up at each take of the lease, it fences the group commits of a copy
+    of the table taken before."""
+
+    __tablename__ = "st_leases"
+
+    table_id: Mapped[str] = mapped_column(Text, primary_key=True)
+    owner: Mapped[str] = mapped_column(Text)
+    expires: Mapped[float] = mapped_column(Double)
+    epoch: Mapped[int] = mapped_column(BigInteger, server_default=text("0"))
+
+
+class ServiceSettingRow(Base):
+    """A setting the processes of the service share (``peer_secret``: the secret with which
+    they open their links to each other)."""
+
+    __tablename__ = "st_service"
+
+    name: Mapped[str] = mapped_column(Text, primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
+class AddressBucketRow(Base):
+    """The limits per client address of the whole service: a token bucket per (kind,
+    address), with its tokens at the time ``at`` (the database's clock, seconds)."""
+
+    __tablename__ = "st_address_buckets"
+
+    kind: Mapped[str] = mapped_column(Text, primary_key=True)
+    address: Mapped[str] = mapped_column(Text, primary_key=True)
+    tokens: Mapped[float] = mapped_column(Double)
+    at: Mapped[float] = mapped_column(Double)
 
 
 def core_table(model: type[Base]) -> SqlTable:

@@ -117,12 +117,12 @@ class Refusal(Exception):
 
 class NotHolding(RuntimeError):
     """A commit refused by the process itself: it is not sure it still holds the leases of its
-    tables (cluster.py), so another process may run them now; it may succeed later."""
+    tables (peers.py), so another process may run them now; it may succeed later."""
 
 
 class LeaseLost(Exception):
     """An event of a table refused because this process no longer holds the table's lease
-    (cluster.py): another process runs it now, and the event must never be committed here.
+    (peers.py): another process runs it now, and the event must never be committed here.
     Final for this copy of the table, which is dropped; its clients connect again and reach
     the new holder."""
 

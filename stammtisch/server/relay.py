@@ -1,4 +1,4 @@
-"""The relay between the processes of a service (cluster.py): a request or WebSocket about a
+"""The relay between the processes of a service (peers.py): a request or WebSocket about a
 table that another process holds goes there, and its answers come back.
 
 **One link per pair of processes.** A process that relays opens one WebSocket to the holder
@@ -43,7 +43,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from starlette.websockets import WebSocket
 from websockets.exceptions import WebSocketException
 
-from .cluster import LEASE_SECONDS, NOW, PEER_HEADER, TABLE_PATH, Cluster
+from .peers import LEASE_SECONDS, NOW, PEER_HEADER, TABLE_PATH, Peers
 from .refusals import STORAGE_ERRORS
 from .transport import direct_writer, lift_message_limit
 
@@ -216,7 +216,7 @@ class HeldStream:
 class HolderLink:
     """The holder's end of a link: the relaying process's streams, each served by the app."""
 
-    def __init__(self, relay: ClusterRelay, scope: Scope, receive: Receive, send: Send):
+    def __init__(self, relay: PeerRelay, scope: Scope, receive: Receive, send: Send):
         self.relay = relay
         self.scope = scope
         self.receive = receive
@@ -442,15 +442,15 @@ class RelayFigures:
         self.handoffs = 0
 
 
-class ClusterRelay:
+class PeerRelay:
     """ASGI middleware: a request or WebSocket about a table another process holds goes there
     over the link (and its answer comes back); a link from another process is served here;
     the lobby lists every process's tables. Any other request passes."""
 
-    def __init__(self, app: ASGIApp, cluster: Cluster, max_body: int, max_listed: int,
+    def __init__(self, app: ASGIApp, peers: Peers, max_body: int, max_listed: int,
                  figures: RelayFigures | None = None):
         self.app = app
-        self.cluster = cluster
+        self.peers = peers
         self.max_body = max_body
         self.max_listed = max_listed
         self.figures = figures or RelayFigures()
@@ -467,7 +467,7 @@ class ClusterRelay:
             await self.app(scope, receive, send)
             return
         path = scope["path"]
-        if path == LINK_PATH and kind == "websocket" and self.cluster.from_peer(scope):
+        if path == LINK_PATH and kind == "websocket" and self.peers.from_peer(scope):
             await HolderLink(self, scope, receive, send).serve()
             return
         match = TABLE_PATH.match(path)
@@ -517,7 +517,7 @@ class ClusterRelay:
 
     async def _elsewhere(self, table_id: str) -> str | None:
         try:
-            return await self.cluster.locate(table_id)
+            return await self.peers.locate(table_id)
         except STORAGE_ERRORS:  # the database is away: serve here, the app answers what it can
             log.warning("could not look up table %s", table_id, exc_info=True)
             return None
@@ -537,7 +537,7 @@ class ClusterRelay:
 
     async def _open_link(self, url: str) -> PeerLink:
         link = PeerLink(url)
-        await link.open(self.cluster.secret)
+        await link.open(self.peers.secret)
         old = self._links.get(url)
         self._links[url] = link
         if old is not None:
@@ -572,7 +572,7 @@ class ClusterRelay:
             stream = link.stream()
             try:
                 await link.send(frame(stream.sid, Kind.HANDOFF, json.dumps(
-                    {"table": table_id, "process": self.cluster.id})))
+                    {"table": table_id, "process": self.peers.id})))
                 kind, answer = await asyncio.wait_for(stream.next(), HANDOFF_SECONDS)
             finally:
                 link.forget_stream(stream.sid)
@@ -580,7 +580,7 @@ class ClusterRelay:
             log.info("table %s: its process at %s did not answer a hand-off", table_id, url,
                      exc_info=True)
             return False
-        self.cluster.forget(table_id)
+        self.peers.forget(table_id)
         if kind != Kind.HANDED or answer != "moved":
             return False
         self.figures.handoffs += 1
@@ -590,7 +590,7 @@ class ClusterRelay:
         """Hand a table nobody is connected to here over to the process ``to`` (its lease
         moved there in one statement, after the event being committed): "moved"; "kept"
         when a client of it is here (or it is being handed elsewhere); "not here"."""
-        manager = self.cluster.manager
+        manager = self.peers.manager
         assert manager is not None
         live = manager.tables.get(table_id)
         if live is None or live.closed:
@@ -610,7 +610,7 @@ class ClusterRelay:
                 if not moved:
                     return "not here"
                 manager.drop(live)
-                self.cluster.forget(table_id)
+                self.peers.forget(table_id)
                 log.info("table %s: handed to process %s, where its clients are", table_id, to)
                 return "moved"
             finally:
@@ -622,13 +622,13 @@ class ClusterRelay:
         return bool(conns) or table_id in self._present
 
     def _move_lease(self, table_id: str, to: str) -> bool:
-        with self.cluster.engine.begin() as conn:
+        with self.peers.engine.begin() as conn:
             row = conn.execute(text(
                 f"UPDATE st_leases SET owner = :to, expires = {NOW} + :ttl, epoch = epoch + 1 "
                 f"WHERE table_id = :t "
                 f"AND owner = :me AND expires > {NOW} AND EXISTS (SELECT 1 FROM st_processes "
                 f"WHERE id = :to AND heartbeat > {NOW} - :ttl) RETURNING table_id"),
-                {"t": table_id, "to": to, "me": self.cluster.id, "ttl": LEASE_SECONDS}).first()
+                {"t": table_id, "to": to, "me": self.peers.id, "ttl": LEASE_SECONDS}).first()
         return row is not None
 
     # --- relaying -------------------------------------------------------------------------
@@ -652,17 +652,17 @@ class ClusterRelay:
             return
         tables = json.loads(b"".join(parts))["tables"]
         try:
-            peers = await self.cluster.other_processes()
+            others = await self.peers.other_processes()
         except STORAGE_ERRORS:  # the database is away: this process's tables at least
             log.warning("the lobby lists this process's tables only: no list of the others",
                         exc_info=True)
-            peers = []
+            others = []
 
         async def listed(url: str) -> list[Any]:
             status, body = await self._ask(url, scope)
             return list(json.loads(body)["tables"]) if status == 200 else []
 
-        answers = await asyncio.gather(*(asyncio.wait_for(listed(url), 1.0) for url in peers),
+        answers = await asyncio.gather(*(asyncio.wait_for(listed(url), 1.0) for url in others),
                                        return_exceptions=True)
         for answer in answers:
             if isinstance(answer, list):
@@ -700,7 +700,7 @@ class ClusterRelay:
             link = await self._link(url)
         except LINK_ERRORS:
             log.info("table %s: its process at %s did not answer", table_id, url, exc_info=True)
-            self.cluster.forget(table_id)
+            self.peers.forget(table_id)
             await refuse_again(scope, receive, send)
             return
         self.figures.relayed_requests += 1
@@ -740,7 +740,7 @@ class ClusterRelay:
                     raise ConnectionError("the link went away")
         except LINK_ERRORS:
             log.info("table %s: its process at %s did not answer", table_id, url, exc_info=True)
-            self.cluster.forget(table_id)
+            self.peers.forget(table_id)
             if not started:
                 await refuse_again(scope, receive, send)
             else:
@@ -754,7 +754,7 @@ class ClusterRelay:
             link = await self._link(url)
         except LINK_ERRORS:
             log.info("table %s: its process at %s did not answer", table_id, url, exc_info=True)
-            self.cluster.forget(table_id)
+            self.peers.forget(table_id)
             await refuse_again(scope, receive, send)
             return
         first = await receive()
@@ -781,7 +781,7 @@ class ClusterRelay:
         await send({"type": "websocket.accept"})
         if kind != Kind.ACCEPT:
             if kind == Kind.LOST:
-                self.cluster.forget(table_id)
+                self.peers.forget(table_id)
             await send({"type": "websocket.close",
                         "code": int(payload) if kind == Kind.CLOSE else CLOSE_AGAIN})
             return
@@ -815,7 +815,7 @@ class ClusterRelay:
                 elif kind == Kind.CLOSE:
                     return int(payload)
                 elif kind == Kind.LOST:  # the table's process went away: connect again
-                    self.cluster.forget(table_id)
+                    self.peers.forget(table_id)
                     return CLOSE_AGAIN
 
         downward, upward = asyncio.ensure_future(down()), asyncio.ensure_future(up())

@@ -20,7 +20,7 @@ Write = tuple[str, dict[str, Any]]
 
 #: A query run first in a group commit's transaction, and its parameters: it returns the ids
 #: of the tables whose rows may be written (several processes: those whose lease this
-#: process holds, cluster.py); the other tables' rows are left out.
+#: process holds, peers.py); the other tables' rows are left out.
 LeaseFence = tuple[str, tuple[Any, ...]]
 
 

@@ -410,7 +410,7 @@ def _build_framed_protocol() -> type:
         uvicorn's own protocol."""
 
         _framed: bool | None = None  # None: the handshake is not over yet
-        #: the app's hook for a message it may take at once (``app.ws_endpoint``'s
+        #: the app's hook for a message it may take at once (``routes.live.ws_endpoint``'s
         #: ``take_now``): True when it took it; called only while no message is queued
         take_now: Callable[[str], bool] | None = None
 

@@ -204,10 +204,10 @@ async def get_analysis(table_id: KnownId, deal: int, token: TokenDep, server: Se
             deal=deal, finished=max(a.finished, 0)))
     result = server.analyst.cached(table_id, deal)
     if result is None:  # the first request: the deal's record from the database
-        cluster, limits = server.manager.cluster, server.limits
+        peers, limits = server.manager.peers, server.limits
         server.limit(server.analysis_takes.allow(token_digest(token))
-                     and (server.analysis_takes_by_address.allow(address) if cluster is None
-                          else await cluster.allow("analysis", address,
+                     and (server.analysis_takes_by_address.allow(address) if peers is None
+                          else await peers.allow("analysis", address,
                                                    limits.analyses_per_minute_per_address,
                                                    limits.analysis_burst_per_address)),
                      "analysis rate", MESSAGES["analysis rate"], 20)

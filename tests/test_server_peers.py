@@ -1,4 +1,4 @@
-"""Several server processes over one PostgreSQL database, as one service (cluster.py): the
+"""Several server processes over one PostgreSQL database, as one service (peers.py): the
 seats of one table on three processes play whole deals with a bot and a turn timer; the
 process that runs the table is killed mid-deal and play goes on elsewhere; a rolling restart;
 two writers of the same event; the lobby of every process; no client ever holds another
@@ -22,7 +22,7 @@ from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
 from stammtisch.record import replay
-from stammtisch.server.cluster import LEASE_SECONDS
+from stammtisch.server.peers import LEASE_SECONDS
 
 #: The limits of the test servers: a turn timer of a second is allowed.
 LIMITS = {"turn_seconds_min": 1}
@@ -44,7 +44,7 @@ def stop(proc: Any, sig: int = signal.SIGTERM) -> None:
 
 
 @pytest.fixture
-def cluster(postgres_url):
+def peers(postgres_url):
     """Three server processes on one database: ``ports``, ``procs`` (restartable)."""
     ports = [free_port() for _ in range(3)]
     with ThreadPoolExecutor(3) as pool:  # at once: one migrates the new database, two wait
@@ -267,8 +267,8 @@ def assert_record_holds(record: dict, clients: list[Client]) -> None:
 # ----------------------------------------------------------------------------------------------
 
 
-def test_the_seats_of_one_table_on_three_processes_play_with_a_bot_and_a_turn_timer(cluster):
-    ports = cluster["ports"]
+def test_the_seats_of_one_table_on_three_processes_play_with_a_bot_and_a_turn_timer(peers):
+    ports = peers["ports"]
     t, anna, bernd, seats = two_players(ports, turn_seconds=1)
     spectator = Client(ports, ports[0], t["id"], t["spectator"]["token"])
     rng = random.Random(1)
@@ -290,8 +290,8 @@ def test_the_seats_of_one_table_on_three_processes_play_with_a_bot_and_a_turn_ti
     assert_record_holds(record, [anna, bernd, spectator])
 
 
-def test_the_process_that_runs_a_table_is_killed_mid_trick_and_play_goes_on(cluster):
-    ports, procs = cluster["ports"], cluster["procs"]
+def test_the_process_that_runs_a_table_is_killed_mid_trick_and_play_goes_on(peers):
+    ports, procs = peers["ports"], peers["procs"]
     t, anna, bernd, seats = two_players(ports)  # process 0 makes the table, and runs it
     rng = random.Random(2)
     play_until(seats, [], rng, lambda: mid_trick(anna))
@@ -310,15 +310,15 @@ def test_the_process_that_runs_a_table_is_killed_mid_trick_and_play_goes_on(clus
     assert sum(1 + len(d["actions"]) for d in record["deals"]) >= acknowledged
 
 
-def test_a_rolling_restart_keeps_the_table_playing(cluster):
-    ports, procs = cluster["ports"], cluster["procs"]
+def test_a_rolling_restart_keeps_the_table_playing(peers):
+    ports, procs = peers["ports"], peers["procs"]
     t, anna, bernd, seats = two_players(ports)  # process 0 makes the table, and runs it
     rng = random.Random(3)
     for i in range(3):  # every process in turn: stopped, and started again
         before = anna.state["event"] if anna.state else 0
         play_until(seats, [], rng, lambda b=before: anna.state is not None and anna.state["event"] > b + 3)
         stop(procs[i])
-        procs[i] = start(cluster["db"], ports[i])
+        procs[i] = start(peers["db"], ports[i])
     before = anna.state["event"]
     play_until(seats, [], rng, lambda: anna.state["event"] > before + 3)
     record = final_record(ports[2], t)
@@ -352,8 +352,8 @@ def test_two_processes_never_both_write_one_event(postgres_url):
         b.close()
 
 
-def test_two_clients_on_two_processes_race_for_one_event(cluster):
-    ports = cluster["ports"]
+def test_two_clients_on_two_processes_race_for_one_event(peers):
+    ports = peers["ports"]
     t = new_table(ports[0])
     token = t["seats"][0]["token"]
     other = Client(ports, ports[0], t["id"], t["seats"][1]["token"])  # keeps it on process 0
@@ -398,8 +398,8 @@ def test_two_clients_on_two_processes_race_for_one_event(cluster):
     assert_record_holds(record, [first, second, other])
 
 
-def test_the_lobby_of_every_process_lists_every_open_table_and_any_takes_a_seat(cluster):
-    ports = cluster["ports"]
+def test_the_lobby_of_every_process_lists_every_open_table_and_any_takes_a_seat(peers):
+    ports = peers["ports"]
     status, t = http(ports[0], "POST", "/api/tables", {
         "ruleset": "tippen/grupp-1975", "listed": True, "turn_seconds": 60,
         "seats": [{"name": "Wirt"}, {"name": "Gast", "open": True}, {"name": "Robo", "bot": "random"}]})
@@ -417,10 +417,10 @@ def test_the_lobby_of_every_process_lists_every_open_table_and_any_takes_a_seat(
     guest.close()
 
 
-def test_a_stopped_process_gives_its_leases_up_at_once(cluster):
+def test_a_stopped_process_gives_its_leases_up_at_once(peers):
     """SIGTERM gives the leases up at once; the next client's process takes the table
     without waiting for an expiry."""
-    ports, procs = cluster["ports"], cluster["procs"]
+    ports, procs = peers["ports"], peers["procs"]
     t = new_table(ports[0])
     stop(procs[0])  # gives its leases up
     began = time.monotonic()
@@ -429,11 +429,11 @@ def test_a_stopped_process_gives_its_leases_up_at_once(cluster):
     assert time.monotonic() - began < 3
 
 
-def test_a_stalled_holder_commits_nothing_and_its_table_moves_on(cluster):
+def test_a_stalled_holder_commits_nothing_and_its_table_moves_on(peers):
     """The holder stops (SIGSTOP) long enough for its lease to expire: another process takes
     the table; when the old holder runs again it commits nothing (it could not renew its
     leases) and lets the table go."""
-    ports, procs = cluster["ports"], cluster["procs"]
+    ports, procs = peers["ports"], peers["procs"]
     t, anna, bernd, seats = two_players(ports)  # process 0 makes the table, and runs it
     rng = random.Random(5)
     play_until(seats, [], rng, lambda: anna.state is not None and anna.state["event"] > 3)
@@ -493,8 +493,8 @@ def test_postgresql_restarting_the_processes_wait_and_go_on(postgres_restartable
             stop(proc, signal.SIGKILL)
 
 
-def test_chat_and_a_rematch_across_processes(cluster):
-    ports = cluster["ports"]
+def test_chat_and_a_rematch_across_processes(peers):
+    ports = peers["ports"]
     t, anna, bernd, seats = two_players(ports)
     anna.send({"type": "chat", "text": "Servus"})
 

@@ -1,6 +1,6 @@
 """The web table on several server processes over one PostgreSQL database, under load.
 
-Starts a throw-away PostgreSQL cluster, then for each configuration (``--servers``, default
+Starts a throw-away PostgreSQL server, then for each configuration (``--servers``, default
 1 and 2 processes: A and B; with more than one, once for each ``--routing``) a fresh
 database and that many ``stammtisch serve`` processes on it. It creates ``--tables`` tables
 round-robin over the processes (POST /api/tables on process k) and connects the three seat
@@ -61,9 +61,9 @@ each server process and PostgreSQL and the clients elsewhere, what two processes
 no CPU per action in all, less as relaying costs the servers more.
 
 PostgreSQL runs with fsync=off unless --fsync (``pg_fsync`` says which), as in the tests: a
-throw-away cluster on a shared disk measures the disk's flushes otherwise.
+throw-away server on a shared disk measures the disk's flushes otherwise.
 
-    python bench/cluster_load.py [--tables 1000] [--seconds 30] [--saturation-seconds 15]
+    python bench/peers_load.py [--tables 1000] [--seconds 30] [--saturation-seconds 15]
                                  [--think-ms 250] [--servers 1,2] [--routing spread,table]
                                  [--fsync]
 """
@@ -411,7 +411,7 @@ def relayed(pg: ThrowAwayPostgres, db: str, players: list[Player]) -> float:
 
 def lease_holder(pg: ThrowAwayPostgres, db: str, table_id: str) -> str | None:
     """The URL of the process that holds ``table_id``'s lease (None: nobody), as
-    stammtisch/server/cluster.py keeps them (expiries in the database's clock)."""
+    stammtisch/server/peers.py keeps them (expiries in the database's clock)."""
     rows = pg.query(db, "SELECT p.url FROM st_leases l JOIN st_processes p ON p.id = l.owner "
                         f"WHERE l.table_id = %s AND l.expires > {DB_NOW}", table_id)
     return rows[0][0] if rows else None
@@ -530,11 +530,11 @@ def main(argv: list[str] | None = None) -> None:
     resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # the finally blocks run
     gc.set_threshold(20_000, *gc.get_threshold()[1:])
-    # the cluster's processes tell each other where they are (--peer-url), once it exists
+    # the service's processes tell each other where they are (--peer-url), once it exists
     peer_flag = "--peer-url" in subprocess.run(
         [sys.executable, "-m", "stammtisch", "serve", "--help"], cwd=ROOT,
         capture_output=True, text=True).stdout
-    root = Path(tempfile.mkdtemp(prefix="stammtisch-cluster-"))
+    root = Path(tempfile.mkdtemp(prefix="stammtisch-peers-"))
     pg = None
     try:
         try:

@@ -69,31 +69,16 @@ WHERE_KEPT = 1.0
 #: The header with which a process opens its link to another (relay.py): the service's shared
 #: secret.
 PEER_HEADER = b"x-stammtisch-peer"
-#: The advisory lock under which the first process makes the cluster's tables.
-SETUP_LOCK = 0x57A4_0002
 
 #: The paths about one table: ``/ws/{id}`` and ``/api/tables/{id}[/…]`` (an id of the form
 #: ``routes.deps.TABLE_ID`` takes; any other goes to the app, which refuses it).
 TABLE_PATH = re.compile(r"^/(?:ws|api/tables)/([A-Za-z0-9_-]{1,32})(?:/|$)")
-#: Holders remembered at most (``Cluster._where``); past it, the expired ones are forgotten.
+#: Holders remembered at most (``Peers._where``); past it, the expired ones are forgotten.
 WHERE_MAX = 10_000
 
-SCHEMA = (
-    "CREATE TABLE IF NOT EXISTS st_processes (id TEXT PRIMARY KEY, url TEXT NOT NULL, "
-    "heartbeat DOUBLE PRECISION NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS st_leases (table_id TEXT PRIMARY KEY, owner TEXT NOT NULL, "
-    "expires DOUBLE PRECISION NOT NULL)",
-    "CREATE TABLE IF NOT EXISTS st_cluster (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
-    # counted up at each take of a lease (``Cluster._take``): the fence of the group commits
-    "ALTER TABLE st_leases ADD COLUMN IF NOT EXISTS epoch BIGINT NOT NULL DEFAULT 0",
-    # the limits per client address of the whole service (``Cluster.allow``): a token
-    # bucket per (kind, address), with its tokens at the time ``at`` (the database's clock)
-    "CREATE TABLE IF NOT EXISTS st_address_buckets (kind TEXT NOT NULL, address TEXT NOT NULL, "
-    "tokens DOUBLE PRECISION NOT NULL, at DOUBLE PRECISION NOT NULL, PRIMARY KEY (kind, address))",
-)
 #: The database's clock at the start of the transaction: one time for a whole statement.
 NOW_TX = "EXTRACT(EPOCH FROM transaction_timestamp())"
-#: Buckets full again (unused that long) are deleted now and then (``Cluster._forget_buckets``),
+#: Buckets full again (unused that long) are deleted now and then (``Peers._take_token``),
 #: so the table does not grow with every address ever seen (seconds).
 BUCKETS_KEPT = 3600.0
 #: The database's clock, in seconds: every process compares expiries with one clock.
@@ -120,7 +105,7 @@ def default_peer_url(host: str, port: int, uds: str | None) -> str:
     return f"http://{host}:{port}"
 
 
-class Cluster:
+class Peers:
     """This process's part in the service: its row in ``st_processes``, its leases, and where
     the tables of the others are (see the module's docstring)."""
 
@@ -136,27 +121,24 @@ class Cluster:
         self._where: dict[str, tuple[str, float]] = {}  # table → (the holder's URL, until)
         self._locating: dict[str, asyncio.Future[str | None]] = {}  # lookups under way
         # its own thread: a renewal must not wait behind the group commits
-        self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stammtisch-cluster")
+        self._io = ThreadPoolExecutor(max_workers=1, thread_name_prefix="stammtisch-peers")
         self._task: asyncio.Task[None] | None = None
         self._failing = False
 
     # --- start and stop -----------------------------------------------------------------
 
     def setup(self, manager: TableManager) -> None:
-        """Make the cluster's tables (the first process), read the shared secret, say this
-        process is alive, and fence the event store with ``fresh``."""
+        """Read the shared secret (made by the first process), say this process is alive, and
+        fence the event store with ``fresh``."""
         self.manager = manager
-        manager.cluster = self
+        manager.peers = self
         manager.store.fence = self.fresh
         manager.store.lease_fence = self.lease_fence
-        with self.engine.begin() as conn:
-            conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": SETUP_LOCK})
-            for statement in SCHEMA:
-                conn.execute(text(statement))
-            conn.execute(text("INSERT INTO st_cluster (name, value) VALUES ('peer_secret', :v) "
+        with self.engine.begin() as conn:  # the tables are the storage's (models.py)
+            conn.execute(text("INSERT INTO st_service (name, value) VALUES ('peer_secret', :v) "
                               "ON CONFLICT DO NOTHING"), {"v": secrets.token_urlsafe(32)})
             self.secret = str(conn.execute(text(
-                "SELECT value FROM st_cluster WHERE name = 'peer_secret'")).scalar_one()).encode()
+                "SELECT value FROM st_service WHERE name = 'peer_secret'")).scalar_one()).encode()
             # processes that ended long ago without a word (killed): their leases expired then
             conn.execute(text(f"DELETE FROM st_processes WHERE heartbeat < {NOW} - 3600"))
         self._renew(set())

@@ -1,4 +1,4 @@
-"""Several server processes over one database (cluster.py): the fence (a holder that stalls,
+"""Several server processes over one database (peers.py): the fence (a holder that stalls,
 SIGSTOP, as a long GC pause, a swapped-out VM or a hung disk would, while another process
 takes its table commits nothing it reads when it runs again, and a WebSocket that reached it
 meanwhile is closed with "come again" and reaches the new holder), and the limits per client
@@ -13,21 +13,21 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 from server_helpers import free_port, hello, serving
-from test_server_cluster import (  # noqa: F401  (``cluster`` is the fixture)
+from test_server_peers import (  # noqa: F401  (``peers`` is the fixture)
     Client,
     assert_record_holds,
-    cluster,
     deals_done,
     final_record,
     http,
     new_table,
+    peers,
     play_until,
     stop,
 )
 from websockets.exceptions import ConnectionClosed
 from websockets.sync.client import connect
 
-from stammtisch.server.cluster import LEASE_SECONDS
+from stammtisch.server.peers import LEASE_SECONDS
 from stammtisch.server.protocol import CloseCode
 from stammtisch.server.storage import Storage
 
@@ -60,9 +60,9 @@ def page_opened_during_the_stall(port: int, table_id: str, token: str) -> int | 
     return None
 
 
-def test_a_stalled_holder_commits_nothing_it_reads_when_it_runs_again(cluster):  # noqa: F811
-    ports, procs = cluster["ports"], cluster["procs"]
-    storage = Storage(cluster["db"])
+def test_a_stalled_holder_commits_nothing_it_reads_when_it_runs_again(peers):  # noqa: F811
+    ports, procs = peers["ports"], peers["procs"]
+    storage = Storage(peers["db"])
     t = new_table(ports[0])  # process 0 makes the table, and runs it
     anna = Client(ports, ports[0], t["id"], t["seats"][0]["token"])  # at the holder itself
     bernd = Client(ports, ports[1], t["id"], t["seats"][1]["token"])
@@ -73,8 +73,9 @@ def test_a_stalled_holder_commits_nothing_it_reads_when_it_runs_again(cluster): 
     def anna_chooses() -> bool:  # Anna on turn with a choice, and both clients up to date
         anna.pump()
         bernd.pump()
-        return (anna.settled and bernd.settled and anna.state is not None and anna.view is not None and not anna.view["terminal"]
-                and anna.view["current_player"] == 0 and len(anna.view["legal_actions"]) > 1
+        return (anna.settled and bernd.settled and anna.state is not None and anna.view is not None
+                and not anna.view["terminal"] and anna.view["current_player"] == 0
+                and len(anna.view["legal_actions"]) > 1
                 and bernd.state is not None and bernd.state["event"] == anna.state["event"])
 
     play_until(seats, [], rng, anna_chooses)
