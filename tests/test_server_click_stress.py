@@ -20,6 +20,7 @@ from server_helpers import hello, post_json, roomy_limits, uvicorn_thread
 from websockets.asyncio.client import ClientConnection, connect
 
 from stammtisch.server.app import create_app
+from stammtisch.server.routes.live import Connection
 
 TABLES = 3
 DEVICES = 3  # sockets per seat
@@ -117,7 +118,15 @@ async def play_table(port: int, table_no: int) -> dict[str, int]:
     return counts
 
 
-def test_every_accepted_click_moves_the_table_on(tmp_path) -> None:
+def test_every_accepted_click_moves_the_table_on(tmp_path, monkeypatch) -> None:
+    ways = {True: 0, False: 0}  # actions taken from the socket's read, from the queue
+    action = Connection.action
+
+    def counted(connection: Any, msg: Any, from_read: bool) -> Any:
+        ways[from_read] += 1
+        return action(connection, msg, from_read)
+
+    monkeypatch.setattr(Connection, "action", counted)
     limits = roomy_limits(seat_rate=1000.0, seat_burst=1000.0, ws_per_address=1000,
                           conns_per_table=40, chat_rate=1000.0, chat_burst=1000.0)
     app = create_app(f"sqlite:///{tmp_path / 't.sqlite'}", bot_delay=0, deal_pause=1000,
@@ -132,6 +141,7 @@ def test_every_accepted_click_moves_the_table_on(tmp_path) -> None:
     for counts in results:
         assert counts["accepted"] >= EVENTS - 10 and counts["nexts"] >= 1, counts
         assert counts["clicks"] == counts["accepted"] + counts["refused"]
+    assert ways[True] > TABLES * 10 and ways[False] > TABLES * 10, ways  # both ways, at once
     assert len(tables) == TABLES
     for live in tables:
         assert live.lock.available()  # nothing left holding a table

@@ -133,8 +133,9 @@ class LiveTable(TableTurns, TableSocial):
         """Deal the next hand: in memory first (the engine may refuse), then committed."""
         number, names, key, before = self._deal_in_memory()
         if first_dealer is None:
-            await self._awaited(Storage.deal_row(self.id, number, names, key),
-                                lambda: self._deal_committed(names, key, before))
+            row = Storage.deal_row(self.id, number, names, key)
+            await self._awaited(lambda then: self._commit(
+                row, lambda: self._deal_committed(names, key, before), then))
             return
         committed = False
         try:  # the first deal also marks the table started: its own transaction
@@ -173,162 +174,44 @@ class LiveTable(TableTurns, TableSocial):
         self.last_activity = time.time()
         self._note_finished()
 
-    async def act(self, seat: int, text: str, event: int | None = None) -> None:
-        """A seat's action; raises a Refusal or the engine's IllegalAction (state unchanged)
-        when refused. ``event``: the event number the client saw when it chose the action (a
-        stale one is refused)."""
-        # the lock without ``async with``: its __aenter__ and __aexit__ are two coroutines
-        # more per action, the most frequent message
-        await self.lock.acquire()
-        try:
-            self._seat_acts(seat, event)
-            await self._act_locked(seat, text)
-        finally:
-            self.lock.release()
-
-    async def _act_locked(self, seat: int, text: str) -> None:
-        """An action applied and committed, the caller holding the lock (``act``, the bots):
-        ``act_now``'s path, awaited."""
-        canonical, row = self._apply_action(seat, text)
-        await self._awaited(row, lambda: self._action_committed(seat, canonical))
-
-    def act_now(self, seat: int, text: str, event: int | None,
-                report: Callable[[BaseException], None]) -> None:
-        """``act`` without a coroutine, for an action taken at once from the socket's read
-        (``routes.live``'s ``take_now``): the caller saw the lock free, with nothing
-        awaited since. A refusal before the commit is raised (state unchanged, lock
-        free again). The commit's outcome comes in a callback, with the lock held until then:
-        committed, the event is broadcast as ``act`` would; a failed commit is retried by
-        ``EventStore.write``, then refused; that refusal, or any fault after the commit,
-        goes to ``report``.
-
-        Why: an action through the receive loop's task costs a wake-up for the message, then a
-        chain of coroutines suspended over the group commit and resumed; taken at once, it
-        saves that server CPU per action (bench/server_side_by_side.py)."""
-        if not self.lock.try_acquire():
-            raise RuntimeError("act_now needs the table's lock free")
-        try:
-            self._seat_acts(seat, event)
-            canonical, row = self._apply_action(seat, text)
-        except BaseException:
-            self.lock.release()
-            raise
-        self._store_soon(row, lambda: self._action_committed(seat, canonical), report)
-
-    def _store_soon(self, row: Write, committed: Callable[[], None],
-                    report: Callable[[BaseException], None]) -> None:
-        """``_commit`` without a coroutine (``act_now``, ``_deal_due``): the lock is released
-        once the commit is over, after ``committed()``; a refusal or a fault goes to
-        ``report``."""
-        def then(error: BaseException | None) -> None:
-            try:
-                if error is not None:
-                    report(error)
-            finally:
-                self.lock.release()
-
-        self._commit(row, committed, then)
-
-    async def _awaited(self, row: Write, committed: Callable[[], None]) -> None:
-        """``_commit`` awaited (the caller holds the lock and releases it): returns once the
-        event is committed and ``committed()`` ran; raises its refusal or fault."""
-        outcome: asyncio.Future[BaseException | None] = asyncio.get_running_loop().create_future()
-
-        def then(error: BaseException | None) -> None:
-            if not outcome.done():  # the caller may be gone (cancelled); the event counts anyway
-                outcome.set_result(error)
-
-        self._commit(row, committed, then)
-        error = await outcome
-        if error is not None:
-            raise error
-
-    def _commit(self, row: Write, committed: Callable[[], None],
-                then: Callable[[BaseException | None], None]) -> None:
-        """The one way an event made in memory under the lock (an action, a later deal) is
-        committed: its row joins the next group commit, and the lock stays held until the
-        commit is over. Then ``committed()`` (the event counted and broadcast) and
-        ``then(None)``; or, when the commit failed and ``EventStore.write``'s retries until
-        ``commit_deadline`` failed too, the event is undone and ``then(refusal)``; a fault of
-        ``committed`` goes to ``then`` as well. Callbacks, not a coroutine: the usual outcome
-        (committed at the first try) costs no task and no coroutine resumed."""
-        deadline = time.monotonic() + self.limits.commit_deadline
-        self.store.write_soon(row, self).add_done_callback(
-            lambda done: self._first_try(done, row, deadline, committed, then))
-
-    def _first_try(self, done: asyncio.Future[None], row: Write, deadline: float,
-                   committed: Callable[[], None],
-                   then: Callable[[BaseException | None], None]) -> None:
-        """``_commit``'s first try is over (the lock is still held)."""
-        if done.cancelled():  # nothing more to try
-            self._undone(None, then)
-            return
-        error = done.exception()
-        if isinstance(error, STORAGE_ERRORS):
-            self.manager.scheduler.run_soon(self._retry(row, deadline, error, committed, then))
-            return
-        if error is not None:  # a fault, or the lease lost: no retry
-            self._undone(error, then)
-            return
-        self._done(committed, then)
-
-    async def _retry(self, row: Write, deadline: float, error: BaseException,
-                     committed: Callable[[], None],
-                     then: Callable[[BaseException | None], None]) -> None:
-        """``_commit``'s first try failed with ``error``: ``EventStore.write`` retries it
-        until ``deadline``."""
-        # its outcome, a fault too, goes to ``then`` (through ``_undone``): nothing is caught here
-        attempt = asyncio.ensure_future(self.store.write(row, deadline, failed=error, holder=self))
-        await asyncio.wait((attempt,))
-        if attempt.cancelled() or attempt.exception() is not None:
-            self._undone(None if attempt.cancelled() else attempt.exception(), then)
-            return
-        self._done(committed, then)
-
-    @staticmethod
-    def _done(committed: Callable[[], None], then: Callable[[BaseException | None], None]) -> None:
-        """The event is committed: ``committed()``, then ``then(None)``. Should ``committed``
-        fail, ``then`` hears of a fault all the same (it releases the lock), and the fault
-        itself goes up, to be logged with its traceback."""
-        answer: BaseException | None = RuntimeError("the event was committed, but not shown")
-        try:
-            committed()
-            answer = None
-        finally:
-            then(answer)
-
-    def _undone(self, error: BaseException | None,
-                then: Callable[[BaseException | None], None]) -> None:
-        """The commit failed for good: the event is undone, and ``then`` is told why (with
-        the lock still held). Should the undo itself fail, ``then`` still runs (it releases
-        the lock) and the undo's fault goes up."""
-        answer: BaseException = error if error is not None else StorageUnavailable("cancelled")
-        try:
-            self._undo()
-            answer = self._commit_failed(error)
-        finally:
-            then(answer)
-
-    def _seat_acts(self, seat: int, event: int | None) -> None:
-        """A player's action comes (the lock held): he is back if he was away, and an action
-        that answered an earlier event is refused (Refusal "stale")."""
+    def take(self, seat: int, text: str, event: int | None,
+             then: Callable[[BaseException | None], None]) -> None:
+        """The one way a player's action enters the table, the caller holding the table's
+        lock (``routes.live.Connection``, whether the action came from the socket's read or
+        from its queue; ``act``). ``event``: the number of the state the player saw when he
+        chose it (a stale one is refused). Applied in memory and handed to the group commit;
+        a refusal before the commit is raised with the state unchanged. The commit's outcome
+        comes in ``then`` (``_commit``), the lock held until then: None when the action is
+        committed and broadcast, else its refusal or fault."""
         if seat in self.away:  # whoever acts is back, even if the action is refused
             self._set_away(seat, False)
         if event is not None and event != self.events:
             raise Refusal("stale", f"this action answered event {event}, but the table is at "
                                    f"event {self.events} now; look again", RefusalKind.CONFLICT)
+        self._play(seat, text, then)
 
-    def _apply_action(self, seat: int, text: str) -> tuple[str, Write]:
-        """An action applied in memory, with the lock held: its canonical text and the row
-        that stores it. Raises a Refusal or the engine's IllegalAction with the state
-        unchanged."""
+    async def act(self, seat: int, text: str, event: int | None = None) -> None:
+        """``take`` awaited, with the table's lock taken and released here; raises the
+        action's refusal (a Refusal or the engine's IllegalAction, the state unchanged)."""
+        # the lock without ``async with``: its __aenter__ and __aexit__ are two coroutines
+        # more per action, the most frequent message
+        await self.lock.acquire()
+        try:
+            await self._awaited(lambda then: self.take(seat, text, event, then))
+        finally:
+            self.lock.release()
+
+    def _play(self, seat: int, text: str, then: Callable[[BaseException | None], None]) -> None:
+        """An action applied in memory and committed, the caller holding the lock (``take``,
+        a bot): ``then`` hears the outcome. Raises a Refusal or the engine's IllegalAction
+        with the state unchanged."""
         self._check_open()
         if not self.started:
             raise Refusal("not started", "the table has not started yet", RefusalKind.CONFLICT)
         t = self.table
         applied = False
         try:
-            t.apply(text, seat)  # the engine is the judge; raises with the state unchanged
+            canonical = t.apply(text, seat)  # the engine is the judge; raises with the state unchanged
             applied = True
         except IllegalAction:
             applied = True  # refused by the rules: nothing changed
@@ -336,17 +219,76 @@ class LiveTable(TableTurns, TableSocial):
         finally:
             if not applied:  # the engine failed: undone, and its fault goes up (answered as one)
                 self._undo()
-        deal = t.deal_count - 1
-        entry = t.deals[-1].actions[-1]
-        canonical = entry["action"] if isinstance(entry, dict) else entry
-        idx = len(t.deals[-1].actions) - 1
         key = self.deal_key
         assert key is not None  # every deal is dealt with its key (and migrated ones got one)
-        return canonical, Storage.move_row(key, self.id, deal, idx, seat, canonical)
+        row = Storage.move_row(key, self.id, t.deal_count - 1, len(t.deals[-1].actions) - 1,
+                               seat, canonical)
+        self._commit(row, lambda: self._action_committed(seat, canonical), then)
 
-    def _commit_failed(self, error: BaseException | None) -> BaseException:
-        """An event's commit (an action's, a deal's) failed for good with ``error`` (None: it
-        was cancelled), and the event was undone: what to answer. The database did not take
+    @staticmethod
+    async def _awaited(start: Callable[[Callable[[BaseException | None], None]], None]) -> None:
+        """An event started with ``start(then)`` (``take``, ``_play``, ``_commit``), awaited:
+        returns once it is committed and shown; raises its refusal or fault."""
+        outcome: asyncio.Future[BaseException | None] = asyncio.get_running_loop().create_future()
+
+        def then(error: BaseException | None) -> None:
+            if not outcome.done():  # the caller may be gone (cancelled); the event counts anyway
+                outcome.set_result(error)
+
+        start(then)
+        error = await outcome
+        if error is not None:
+            raise error
+
+    def _commit(self, row: Write, committed: Callable[[], None],
+                then: Callable[[BaseException | None], None]) -> None:
+        """The one way an event made in memory under the lock (an action, a later deal) is
+        committed, the lock held until the commit is over; its steps, in order:
+
+        1. the row joins the next group commit (``EventStore.write_soon``);
+        2. a storage error of that first try: ``EventStore.write`` retries it until
+           ``commit_deadline`` (a task: the rare case);
+        3. committed: ``committed()`` (the event counted and broadcast), then ``then(None)``;
+           failed for good: the event is undone (``_undo``), then ``then(refusal)``
+           (``_commit_failed``). A fault of ``committed`` or of the undo goes to ``then`` as
+           well, and up to the loop's handler (logged).
+
+        Callbacks, not a coroutine: the usual outcome (committed at the first try) costs no
+        task and no coroutine resumed, server CPU an action taken at once from the socket's
+        read would otherwise pay (bench/server_side_by_side.py)."""
+        deadline = time.monotonic() + self.limits.commit_deadline
+
+        def over(error: BaseException | None) -> None:  # step 3
+            answer: BaseException | None = RuntimeError("the event was committed, but not shown")
+            try:
+                if error is None:
+                    committed()
+                    answer = None
+                else:
+                    answer = error
+                    self._undo()
+                    answer = self._commit_failed(error)
+            finally:
+                then(answer)
+
+        async def retried(failed: BaseException) -> None:  # step 2
+            attempt = asyncio.ensure_future(self.store.write(row, deadline, failed=failed,
+                                                             holder=self))
+            await asyncio.wait((attempt,))  # its outcome, a fault too, goes to ``over``
+            over(asyncio.CancelledError() if attempt.cancelled() else attempt.exception())
+
+        def first_try(done: asyncio.Future[None]) -> None:
+            error = asyncio.CancelledError() if done.cancelled() else done.exception()
+            if isinstance(error, STORAGE_ERRORS):
+                self.manager.scheduler.run_soon(retried(error))
+            else:
+                over(error)
+
+        self.store.write_soon(row, self).add_done_callback(first_try)  # step 1
+
+    def _commit_failed(self, error: BaseException) -> BaseException:
+        """An event's commit (an action's, a deal's) failed for good with ``error`` (or was
+        cancelled), and the event was undone: what to answer. The database did not take
         it in time: "try again". This process lost the table's lease: the table is dropped
         here (its clients connect again and reach the new holder). Any other error is a
         fault of the server's: it is the answer (logged with its traceback where answered)."""
@@ -355,7 +297,7 @@ class LiveTable(TableTurns, TableSocial):
                         "and the table dropped here", self.id)
             self.manager.drop(self)
             return Refusal("restarting", MESSAGES["restarting"], RefusalKind.UNAVAILABLE, 1)
-        if error is None or isinstance(error, StorageUnavailable):
+        if isinstance(error, (StorageUnavailable, asyncio.CancelledError)):
             log.warning("table %s: could not store an event; undone", self.id, exc_info=error)
             return Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE)
         return error

@@ -91,7 +91,7 @@ class TableTurns(TableCore):
 
     def _deal_due(self) -> None:
         """The pause after a deal is over: the next deal. With the lock free, it is dealt here
-        and its row joins the group commit (``_store_soon``), as an action taken at once is:
+        and its row joins the group commit (``_commit``), as an action taken at once is:
         no task, no sleeping coroutine and no chain of coroutines suspended over the commit.
         With the lock held (a client joining, say), a task waits for it (``next_deal``)."""
         self.pending = None
@@ -117,8 +117,14 @@ class TableTurns(TableCore):
             self._deal_committed(names, key, before)
             self._after_event()
 
-        self._store_soon(Storage.deal_row(self.id, number, names, key), committed,
-                         self._deal_refused)
+        def then(error: BaseException | None) -> None:
+            try:
+                if error is not None:
+                    self._deal_refused(error)
+            finally:
+                self.lock.release()
+
+        self._commit(Storage.deal_row(self.id, number, names, key), committed, then)
 
     async def _next_deal_queued(self) -> None:
         self.pending = None
@@ -211,7 +217,7 @@ class TableTurns(TableCore):
         """Apply a bot's action, ``choose()`` (the caller holds the lock); True when a
         transient failure (storage) left the table unchanged and the bot should try again."""
         try:
-            await self._act_locked(seat, choose())
+            await self._awaited(lambda then: self._play(seat, choose(), then))
         except (Refusal, IllegalAction) as e:
             if e.rule in ("storage", "server"):
                 return True
