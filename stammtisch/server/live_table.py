@@ -72,11 +72,11 @@ class LiveTable(TableTurns, TableSocial):
         self.fanout.presence_changed()
         if not self.joined:
             self.joined = True
-            self.store.background(self.store.storage.mark_joined, self.id)
+            self.record.mark_joined()
         seat = conn.seat
         if seat is not None and not self.seats[seat].bot and seat not in self.humans:
             self.humans.add(seat)  # two humans at a table give it the long life (``expired``)
-            self.store.background(self.store.storage.set_humans, self.id, sorted(self.humans))
+            self.record.set_humans(sorted(self.humans))
         return True
 
     def detach(self, conn: Conn) -> None:
@@ -139,8 +139,7 @@ class LiveTable(TableTurns, TableSocial):
             return
         committed = False
         try:  # the first deal also marks the table started: its own transaction
-            await self.store.commit(self.store.storage.start_deal, self.id, number, names,
-                                    first_dealer, key, self.store.fence_for(self))
+            await self.record.start(number, names, first_dealer, key)
             committed = True
         except (StorageUnavailable, LeaseLost) as e:
             raise self._commit_failed(e) from None
@@ -162,7 +161,7 @@ class LiveTable(TableTurns, TableSocial):
             log.exception("table %s: the engine could not deal; nothing was stored", self.id)
             self._undo()
             raise Refusal("server", SERVER_FAULT, RefusalKind.CONFLICT) from None
-        return number, self.table.deals[-1].deck, self.store.storage.new_deal_key(), before
+        return number, self.table.deals[-1].deck, self.record.new_deal_key(), before
 
     def _deal_committed(self, names: list[str], key: int, before: DealStart) -> None:
         self.next_ready.clear()
@@ -272,8 +271,7 @@ class LiveTable(TableTurns, TableSocial):
                 then(answer)
 
         async def retried(failed: BaseException) -> None:  # step 2
-            attempt = asyncio.ensure_future(self.store.write(row, deadline, failed=failed,
-                                                             holder=self))
+            attempt = asyncio.ensure_future(self.record.write(row, deadline, failed))
             await asyncio.wait((attempt,))  # its outcome, a fault too, goes to ``over``
             over(asyncio.CancelledError() if attempt.cancelled() else attempt.exception())
 
@@ -284,7 +282,7 @@ class LiveTable(TableTurns, TableSocial):
             else:
                 over(error)
 
-        self.store.write_soon(row, self).add_done_callback(first_try)  # step 1
+        self.record.write_soon(row).add_done_callback(first_try)  # step 1
 
     def _commit_failed(self, error: BaseException) -> BaseException:
         """An event's commit (an action's, a deal's) failed for good with ``error`` (or was
@@ -319,7 +317,7 @@ class LiveTable(TableTurns, TableSocial):
         async with self.lock:
             if self.closed:
                 return
-            await self.store.commit(self.store.storage.close_table, self.id)
+            await self.record.close()
             self.closed = True
             self.cancel_pending()
             self.next_deal_at = None

@@ -31,7 +31,7 @@ from ..rules import Rules
 from ..rules import ruleset as build_ruleset
 from ..table import Table, summarise_deal
 from .buckets import Bucket
-from .event_store import EventStore
+from .event_store import EventStore, TableRecord
 from .fanout import Conn, TableFanout
 from .limits import ServerLimits
 from .locks import TableLock
@@ -111,11 +111,11 @@ class TableCore:
 
     # attributes in slots, not a dict per table: one lookup less at each of the many reads
     # an event makes (bench/server_side_by_side.py weighs such small savings)
-    __slots__ = ("_dealer_cache", "fanout", "next_ready", "pace", "hints", "hint_buckets", "bot_failures",
+    __slots__ = ("fanout", "next_ready", "pace", "hints", "hint_buckets", "bot_failures",
                  "bot_trouble", "creator",
                  "humans", "lobby_seats",
                  "rematch_asker", "rematch_claimed", "rematch_votes",
-                 "admin_digest", "away", "bots", "store", "broken", "buckets", "chat", "chat_buckets",
+                 "admin_digest", "away", "bots", "record", "broken", "buckets", "chat", "chat_buckets",
                  "chat_count", "closed", "committed", "dropped", "lease", "created", "deal_key", "deal_start", "events",
                  "first_dealer", "id", "joined", "last_activity", "last_explanation",
                  "last_watched", "listed", "lock", "manager", "max_deals", "next_deal_at",
@@ -127,7 +127,7 @@ class TableCore:
                  seats: list[Seat], admin_digest: str, spectator_digest: str,
                  max_deals: int | None = None, rules: Rules | None = None):
         self.manager = manager
-        self.store = manager.store
+        self.record = TableRecord(manager.store, self)
         self.id = table_id
         self.ruleset_id = ruleset_id
         self.options = options
@@ -170,7 +170,6 @@ class TableCore:
         self.last_watched = time.monotonic()  # when a person was last connected
         self.joined = False  # somebody connected at least once
         self.buckets: dict[int, Bucket] = {}
-        self._dealer_cache: tuple[int, int] | None = None  # (event, dealer of its views)
         # --- social
         self.turn_seconds = 0  # the turn timer (0: off)
         self.turn_deadline: float | None = None  # when the timer of the seat on turn runs out
@@ -288,7 +287,6 @@ class TableCore:
             self.committed = [(list(deck), list(actions))]
             self._note_finished()
             self.table.forget_finished()
-        self._dealer_cache = None
         self.fanout.reset()
 
     def _before_deal(self) -> DealStart:
@@ -423,12 +421,8 @@ class TableCore:
 
     def _dealer(self) -> int:
         """The dealer of the deal on the table (as its views say), else the next dealer."""
-        if self.table.state is None:
-            return self.table.dealer
-        if self._dealer_cache is None or self._dealer_cache[0] != self.events:
-            self.view(None)
-        assert self._dealer_cache is not None
-        return self._dealer_cache[1]
+        state = self.table.state
+        return self.table.dealer if state is None else state.dealer
 
     def info_key(self) -> tuple[Any, ...]:
         """Everything ``info`` shows but the event number and the seats: the table's JSON
@@ -451,18 +445,14 @@ class TableCore:
         state = self.table.state
         if state is None:
             return None
-        view = state.view(seat, head)
-        self._dealer_cache = (self.events, view["dealer"])
-        return view
+        return state.view(seat, head)
 
     def views(self, seats: list[int | None]) -> list[dict[str, Any]]:
         """The views of several seats (the table in a deal), without their heads: the engine
         computes their public part once."""
         state = self.table.state
         assert state is not None
-        views = state.views(seats, head=False)
-        self._dealer_cache = (self.events, views[0]["dealer"])
-        return views
+        return state.views(seats, head=False)
 
     def send_state(self, conn: Conn) -> None:
         self.fanout.send_state(conn)

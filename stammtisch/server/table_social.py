@@ -104,7 +104,7 @@ class TableSocial(TableCore):
         self.chat_count += 1  # taken now: two lines under way never share a number
         at = time.time()
         try:
-            await self.store.commit(self.store.storage.add_chat, self.id, idx, seat, line, at)
+            await self.record.add_chat(idx, seat, line, at)
         except StorageUnavailable:
             log.warning("table %s: could not store a chat line", self.id, exc_info=True)
             raise Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE) from None
@@ -175,8 +175,7 @@ class TableSocial(TableCore):
             digest = token_digest(token)
             left = sorted(self.open_seats - {seat})
             try:
-                await self.store.commit(self.store.storage.take_seat, self.id, seat, digest,
-                                          left, name)
+                await self.record.take_seat(seat, digest, left, name)
             except StorageUnavailable:
                 log.warning("table %s: could not store a taken seat", self.id, exc_info=True)
                 raise Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE) from None
@@ -245,7 +244,7 @@ class TableSocial(TableCore):
             made = await manager.create(self.ruleset_id, self.options,
                                         [(s.name, s.bot) for s in self.seats], self.max_deals,
                                         social=social)
-            await self.store.commit(self.store.storage.mark_rematch, self.id, made["id"])
+            await self.record.mark_rematch(made["id"])
         except StorageUnavailable:
             log.warning("table %s: could not make the rematch", self.id, exc_info=True)
             raise Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE) from None
@@ -297,8 +296,7 @@ class TableSocial(TableCore):
         if seat is not None and seat not in self.rematch_claimed:
             self.rematch_claimed.add(seat)
             try:
-                await self.store.commit(self.store.storage.set_rematch_claimed, self.id,
-                                          sorted(self.rematch_claimed))
+                await self.record.set_rematch_claimed(sorted(self.rematch_claimed))
             except StorageUnavailable:
                 log.warning("table %s: could not store that seat %d went on to the rematch",
                             self.id, seat, exc_info=True)
