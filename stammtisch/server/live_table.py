@@ -56,8 +56,8 @@ class LiveTable(TableTurns, TableSocial):
                 conn.stop(CloseCode.RESTARTING)
                 return False
             self.fanout.add(conn)
-            self.last_watched = time.monotonic()
-            self.last_activity = time.time()
+            self.last_watched = self.clock.monotonic()
+            self.last_activity = self.clock.time()
             if conn.seat in self.away:  # the player is back: he plays again himself
                 self._set_away(conn.seat, False)
             if self.waiting:  # somebody came: the bots play on
@@ -81,8 +81,8 @@ class LiveTable(TableTurns, TableSocial):
 
     def detach(self, conn: Conn) -> None:
         if self.fanout.remove(conn):
-            self.last_watched = time.monotonic()
-            self.last_activity = time.time()
+            self.last_watched = self.clock.monotonic()
+            self.last_activity = self.clock.time()
             self.fanout.presence_changed()
             if self.pace == "wait" and self.next_ready and self.started and not self.table.in_deal:
                 self.schedule()  # who left no longer holds up the next deal
@@ -170,7 +170,7 @@ class LiveTable(TableTurns, TableSocial):
         self.deal_start = before
         self.table.forget_finished()  # the database has the earlier deals
         self.events += 1
-        self.last_activity = time.time()
+        self.last_activity = self.clock.time()
         self._note_finished()
 
     def take(self, seat: int, text: str, event: int | None,
@@ -303,7 +303,7 @@ class LiveTable(TableTurns, TableSocial):
     def _action_committed(self, seat: int, canonical: str) -> None:
         self.committed[-1][1].append((seat, canonical))
         self.events += 1
-        self.last_activity = time.time()
+        self.last_activity = self.clock.time()
         self._note_finished()
         self._after_event()
 

@@ -39,14 +39,15 @@ def new_table_id() -> str:
 
 class TableManager:
     def __init__(self, storage: Storage, bot_delay: float = 0.6, deal_pause: float = 8.0,
-                 limits: ServerLimits | None = None, spill: Spill | None = None):
+                 limits: ServerLimits | None = None, spill: Spill | None = None,
+                 scheduler: Scheduler | None = None):
         self.storage = storage
         self.bot_delay = bot_delay
         self.deal_pause = deal_pause
         self.limits = limits or ServerLimits()
         self.retry_later = 1.0  # seconds before a bot or the next deal tries again
         self.tables: dict[str, LiveTable] = {}
-        self.scheduler = Scheduler()
+        self.scheduler = scheduler or Scheduler()  # the tables' clock (a test's own clock too)
         self.store = EventStore(storage, self.limits, spill, self.scheduler)
         self.thinker = Thinker()  # the worker process of the search bots
         self.ws_per_address: dict[str, int] = {}

@@ -18,7 +18,6 @@ from __future__ import annotations
 import hmac
 import logging
 import math
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, Self
@@ -111,7 +110,7 @@ class TableCore:
 
     # attributes in slots, not a dict per table: one lookup less at each of the many reads
     # an event makes (bench/server_side_by_side.py weighs such small savings)
-    __slots__ = ("fanout", "next_ready", "pace", "hints", "hint_buckets", "bot_failures",
+    __slots__ = ("clock", "fanout", "next_ready", "pace", "hints", "hint_buckets", "bot_failures",
                  "bot_trouble", "creator",
                  "humans", "lobby_seats",
                  "rematch_asker", "rematch_claimed", "rematch_votes",
@@ -164,10 +163,11 @@ class TableCore:
         self.pending: Pending | None = None
         self.next_deal_at: float | None = None
         self.waiting = False  # bots wait for a person to connect
-        now = time.time()
+        self.clock = manager.scheduler  # the time and the timers (a test's clock too)
+        now = self.clock.time()
         self.created = now
         self.last_activity = now  # the latest event, connection or departure (wall clock)
-        self.last_watched = time.monotonic()  # when a person was last connected
+        self.last_watched = self.clock.monotonic()  # when a person was last connected
         self.joined = False  # somebody connected at least once
         self.buckets: dict[int, Bucket] = {}
         # --- social
@@ -339,7 +339,7 @@ class TableCore:
         """Bots act and deals follow only while a person watches (and a short grace after)."""
         if self.fanout.watched():
             return True
-        return time.monotonic() - self.last_watched < self.limits.watcher_grace
+        return self.clock.monotonic() - self.last_watched < self.limits.watcher_grace
 
     def deal_limit_reached(self) -> bool:
         return self.max_deals is not None and self.table.deal_count >= self.max_deals

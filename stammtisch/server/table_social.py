@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import logging
 import secrets
-import time
 import zlib
 from typing import TYPE_CHECKING, Any
 
@@ -102,7 +101,7 @@ class TableSocial(TableCore):
             raise Refusal("chat rate", SOCIAL_MESSAGES["chat rate"], RefusalKind.TOO_MANY)
         idx = self.chat_count
         self.chat_count += 1  # taken now: two lines under way never share a number
-        at = time.time()
+        at = self.clock.time()
         try:
             await self.record.add_chat(idx, seat, line, at)
         except StorageUnavailable:

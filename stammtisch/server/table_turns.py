@@ -9,11 +9,10 @@ watching, not for filling the disk. A bot or the next-deal timer meeting a trans
 
 from __future__ import annotations
 
-import asyncio
 import logging
-import time
 import zlib
 from collections.abc import Callable
+from functools import partial
 
 from ..bots import SEARCH_BOTS, algorithm_of
 from ..games.base import IllegalAction
@@ -52,7 +51,7 @@ class TableTurns(TableCore):
             return
         self.waiting = False
         t = self.table
-        scheduler = self.manager.scheduler
+        clock = self.clock
         if t.in_deal:
             assert t.state is not None
             seat = t.state.current_player()
@@ -60,12 +59,11 @@ class TableTurns(TableCore):
                 return  # a search bot is thinking about this very state already
             if seat in self.bots or seat in self.away:
                 wait = self.manager.bot_delay if delay is None else delay
-                self.pending = scheduler.task(self._bot_turn(self.events, seat, wait))
+                self.pending = clock.later(wait, partial(self._bot_due, self.events, seat, False))
             elif self.turn_seconds > 0:  # the turn timer: a stand-in bot plays when it runs out
                 wait = self.turn_seconds if delay is None else delay
-                self.turn_deadline = time.time() + wait
-                self.pending = scheduler.task(self._bot_turn(self.events, seat, wait,
-                                                             take_over=True))
+                self.turn_deadline = self.clock.time() + wait
+                self.pending = clock.later(wait, partial(self._bot_due, self.events, seat, True))
         elif self._everybody_away():  # stand-ins do not play deal after deal on their own
             self.waiting = True
         elif self.rematch_votes:  # a rematch was asked for: the next deal waits for the answer
@@ -78,8 +76,8 @@ class TableTurns(TableCore):
             else:
                 pause = (self.manager.deal_pause if self.pace is None else float(self.pace)) \
                     if delay is None else delay
-            self.next_deal_at = time.time() + pause
-            self.pending = scheduler.later(pause, self._deal_due)
+            self.next_deal_at = self.clock.time() + pause
+            self.pending = clock.later(pause, self._deal_due)
 
     def _wait_for_people(self) -> bool:
         """Whether bots must stop now (nobody watches); then the table waits for a client."""
@@ -98,7 +96,7 @@ class TableTurns(TableCore):
         if self._wait_for_people():
             return
         if not self.lock.try_acquire():
-            self.pending = self.manager.scheduler.task(self._next_deal_queued())
+            self.pending = self.clock.task(self._next_deal_queued())
             return
         try:
             if not self._deals_on():
@@ -142,12 +140,16 @@ class TableTurns(TableCore):
         else:
             log.error("table %s: next deal failed", self.id, exc_info=error)
 
-    async def _bot_turn(self, event: int, seat: int, delay: float, take_over: bool = False) -> None:
+    def _bot_due(self, event: int, seat: int, take_over: bool) -> None:
+        """A bot's delay or a seat's turn timer ran out (at ``event``): the bot acts, in a
+        task of its own (a search bot thinks with the lock released)."""
+        self.pending = self.clock.task(self._bot_turn(event, seat, take_over))
+
+    async def _bot_turn(self, event: int, seat: int, take_over: bool) -> None:
         """A bot acts for ``seat``: the seat's own bot, or the stand-in of a human seat that is
         away; ``take_over``: the seat's turn timer ran out, so it is away from now on. A search
         bot (pimc, ismcts) thinks in the thinker's worker process with the lock released; its
         action counts only if the table is still at ``event`` when it comes back."""
-        await asyncio.sleep(delay)
         async with self.lock:
             if self.events != event or self.closed:
                 return
