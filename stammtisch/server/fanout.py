@@ -21,7 +21,7 @@ import orjson
 
 from ..engine_facts import choice_message_for
 from .buckets import Bucket
-from .protocol import CloseCode
+from .protocol import CloseCode, Error, Presence, State
 from .scheduler import Scheduler
 
 if TYPE_CHECKING:
@@ -337,7 +337,7 @@ class TableFanout:
     def drop_seat(self, seat: int | None, message: str) -> None:
         """Close the sockets of a seat (None: spectators) whose link was revoked."""
         for c in self.of_seat(seat):
-            c.send(dumps({"type": "error", "rule": "revoked", "message": message}))
+            c.send(Error.encode("revoked", message))
             c.stop(CloseCode.REVOKED)
 
     def close(self, code: int = CloseCode.RESTARTING) -> None:
@@ -367,7 +367,7 @@ class TableFanout:
         if now == self._presence_sent:
             return
         self._presence_sent = now
-        self.send_all(dumps({"type": "presence", "seats": seats}))
+        self.send_all(Presence.encode(seats))
 
     # --- the table's info ------------------------------------------------------------
 
@@ -428,10 +428,8 @@ class TableFanout:
         (``info_bytes``), else without it."""
         choices = self._choices_json(seat)
         events = self._source.events
-        if with_table:
-            return b'{"type":"state","event":%d,"view":%b,"table":%b%b}' % (
-                events, self.view_json(seat), self.info_bytes(), choices)
-        return b'{"type":"state","event":%d,"view":%b%b}' % (events, self.view_json(seat), choices)
+        return State.encode(events, self.view_json(seat),
+                            self.info_bytes() if with_table else None, choices)
 
     def _choices_json(self, seat: int | None) -> bytes:
         """``,"choices":[…]`` for the seat on turn when a legal action is a word, a bid or a

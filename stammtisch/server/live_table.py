@@ -31,8 +31,8 @@ from collections.abc import Callable
 
 from ..games.base import IllegalAction
 from ..table import Table, draw_first_dealer
-from .fanout import Conn, dumps
-from .protocol import CloseCode
+from .fanout import Conn
+from .protocol import ChatLines, CloseCode
 from .refusals import MESSAGES, STORAGE_ERRORS, LeaseLost, Refusal, RefusalKind, StorageUnavailable
 from .storage import Storage, Write
 from .table_core import SERVER_FAULT, TRY_AGAIN, DealStart
@@ -66,7 +66,7 @@ class LiveTable(TableTurns, TableSocial):
                 self.schedule()  # the players who asked for the next deal are all here
             self.send_state(conn)
             if self.chat:
-                conn.send(dumps({"type": "chat", "messages": self.chat, "history": True}))
+                conn.send(ChatLines.encode(self.chat, history=True))
             if self.rematch_id is not None:
                 await self._send_rematch(conn)
         self.fanout.presence_changed()

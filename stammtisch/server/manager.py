@@ -15,10 +15,10 @@ from ..bots import SEARCH_BOTS, algorithm_of
 from ..rules import Rules
 from .buckets import AddressBuckets
 from .event_store import EventStore
-from .fanout import Outbox, dumps
+from .fanout import Outbox
 from .limits import ServerLimits, count_down
 from .live_table import LiveTable
-from .protocol import CloseCode
+from .protocol import CloseCode, Error
 from .refusals import MESSAGES, Refusal, RefusalKind, StorageUnavailable
 from .scheduler import Scheduler
 from .spill import Spill
@@ -329,8 +329,8 @@ class TableManager:
         if self.tables.get(live.id) is live:
             del self.tables[live.id]
         if live.fanout.conns:
-            live.fanout.send_all(dumps({"type": "error", "rule": "archived", "message": MESSAGES[
-                "archived"].format(id=live.id, reason=reason)}))
+            live.fanout.send_all(Error.encode("archived", MESSAGES["archived"].format(
+                id=live.id, reason=reason)))
             live.fanout.close(CloseCode.GONE)
         return True
 

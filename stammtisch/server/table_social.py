@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..table import Table
 from .buckets import Bucket
-from .fanout import Conn, dumps
+from .fanout import Conn
 from .names import look_alike_pair
+from .protocol import ChatLines, Error, HintAsked, RematchSeat
 from .refusals import Refusal, RefusalKind, StorageUnavailable
 from .storage import StoredSocial, token_digest
 from .table_core import TRY_AGAIN, TableCore
@@ -110,13 +111,14 @@ class TableSocial(TableCore):
         entry = self._chat_line(seat, line, at)
         self.chat = (self.chat + [entry])[-self.limits.chat_keep:]
         self.last_activity = at
-        self.fanout.send_all(dumps({"type": "chat", "messages": [entry]}))
+        self.fanout.send_all(ChatLines.encode([entry]))
 
-    async def hint(self, seat: int, address: str = "") -> dict[str, Any]:
+    async def hint(self, seat: int, address: str = "") -> tuple[int, dict[str, Any]]:
         """What the search bot would do for ``seat``, on turn at a practice table, from what
-        that seat sees: ``{"action", "why"}`` (``why`` a catalogue message), for that seat
-        alone. Every client is told that the seat asked, never the hint. Raises a Refusal
-        when the table has no hints, the seat is not on turn, or the asker asks too often.
+        that seat sees: the event it answers and ``{"action", "why"}`` (``why`` a catalogue
+        message), for that seat alone (``protocol.HintGiven``). Every client is told that the
+        seat asked, never the hint. Raises a Refusal when the table has no hints, the seat is
+        not on turn, or the asker asks too often.
         A hint counts for the asker's ``address``, not the table's creator's: its allowance
         of hints, and its turn at the search bots' worker."""
         async with self.lock:
@@ -134,8 +136,7 @@ class TableSocial(TableCore):
                 raise Refusal("hint rate", SOCIAL_MESSAGES["hint rate"], RefusalKind.TOO_MANY)
             deal = self._deal_so_far()
             event = self.events
-            self.fanout.send_all(dumps({"type": "hint asked", "seat": seat,
-                                        "name": self.seats[seat].name}))
+            self.fanout.send_all(HintAsked.encode(seat, self.seats[seat].name))
         try:
             # its own queue slot (beside a bot's decision); a second hint waiting: ValueError
             advice: dict[str, Any] = await self.manager.thinker.advise(
@@ -148,7 +149,7 @@ class TableSocial(TableCore):
             log.warning("table %s: no hint for seat %d: %s", self.id, seat, e)
             raise Refusal("hint failed", SOCIAL_MESSAGES["hint failed"],
                           RefusalKind.UNAVAILABLE) from None
-        return {"type": "hint", "event": event, **advice}
+        return event, advice
 
     async def take_seat(self, seat: int | None, name: str | None = None) -> tuple[int, str]:
         """A stranger from the lobby takes an open seat (``None``: the first one); returns the
@@ -275,8 +276,7 @@ class TableSocial(TableCore):
             return
         seat = conn.seat
         if seat is not None and seat in self.rematch_claimed and not again:
-            conn.send(dumps({"type": "error", "rule": "rematch taken",
-                             "message": SOCIAL_MESSAGES["rematch taken"]}))
+            conn.send(Error.encode("rematch taken", SOCIAL_MESSAGES["rematch taken"]))
             return
         link = self.rematch_links.get(seat)
         if link is None:
@@ -300,4 +300,4 @@ class TableSocial(TableCore):
                 log.warning("table %s: could not store that seat %d went on to the rematch",
                             self.id, seat, exc_info=True)
         conn.told_rematch = True
-        conn.send(dumps({"type": "rematch", "table": self.rematch_id, "link": link}))
+        conn.send(RematchSeat.encode(self.rematch_id, link))

@@ -11,7 +11,7 @@ import orjson
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from ...games.base import IllegalAction
-from ..fanout import Conn, dumps
+from ..fanout import Conn, dumpb
 from ..limits import ServerLimits
 from ..live_table import LiveTable
 from ..protocol import (
@@ -19,11 +19,18 @@ from ..protocol import (
     Back,
     BadMessage,
     Chat,
+    ChatLines,
     CloseCode,
+    Error,
+    Hello,
     Hint,
+    HintGiven,
     Next,
     Ping,
+    Pong,
     Rematch,
+    RematchSeat,
+    State,
     parse_client,
     parse_hello,
 )
@@ -43,7 +50,7 @@ router = APIRouter()
 async def refuse(server: Server, ws: WebSocket, rule: str, message: str, code: int) -> None:
     """A connection refused before it reaches a table: the refusal, then the close."""
     server.manager.count_refusal(rule)
-    await ws.send_text(dumps({"type": "error", "rule": rule, "message": message}))
+    await ws.send_text(Error.encode(rule, message))
     await ws.close(code)
 
 
@@ -86,7 +93,7 @@ async def ws_endpoint(ws: WebSocket, table_id: str) -> None:
             await ws.close(CloseCode.GONE)
             return
         # an archived table's seat link leads to its rematch seat
-        await ws.send_text(dumps({"type": "rematch", "table": answer[0], "link": answer[1]}))
+        await ws.send_text(RematchSeat.encode(answer[0], answer[1]))
         await ws.close(CloseCode.NORMAL)
         return
     who = live.auth(token)
@@ -133,7 +140,7 @@ class Connection:
     async def serve(self) -> None:
         conn, live = self.conn, self.live
         sender = asyncio.create_task(conn.sender())
-        conn.send(dumps({"type": "hello", "role": self.role, "seat": conn.seat, "table": live.id}))
+        conn.send(Hello.encode(self.role, conn.seat, live.id))
         try:
             if await live.attach(conn):  # else the table was dropped here meanwhile: come again
                 # a task of its own: every message and every awaited commit resumes the code
@@ -166,18 +173,15 @@ class Connection:
                 data = msg.get("bytes") or b""
                 text = data.decode("utf-8", "replace")
             if len(text) > limits.max_message:
-                conn.send(dumps({"type": "error", "rule": "size",
-                                 "message": f"messages are limited to {limits.max_message} bytes"}))
+                conn.send(Error.encode("size", f"messages are limited to {limits.max_message} bytes"))
                 conn.close_code = CloseCode.TOO_BIG
                 break
             if not conn.allow():
                 if conn.strikes > 40:
-                    conn.send(dumps({"type": "error", "rule": "rate",
-                                     "message": "too many messages; disconnected"}))
+                    conn.send(Error.encode("rate", "too many messages; disconnected"))
                     conn.close_code = CloseCode.POLICY
                     break
-                conn.send(dumps({"type": "error", "rule": "rate",
-                                 "message": "too many messages; slow down"}))
+                conn.send(Error.encode("rate", "too many messages; slow down"))
                 continue
             await self.handle(text)
 
@@ -216,7 +220,7 @@ class Connection:
         except BadMessage as e:
             if e.message_type is None:  # not a message at all: no seq to answer with
                 log.info("table %s: refused a message from %s (%s)", live.id, conn.address, e.rule)
-                conn.send(dumps({"type": "error", "rule": e.rule, "message": e.message}))
+                conn.send(Error.encode(e.rule, e.message))
             else:
                 self.refused(e, e.seq)
             return
@@ -229,7 +233,7 @@ class Connection:
             return
         try:
             if isinstance(msg, Ping):
-                conn.send('{"type":"pong"}' if seq is None else dumps({"type": "pong", "seq": seq}))
+                conn.send(Pong.encode(seq))
                 return
             if isinstance(msg, Chat):
                 await live.say(conn.seat, msg.text)
@@ -239,8 +243,8 @@ class Connection:
             if isinstance(msg, Next):
                 await live.next_deal(early=True, seat=seat)
             elif isinstance(msg, Hint):
-                answer = await live.hint(seat, conn.address)
-                conn.send(dumps(answer if seq is None else {**answer, "seq": seq}))
+                event, advice = await live.hint(seat, conn.address)
+                conn.send(HintGiven.encode(event, advice["action"], advice["why"], seq))
             elif isinstance(msg, Back):
                 await live.back(seat)
             elif isinstance(msg, Rematch):
@@ -286,11 +290,10 @@ class Connection:
         IllegalAction: the rule it meets; any other error: a fault of the server's, logged)."""
         if isinstance(e, (IllegalAction, Refusal)):
             self.server.manager.count_refusal(e.rule)
-            self.conn.send(dumps({"type": "error", "rule": e.rule, "message": e.message, "seq": seq}))
+            self.conn.send(Error.answer(e.rule, e.message, seq))
             return
         log.error("table %s: error handling a message", self.live.id, exc_info=e)
-        self.conn.send(dumps({"type": "error", "rule": "server", "message": SERVER_FAULT,
-                              "seq": seq}))
+        self.conn.send(Error.answer("server", SERVER_FAULT, seq))
 
 
 async def first_hello(sock: ServerSocket, limits: ServerLimits) -> str | None:
@@ -334,10 +337,10 @@ def ended_messages(server: Server, st: StoredTable, who: tuple[str, int | None])
     state = table.table.state
     view = table.view(seat) if state is not None and state.is_terminal() else None
     info = {**table.info(), "archived": st.archived_reason}
-    out = [dumps({"type": "hello", "role": who[0], "seat": seat, "table": st.id}),
-           dumps({"type": "state", "event": table.events, "view": view, "table": info})]
+    out = [Hello.encode(who[0], seat, st.id),
+           State.encode(table.events, dumpb(view), dumpb(info)).decode()]
     if table.chat:
-        out.append(dumps({"type": "chat", "messages": table.chat, "history": True}))
+        out.append(ChatLines.encode(table.chat, history=True))
     return out
 
 
