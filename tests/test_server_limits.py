@@ -22,7 +22,6 @@ from stammtisch.server.app import create_app
 from stammtisch.server.limits import ServerLimits
 from stammtisch.server.live_table import LiveTable
 from stammtisch.server.refusals import Refusal
-from stammtisch.server.table_core import TableCore
 from stammtisch.table import Table
 
 BOTS3 = [{"name": "a", "bot": "random"}, {"name": "b", "bot": "random"}, {"name": "c", "bot": "random"}]
@@ -59,7 +58,7 @@ HANG = 300.0
 
 def starts_waiting(monkeypatch) -> threading.Event:
     """Set as a table starts waiting for a person (``LiveTable.waiting`` turns true)."""
-    slot = TableCore.__dict__["waiting"]
+    slot = LiveTable.__dict__["waiting"]
     became = threading.Event()
 
     def set_waiting(live, value):

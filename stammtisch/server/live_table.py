@@ -23,29 +23,891 @@ full record) → archived (no longer loaded at start-up).
 from __future__ import annotations
 
 import asyncio
+import hmac
 import logging
+import math
 import os
 import random
 import time
+import zlib
 from collections.abc import Callable
+from functools import partial
+from typing import Any, Self
 
+from ..bots import SEARCH_BOTS, Bot, algorithm_of, make_bot
+from ..explain import explain_messages
 from ..games.base import IllegalAction
-from ..table import Table, draw_first_dealer
-from .fanout import Conn
-from .protocol import ChatLines, CloseCode
+from ..i18n import Message as CatalogueMessage
+from ..rules import Rules
+from ..rules import ruleset as build_ruleset
+from ..table import Table, draw_first_dealer, summarise_deal
+from .buckets import Bucket
+from .event_store import TableRecord
+from .fanout import Conn, TableFanout
+from .limits import ServerLimits
+from .locks import TableLock
+from .names import look_alike_pair
+from .protocol import ChatLines, CloseCode, Error, HintAsked, RematchSeat
 from .refusals import MESSAGES, STORAGE_ERRORS, LeaseLost, Refusal, RefusalKind, StorageUnavailable
-from .storage import Storage, Write
-from .table_core import SERVER_FAULT, TRY_AGAIN, DealStart
-from .table_social import SOCIAL_MESSAGES, TableSocial
-from .table_turns import TableTurns
+from .replay import replay_deal
+from .scheduler import Pending
+from .storage import Storage, StoredSocial, StoredTable, Write, token_digest
+from .table_core import SCORE_ROWS_SHOWN, SERVER_FAULT, STAND_IN_BOT, TRY_AGAIN, DealStart, History, Registry, Seat
+from .table_social import SOCIAL_MESSAGES, clean_chat, new_token
+from .table_turns import BOT_RETRY_MAX, BOT_TROUBLE_AFTER
+from .thinker import DealSoFar
+from .worker_pool import WorkerError, WorkersFailing
 
 log = logging.getLogger("stammtisch.server")
 
 
-class LiveTable(TableTurns, TableSocial):
-    """One live table (see the module's docstring and ``TableCore``'s)."""
+class LiveTable:
+    """One live table: its state, what its clients see of it, its events, timers and social
+    features (see the module's docstring)."""
 
-    __slots__ = ()
+    __slots__ = ("clock", "fanout", "next_ready", "pace", "hints", "hint_buckets", "bot_failures",
+                 "bot_trouble", "creator",
+                 "humans", "lobby_seats",
+                 "rematch_asker", "rematch_claimed", "rematch_votes",
+                 "admin_digest", "away", "bots", "record", "broken", "buckets", "chat", "chat_buckets",
+                 "chat_count", "closed", "committed", "dropped", "lease", "created", "deal_key", "deal_start", "events",
+                 "first_dealer", "id", "joined", "last_activity", "last_explanation",
+                 "last_watched", "listed", "lock", "manager", "max_deals", "next_deal_at",
+                 "open_seats", "options", "pending", "rematch_id", "rematch_links", "rules",
+                 "ruleset_id", "score", "scored", "seats", "spectator_digest", "stand_ins",
+                 "started", "table", "thinking_for", "turn_deadline", "turn_seconds", "waiting")
+
+
+    def __init__(self, manager: Registry, table_id: str, ruleset_id: str, options: dict[str, Any],
+                 seats: list[Seat], admin_digest: str, spectator_digest: str,
+                 max_deals: int | None = None, rules: Rules | None = None):
+        self.manager = manager
+        self.record = TableRecord(manager.store, self)
+        self.id = table_id
+        self.ruleset_id = ruleset_id
+        self.options = options
+        # the route that made the table passes the rules it validated; a loaded table builds them
+        self.rules = rules if rules is not None else build_ruleset(ruleset_id, options)
+        self.seats = seats
+        self.admin_digest = admin_digest
+        self.spectator_digest = spectator_digest
+        self.max_deals = max_deals
+        self.table = Table(self.rules, [s.name for s in seats], 0)
+        self.first_dealer: int | None = None
+        self.started = False
+        self.closed = False
+        # several processes (cluster.py): the epoch of the lease this copy was taken under
+        # (None: not yet), and whether it was dropped here (another process runs the table)
+        self.lease: int | None = None
+        self.dropped = False
+        self.broken: str | None = None
+        self.lock = TableLock()
+        self.fanout = TableFanout(self, [s.bot is not None for s in seats],
+                                  manager.limits.presence_delay, manager.scheduler)
+        self.events = 0  # deal starts + actions so far: the number of the latest state
+        # the latest deal's committed deck and actions (a list of at most one), and the table
+        # just before it: the undo source
+        self.committed: History = []
+        self.deal_start: DealStart | None = None
+        # the latest deal's key (its actions are Storage.move_row rows); None: no deal yet
+        self.deal_key: int | None = None
+        self.score: list[dict[str, Any]] = []  # the score sheet's last SCORE_ROWS_SHOWN rows
+        self.scored = 0  # the finished deals so far (rows of the whole score sheet)
+        self.last_explanation: list[CatalogueMessage] | None = None
+        self.bots = {i: make_bot(s.bot, self.rules.family) for i, s in enumerate(seats) if s.bot}
+        self.thinking_for: int | None = None  # the event a search bot is thinking about
+        self.pending: Pending | None = None
+        self.next_deal_at: float | None = None
+        self.waiting = False  # bots wait for a person to connect
+        self.clock = manager.scheduler  # the time and the timers (a test's clock too)
+        now = self.clock.time()
+        self.created = now
+        self.last_activity = now  # the latest event, connection or departure (wall clock)
+        self.last_watched = self.clock.monotonic()  # when a person was last connected
+        self.joined = False  # somebody connected at least once
+        self.buckets: dict[int, Bucket] = {}
+        # --- social
+        self.turn_seconds = 0  # the turn timer (0: off)
+        self.turn_deadline: float | None = None  # when the timer of the seat on turn runs out
+        self.away: set[int] = set()  # human seats a stand-in bot plays for until they return
+        self.stand_ins: dict[int, Bot] = {}
+        self.listed = False  # shown in the lobby's list of open tables
+        self.open_seats: set[int] = set()  # seats a stranger from the lobby may still take
+        self.rematch_id: str | None = None  # the table this table's rematch made
+        self.rematch_links: dict[int | None, str] = {}  # links of the rematch not yet delivered
+        # "wait": the next deal comes when every seated person asked for it (``next_ready``);
+        # a number: that many seconds after a deal; None: the server's pause (a table of bots)
+        self.pace: str | float | None = "wait" if any(s.bot is None for s in seats) else None
+        self.next_ready: set[int] = set()
+        self.hints = False  # a practice table: a seat on turn may ask the search bot for a hint
+        self.hint_buckets: dict[str, Bucket] = {}  # per asking address
+        self.rematch_votes: set[int] = set()  # seats that asked for (agreed to) a rematch
+        self.rematch_asker = ""  # the address of the first seat that asked (its creation)
+        self.rematch_claimed: set[int] = set()  # seats whose link led on to the rematch
+        self.creator = ""  # the address that made the table (its live tables are counted)
+        self.lobby_seats: set[int] = set()  # seats that were the lobby's (never the admin's)
+        self.humans: set[int] = set()  # human seats that ever connected
+        # a search bot's decisions that failed in a row, and the seat whose bot keeps failing
+        self.bot_failures = 0
+        self.bot_trouble: int | None = None
+        self.chat: list[dict[str, Any]] = []  # the latest chat lines (at most chat_keep)
+        self.chat_count = 0  # chat lines stored in all: the next line's number
+        self.chat_buckets: dict[int, Bucket] = {}
+
+    def set_social(self, social: StoredSocial) -> None:
+        self.turn_seconds = social.turn_seconds
+        self.listed = social.listed
+        self.open_seats = {s for s in social.open_seats if 0 <= s < len(self.seats)}
+        self.away |= self.open_seats  # a bot plays a free seat until somebody takes it
+        self.rematch_id = social.rematch_id
+        if social.pace is not None:
+            self.pace = "wait" if social.pace == "wait" else float(social.pace)
+        self.hints = social.hints
+        self.creator = social.creator
+        self.lobby_seats = set(social.lobby_seats) | self.open_seats
+        self.humans = set(social.humans)
+        self.rematch_claimed = set(social.rematch_claimed)
+        self.chat = [self._chat_line(seat, text, at) for seat, text, at in social.chat]
+        self.chat_count = social.chat_count
+
+    def _chat_line(self, seat: int, text: str, at: float) -> dict[str, Any]:
+        name = self.seats[seat].name if 0 <= seat < len(self.seats) else "?"
+        return {"seat": seat, "name": name, "text": text, "at": at}
+
+    @property
+    def limits(self) -> ServerLimits:
+        return self.manager.limits
+
+    def auth(self, token: str) -> tuple[str, int | None] | None:
+        """Who a token is: ("seat", i), ("spectator", None), ("admin", None) or None.
+
+        Every digest is compared (constant time, no early exit)."""
+        if not isinstance(token, str) or not token or len(token) > 200:
+            return None
+        d = token_digest(token)
+        found: tuple[str, int | None] | None = None
+        for i, s in enumerate(self.seats):
+            if s.digest is not None and hmac.compare_digest(d, s.digest):
+                found = ("seat", i)
+        if hmac.compare_digest(d, self.spectator_digest):
+            found = ("spectator", None)
+        if hmac.compare_digest(d, self.admin_digest):
+            found = ("admin", None)
+        return found
+
+    def bucket_for(self, seat: int | None) -> Bucket:
+        """The rate bucket of a seat (shared by its sockets); a spectator gets its own."""
+        if seat is None:
+            return Bucket(self.limits.seat_rate, self.limits.seat_burst)
+        bucket = self.buckets.get(seat)
+        if bucket is None:
+            bucket = self.buckets[seat] = Bucket(self.limits.seat_rate, self.limits.seat_burst)
+        return bucket
+
+    @classmethod
+    def from_stored(cls, manager: Registry, st: StoredTable) -> Self:
+        live = cls(manager, st.id, st.ruleset, st.options,
+                   [Seat(s.name, s.bot, s.token_digest) for s in st.seats],
+                   st.admin_digest, st.spectator_digest, st.max_deals)
+        live.created = st.created or live.created
+        live.last_activity = st.last_event_at or live.created
+        live.last_watched = -math.inf  # after a restart, bots wait until somebody comes
+        live.joined = st.joined_at is not None
+        live.closed = st.closed_at is not None
+        live.set_social(st.social)
+        live._replay(st.first_dealer, st.started, st.deals)
+        live.deal_key = st.last_deal_key
+        return live
+
+    def _replay(self, first_dealer: int | None, started: bool, deals: History,
+                start: DealStart | None = None) -> None:
+        """Rebuild the table from its deals (``start``: as it was before the first of them)."""
+        self.table = Table(self.rules, [s.name for s in self.seats], first_dealer or 0)
+        self.first_dealer = first_dealer
+        self.started = started
+        if start is None:
+            self.events = self.scored = 0
+            self.score = []
+            self.last_explanation = None
+        else:
+            self.table.resume(start.dealer, start.balances, start.deals_before)
+            self.events, self.scored = start.events, start.scored
+            self.score = list(start.score)
+            self.last_explanation = start.explanation
+        self.deal_start = start
+        self.committed = []
+        for deck, actions in deals:
+            self.deal_start = self._before_deal()
+            replay_deal(self.table, deck, actions)
+            self.events += 1 + len(actions)
+            self.committed = [(list(deck), list(actions))]
+            self._note_finished()
+            self.table.forget_finished()
+        self.fanout.reset()
+
+    def _before_deal(self) -> DealStart:
+        t = self.table
+        return DealStart(t.dealer, dict(t.ledger.balances), t.deal_count, self.events,
+                         list(self.score), self.scored, self.last_explanation)
+
+    def _undo(self) -> None:
+        """Back to the last committed event (after a refused commit or an engine fault): the
+        table before its latest deal, and that deal's committed events replayed."""
+        history = [(deck, list(actions)) for deck, actions in self.committed]
+        self._replay(self.first_dealer, self.started, history, self.deal_start)
+
+    def _note_finished(self) -> None:
+        t = self.table
+        # only the latest deal can be unscored: this runs after every event
+        while (self.scored < t.deal_count
+               and t.deals[self.scored - t.deals_forgotten].result is not None):
+            k = self.scored
+            result = t.deals[k - t.deals_forgotten].result
+            assert result is not None  # the loop condition
+            deal = summarise_deal(result, t.num_players)
+            entry = {"deal": k + 1, "dealer": deal["dealer"], "net": deal["net"],
+                     "outcome": deal["outcome"],
+                     "pot": t.ledger.pot + t.ledger.reserve}  # called as each deal ends
+            if "contract" in deal:
+                entry["declarer"] = deal["declarer"]
+                entry["contract"] = deal["contract"]
+            self.score = [*self.score[1 - SCORE_ROWS_SHOWN:], entry]
+            self.scored += 1
+            # why every counter moved, for the last finished deal only (messages stay small),
+            # as catalogue messages: each page renders them in its reader's language
+            suits = str(getattr(self.rules, "suits", "french"))
+            self.last_explanation = explain_messages(result.summary, t.players, suits)
+
+    def _bot_for(self, seat: int) -> Bot:
+        bot = self.bots.get(seat)
+        if bot is None:
+            bot = self.stand_ins.get(seat)
+            if bot is None:
+                bot = self.stand_ins[seat] = make_bot(STAND_IN_BOT, self.rules.family)
+        return bot
+
+    def connected(self) -> list[bool]:
+        """Per seat: whether a client of it is connected (a bot always is)."""
+        online = self.fanout.seats_online()
+        return [bool(s.bot) or i in online for i, s in enumerate(self.seats)]
+
+    def may_play(self) -> bool:
+        """Bots act and deals follow only while a person watches (and a short grace after)."""
+        if self.fanout.watched():
+            return True
+        return self.clock.monotonic() - self.last_watched < self.limits.watcher_grace
+
+    def deal_limit_reached(self) -> bool:
+        return self.max_deals is not None and self.table.deal_count >= self.max_deals
+
+    def info(self) -> dict[str, Any]:
+        return {**self.info_fixed(), "seats": self.seat_infos(), **self.info_ledger(),
+                **self.info_deal(), "events": self.events, **self.info_flags()}
+
+    # ``info`` in parts, by how often each changes: ``TableFanout.info_bytes`` serialises each
+    # part only when it moved (the order of keys is the same as in ``info``, but for the
+    # per-deal part)
+    def info_fixed(self) -> dict[str, Any]:
+        """What stays as long as the table keeps its ``Table`` (the names are the players')."""
+        return {
+            "id": self.id,
+            "ruleset": self.ruleset_id,
+            "title": self.rules.title,
+            "family": self.rules.family,
+            # seats are listed in the direction of play; Modern Tapp plays counter-clockwise
+            "clockwise": getattr(self.rules, "clockwise", True),
+            "options": self.options,
+            "players": list(self.table.players),
+        }
+
+    def info_ledger(self) -> dict[str, Any]:
+        """Moves when a deal starts or ends."""
+        t = self.table
+        return {
+            "started": self.started,
+            "in_deal": t.in_deal,
+            "deal_number": t.deal_count,
+            "max_deals": self.max_deals,
+            "dealer": self._dealer(),
+            "balances": t.ledger.player_balances(),
+            "pot": t.ledger.pot,
+            "reserve": t.ledger.reserve,
+        }
+
+    def info_deal(self) -> dict[str, Any]:
+        """Moves when a deal ends (``info_deal_key``); last in ``info_json``."""
+        return {
+            # the score sheet's last rows only: every state message carries it, and a table
+            # that plays all evening must not make each message longer (the record has all)
+            "score": self.score,
+            "score_earlier": self.scored - len(self.score),
+            "explanation": self.last_explanation,
+        }
+
+    def info_deal_key(self) -> tuple[Any, ...]:
+        return (self.scored, id(self.last_explanation))
+
+    def info_flags(self) -> dict[str, Any]:
+        return {
+            "next_deal_at": self.next_deal_at,
+            "waiting": self.waiting,
+            "closed": self.closed,
+            "broken": self.broken,
+            "turn_seconds": self.turn_seconds,
+            "turn_deadline": self.turn_deadline,
+            "listed": self.listed,
+            "rematch": self.rematch_id,
+            # seats that asked for a rematch: it is made once every seated player agrees
+            "rematch_votes": sorted(self.rematch_votes),
+            # "wait" (the next deal when every seated player pressed Next: ``next_ready``) or
+            # seconds between deals (then ``next_deal_at`` says when)
+            "pace": self.manager.deal_pause if self.pace is None else self.pace,
+            "next_ready": sorted(self.next_ready),
+            "hints": self.hints,
+            # the seat whose search bot keeps failing (the table tries again, ever less often)
+            "bot_trouble": self.bot_trouble,
+        }
+
+    def seat_infos(self) -> list[dict[str, Any]]:
+        """Per seat: name, bot, connected, ``away`` (a stand-in bot plays for it after its turn
+        timer ran out) and ``open`` (free for a stranger from the lobby)."""
+        return [{"name": s.name, "bot": s.bot, "connected": c, "away": i in self.away,
+                 "open": i in self.open_seats}
+                for i, (s, c) in enumerate(zip(self.seats, self.connected(), strict=True))]
+
+    def _dealer(self) -> int:
+        """The dealer of the deal on the table (as its views say), else the next dealer."""
+        state = self.table.state
+        return self.table.dealer if state is None else state.dealer
+
+    def info_key(self) -> tuple[Any, ...]:
+        """Everything ``info`` shows but the event number and the seats: the table's JSON
+        stays the same, but for that number, while this and the fan-out's presence version
+        do. (The ledger, the dealer and the score sheet move only when a deal starts or ends;
+        the flags move with the presence version.)"""
+        t = self.table
+        return (id(t), t.deal_count, t.in_deal, self.started,
+                self.next_deal_at, self.waiting, self.closed, self.broken, self.turn_seconds,
+                self.turn_deadline, self.listed, self.rematch_id, self.max_deals,
+                self.scored, id(self.last_explanation), tuple(sorted(self.rematch_votes)),
+                self.bot_trouble, self.pace, tuple(sorted(self.next_ready)))
+
+    def info_json(self) -> str:
+        """``dumps(info())``, except that the keys of ``info_deal`` come last
+        (``TableFanout.info_bytes``)."""
+        return self.fanout.info_bytes().decode()
+
+    def view(self, seat: int | None, head: bool = True) -> dict[str, Any] | None:
+        state = self.table.state
+        if state is None:
+            return None
+        return state.view(seat, head)
+
+    def views(self, seats: list[int | None]) -> list[dict[str, Any]]:
+        """The views of several seats (the table in a deal), without their heads: the engine
+        computes their public part once."""
+        state = self.table.state
+        assert state is not None
+        return state.views(seats, head=False)
+
+    def send_state(self, conn: Conn) -> None:
+        self.fanout.send_state(conn)
+
+    def broadcast_state(self) -> None:
+        self.fanout.broadcast_state()
+
+    def drop_seat_connections(self, seat: int | None, message: str) -> None:
+        """Close the sockets of a seat (None: spectators) whose link was revoked."""
+        self.fanout.drop_seat(seat, message)
+
+    def listing(self) -> dict[str, Any] | None:
+        """What the lobby shows of this table, or None when it is not open to strangers."""
+        if not self.listed or not self.open_seats or self.closed or self.broken:
+            return None
+        return {"id": self.id, "ruleset": self.ruleset_id, "title": self.rules.title,
+                "family": self.rules.family, "started": self.started,
+                "deal_number": self.table.deal_count, "turn_seconds": self.turn_seconds,
+                "hints": self.hints,
+                "seats": [{"seat": i, "name": s.name, "bot": s.bot, "free": i in self.open_seats}
+                          for i, s in enumerate(self.seats)],
+                "free": len(self.open_seats), "taken": len(self.seats) - len(self.open_seats)}
+
+    def _check_open(self) -> None:
+        if self.closed:
+            raise Refusal("closed", "the table is closed", RefusalKind.CONFLICT)
+        if self.broken:
+            raise Refusal("table broken", self.broken, RefusalKind.CONFLICT)
+
+    def _deals_on(self) -> bool:
+        """Whether the next deal may come now (the lock held)."""
+        return (self.started and not self.table.in_deal and not self.broken and not self.closed
+                and not self.deal_limit_reached() and not self.rematch_votes)
+
+    def _seats_changed(self) -> None:
+        """Something every client shows about the seats changed (away, open): a new state."""
+        self.fanout.seats_changed()
+
+    def _seated_humans(self) -> set[int]:
+        """The human seats whose player is at the table now (connected)."""
+        return {seat for seat in self.fanout.seats_online() if not self.seats[seat].bot}
+
+    def _everybody_ready(self) -> bool:
+        """Whether every seated player (a human seat whose player is connected) asked for the
+        next deal; a table where nobody sits waits."""
+        seated = self._seated_humans()
+        return bool(seated) and seated <= self.next_ready
+
+    def _everybody_away(self) -> bool:
+        """Whether the table has human seats and a stand-in bot plays every one of them."""
+        humans = {i for i, s in enumerate(self.seats) if not s.bot}
+        return bool(humans) and humans <= self.away
+
+    def _deal_so_far(self) -> DealSoFar:
+        """The deal in progress as the thinker's worker rebuilds it."""
+        t = self.table
+        log_entry = t.deals[-1]
+        ts = t.table_state()
+        return DealSoFar(self.ruleset_id, dict(self.options), ts.dealer, ts.pot, ts.reserve,
+                         tuple(log_entry.deck),
+                         tuple(a["action"] if isinstance(a, dict) else a for a in log_entry.actions))
+
+
+    def _set_away(self, seat: int, away: bool) -> None:
+        """Mark a human seat away (a stand-in bot plays for it) or back; the caller holds the
+        lock. Coming back restarts the seat's turn timer if it is on turn."""
+        if away == (seat in self.away) or self.seats[seat].bot:
+            return
+        if away:
+            self.away.add(seat)
+            self.turn_deadline = None  # the stand-in plays now
+            log.info("table %s: seat %d is away; a bot plays for it", self.id, seat)
+        else:
+            self.away.discard(seat)
+            self.schedule()  # a stand-in's pending turn is cancelled; the timer starts again
+        self._seats_changed()
+        self.broadcast_state()
+
+    async def back(self, seat: int) -> None:
+        """The player of an away seat says he is back."""
+        async with self.lock:
+            self._set_away(seat, False)
+
+    async def say(self, seat: int | None, text: str) -> None:
+        """A chat line from a seat: cleaned, length- and rate-limited, stored, then sent to
+        every client. Raises a Refusal (nothing stored, nothing sent) when refused."""
+        if seat is None:
+            raise Refusal("spectator chat", SOCIAL_MESSAGES["spectator chat"],
+                          RefusalKind.FORBIDDEN)
+        line = clean_chat(text, self.limits.chat_max_chars)
+        bucket = self.chat_buckets.get(seat)
+        if bucket is None:
+            bucket = self.chat_buckets[seat] = Bucket(self.limits.chat_rate, self.limits.chat_burst)
+        if not bucket.allow():
+            raise Refusal("chat rate", SOCIAL_MESSAGES["chat rate"], RefusalKind.TOO_MANY)
+        idx = self.chat_count
+        self.chat_count += 1  # taken now: two lines under way never share a number
+        at = self.clock.time()
+        try:
+            await self.record.add_chat(idx, seat, line, at)
+        except StorageUnavailable:
+            log.warning("table %s: could not store a chat line", self.id, exc_info=True)
+            raise Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE) from None
+        entry = self._chat_line(seat, line, at)
+        self.chat = (self.chat + [entry])[-self.limits.chat_keep:]
+        self.last_activity = at
+        self.fanout.send_all(ChatLines.encode([entry]))
+
+    async def hint(self, seat: int, address: str = "") -> tuple[int, dict[str, Any]]:
+        """What the search bot would do for ``seat``, on turn at a practice table, from what
+        that seat sees: the event it answers and ``{"action", "why"}`` (``why`` a catalogue
+        message), for that seat alone (``protocol.HintGiven``). Every client is told that the
+        seat asked, never the hint. Raises a Refusal when the table has no hints, the seat is
+        not on turn, or the asker asks too often.
+        A hint counts for the asker's ``address``, not the table's creator's: its allowance
+        of hints, and its turn at the search bots' worker."""
+        async with self.lock:
+            if not self.hints:
+                raise Refusal("hints", SOCIAL_MESSAGES["no hints"], RefusalKind.CONFLICT)
+            state = self.table.state
+            if (self.closed or state is None or state.is_terminal()
+                    or state.current_player() != seat):
+                raise Refusal("hint turn", SOCIAL_MESSAGES["hint turn"], RefusalKind.CONFLICT)
+            bucket = self.hint_buckets.get(address)
+            if bucket is None:
+                bucket = self.hint_buckets[address] = Bucket(self.limits.hint_rate,
+                                                             self.limits.hint_burst)
+            if not bucket.allow():
+                raise Refusal("hint rate", SOCIAL_MESSAGES["hint rate"], RefusalKind.TOO_MANY)
+            deal = self._deal_so_far()
+            event = self.events
+            self.fanout.send_all(HintAsked.encode(seat, self.seats[seat].name))
+        try:
+            # its own queue slot (beside a bot's decision); a second hint waiting: ValueError
+            advice: dict[str, Any] = await self.manager.thinker.advise(
+                deal, seat, seed=zlib.crc32(f"{self.id}:{event}:hint".encode()),
+                owner=address, table=self.id)
+        except ValueError:
+            raise Refusal("hint rate", SOCIAL_MESSAGES["hint rate"],
+                          RefusalKind.TOO_MANY) from None
+        except WorkerError as e:  # the worker failed (its fault is the cause), or keeps dying
+            log.warning("table %s: no hint for seat %d: %s", self.id, seat, e)
+            raise Refusal("hint failed", SOCIAL_MESSAGES["hint failed"],
+                          RefusalKind.UNAVAILABLE) from None
+        return event, advice
+
+    async def take_seat(self, seat: int | None, name: str | None = None) -> tuple[int, str]:
+        """A stranger from the lobby takes an open seat (``None``: the first one); returns the
+        seat and its new token. ``name`` (already cleaned): his name, taken only before the
+        table starts (a started table keeps the names of its deals). Raises a Refusal
+        (nothing changed) when no seat is free or the name clashes with another seat's."""
+        async with self.lock:
+            if not self.listed or self.closed or self.broken or not self.open_seats:
+                raise Refusal("no free seat", SOCIAL_MESSAGES["no free seat"])
+            if seat is None:
+                seat = min(self.open_seats)
+            if seat not in self.open_seats:
+                raise Refusal("taken", SOCIAL_MESSAGES["taken"], RefusalKind.CONFLICT)
+            if self.started or name == self.seats[seat].name:
+                name = None
+            if name is not None:
+                names = [name if i == seat else s.name for i, s in enumerate(self.seats)]
+                alike = look_alike_pair(names)
+                if len({n.casefold() for n in names}) != len(names) or alike:
+                    raise Refusal("names", SOCIAL_MESSAGES["names"].format(name=name),
+                                  RefusalKind.INVALID)
+            token = new_token()
+            digest = token_digest(token)
+            left = sorted(self.open_seats - {seat})
+            try:
+                await self.record.take_seat(seat, digest, left, name)
+            except StorageUnavailable:
+                log.warning("table %s: could not store a taken seat", self.id, exc_info=True)
+                raise Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE) from None
+            self.seats[seat].digest = digest
+            if name is not None:  # not started: the table has no deals to keep a name for
+                self.seats[seat].name = name
+                self.table = Table(self.rules, [s.name for s in self.seats], 0)
+            self.open_seats.discard(seat)
+            self.drop_seat_connections(seat, "this seat was taken by a player from the lobby")
+            self._seats_changed()
+            self.broadcast_state()
+            return seat, token
+
+    async def rematch(self, seat: int, agree: bool = True, address: str = "") -> None:
+        """A seat asks for a rematch (``agree``), or declines one that was asked for. A new
+        table with the same seats, rule set and options is made once every seated player (a
+        human seat with its player connected) has agreed; meanwhile the next deal waits. A
+        decline ends the question. The rematch counts as a table made by the address of the
+        first seat that asked (``TableManager.creation_refusal``). Once made, this table is
+        closed and every client is sent its own link to its new seat (``rematch`` message);
+        asking again then sends the asker his link again."""
+        async with self.lock:
+            if self.rematch_id is not None:
+                if agree:  # his link again, to the devices that were told it
+                    for c in self.fanout.of_seat(seat):
+                        if c.told_rematch:
+                            await self._send_rematch(c, again=True)
+                return
+            if not agree:
+                if self.rematch_votes:
+                    self._end_rematch_question()
+                return
+            # a closed table may have an unfinished deal
+            if not self.started or self.broken or (self.table.in_deal and not self.closed):
+                raise Refusal("rematch", SOCIAL_MESSAGES["rematch"], RefusalKind.CONFLICT)
+            if not self.rematch_votes:
+                self.rematch_asker = address
+            self.rematch_votes.add(seat)
+            if self._seated_humans() <= self.rematch_votes:
+                await self._make_rematch()  # tells every client
+                return
+            self._seats_changed()
+            self.schedule()  # the next deal waits for the answer
+            self.broadcast_state()
+
+    def _end_rematch_question(self) -> None:
+        """No rematch (declined, or refused): the votes are gone and the table goes on."""
+        self.rematch_votes.clear()
+        self.rematch_asker = ""
+        self._seats_changed()
+        self.schedule()
+        self.broadcast_state()
+
+    async def _make_rematch(self) -> None:
+        manager = self.manager
+        refusal = await manager.creation_refusal(self.rematch_asker)
+        if refusal is not None:
+            self._end_rematch_question()
+            raise refusal
+        social = StoredSocial(turn_seconds=self.turn_seconds, listed=self.listed,
+                              open_seats=sorted(self.open_seats), creator=self.rematch_asker,
+                              lobby_seats=sorted(self.lobby_seats),
+                              pace=None if self.pace is None else str(self.pace),
+                              hints=self.hints)
+        try:
+            made = await manager.create(self.ruleset_id, self.options,
+                                        [(s.name, s.bot) for s in self.seats], self.max_deals,
+                                        social=social)
+            await self.record.mark_rematch(made["id"])
+        except StorageUnavailable:
+            log.warning("table %s: could not make the rematch", self.id, exc_info=True)
+            raise Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE) from None
+        new: LiveTable = made["table"]
+        self.rematch_id = new.id
+        self.rematch_links = {i: f"/t/{new.id}#{tok}" for i, tok in enumerate(made["seat_tokens"])
+                              if tok}
+        self.rematch_links[None] = f"/t/{new.id}#{made['spectator_token']}"
+        self.rematch_votes.clear()
+        self.closed = True
+        self.cancel_pending()
+        self.next_deal_at = self.turn_deadline = None
+        self._seats_changed()
+        try:
+            await new.start()
+        except Refusal:  # the seats can start it themselves
+            log.warning("table %s: the rematch %s did not start", self.id, new.id)
+        self.broadcast_state()
+        for c in list(self.fanout.conns):  # every device of a seat here now is told its link
+            await self._send_rematch(c, again=True)
+
+    async def _send_rematch(self, conn: Conn, again: bool = False) -> None:
+        """Tell a client of this table where its seat went: the link made with the rematch,
+        or, when that link is gone (a restart), a new one. A seat's old link leads on to the
+        new table once: a later connection with it is told that the link went on already
+        (``again``: the devices that were here when it went on are told it again). So an old
+        link never takes the seat from the player who sits there."""
+        if self.rematch_id is None:
+            return
+        seat = conn.seat
+        if seat is not None and seat in self.rematch_claimed and not again:
+            conn.send(Error.encode("rematch taken", SOCIAL_MESSAGES["rematch taken"]))
+            return
+        link = self.rematch_links.get(seat)
+        if link is None:
+            if seat is None:
+                return
+            new = self.manager.get(self.rematch_id)
+            if new is None or seat >= len(new.seats) or new.seats[seat].bot \
+                    or seat in new.open_seats:
+                return
+            try:  # nobody holds the new seat's link: the one made with the rematch was lost
+                token = await self.manager.reissue(new, seat)
+            except StorageUnavailable:
+                log.warning("table %s: no new link for seat %d", self.id, seat, exc_info=True)
+                return
+            link = self.rematch_links[seat] = f"/t/{new.id}#{token}"
+        if seat is not None and seat not in self.rematch_claimed:
+            self.rematch_claimed.add(seat)
+            try:
+                await self.record.set_rematch_claimed(sorted(self.rematch_claimed))
+            except StorageUnavailable:
+                log.warning("table %s: could not store that seat %d went on to the rematch",
+                            self.id, seat, exc_info=True)
+        conn.told_rematch = True
+        conn.send(RematchSeat.encode(self.rematch_id, link))
+
+
+    def cancel_pending(self) -> None:
+        if self.pending is not None:
+            self.pending.cancel()
+            self.pending = None
+
+    def schedule(self, delay: float | None = None) -> None:
+        self.cancel_pending()
+        self.next_deal_at = None
+        self.turn_deadline = None
+        self.fanout.info_changed()
+        if not self.started or self.broken or self.closed:
+            return
+        if not self.may_play():
+            self.waiting = True
+            return
+        self.waiting = False
+        t = self.table
+        clock = self.clock
+        if t.in_deal:
+            assert t.state is not None
+            seat = t.state.current_player()
+            if self.thinking_for == self.events:
+                return  # a search bot is thinking about this very state already
+            if seat in self.bots or seat in self.away:
+                wait = self.manager.bot_delay if delay is None else delay
+                self.pending = clock.later(wait, partial(self._bot_due, self.events, seat, False))
+            elif self.turn_seconds > 0:  # the turn timer: a stand-in bot plays when it runs out
+                wait = self.turn_seconds if delay is None else delay
+                self.turn_deadline = self.clock.time() + wait
+                self.pending = clock.later(wait, partial(self._bot_due, self.events, seat, True))
+        elif self._everybody_away():  # stand-ins do not play deal after deal on their own
+            self.waiting = True
+        elif self.rematch_votes:  # a rematch was asked for: the next deal waits for the answer
+            return
+        elif not self.deal_limit_reached():
+            if self.pace == "wait":
+                if not self._everybody_ready():
+                    return  # until every seated player pressed Next (or left)
+                pause = 0.0 if delay is None else delay
+            else:
+                pause = (self.manager.deal_pause if self.pace is None else float(self.pace)) \
+                    if delay is None else delay
+            self.next_deal_at = self.clock.time() + pause
+            self.pending = clock.later(pause, self._deal_due)
+
+    def _wait_for_people(self) -> bool:
+        """Whether bots must stop now (nobody watches); then the table waits for a client."""
+        if self.may_play():
+            return False
+        self.waiting = True
+        self.fanout.info_changed()
+        return True
+
+    def _deal_due(self) -> None:
+        """The pause after a deal is over: the next deal. With the lock free, it is dealt here
+        and its row joins the group commit (``_commit``), as an action taken at once is:
+        no task, no sleeping coroutine and no chain of coroutines suspended over the commit.
+        With the lock held (a client joining, say), a task waits for it (``next_deal``)."""
+        self.pending = None
+        if self._wait_for_people():
+            return
+        if not self.lock.try_acquire():
+            self.pending = self.clock.task(self._next_deal_queued())
+            return
+        try:
+            if not self._deals_on():
+                self.lock.release()
+                return
+            number, names, key, before = self._deal_in_memory()
+        except Refusal as e:
+            self.lock.release()
+            self._deal_refused(e)
+            return
+        except BaseException:  # a fault too: the lock is free again, and the fault goes up
+            self.lock.release()
+            raise
+
+        def committed() -> None:
+            self._deal_committed(names, key, before)
+            self._after_event()
+
+        def then(error: BaseException | None) -> None:
+            try:
+                if error is not None:
+                    self._deal_refused(error)
+            finally:
+                self.lock.release()
+
+        self._commit(Storage.deal_row(self.id, number, names, key), committed, then)
+
+    async def _next_deal_queued(self) -> None:
+        self.pending = None
+        try:
+            await self.next_deal()
+        except Refusal as e:  # a fault goes up: the scheduler logs it
+            self._deal_refused(e)
+
+    def _deal_refused(self, error: BaseException) -> None:
+        """The next deal that came due failed: after a refusal (a database hiccup), it is tried
+        again later."""
+        if isinstance(error, Refusal):
+            log.warning("table %s: next deal refused (%s); trying again", self.id, error.rule)
+            self.schedule(delay=self.manager.retry_later)
+        else:
+            log.error("table %s: next deal failed", self.id, exc_info=error)
+
+    def _bot_due(self, event: int, seat: int, take_over: bool) -> None:
+        """A bot's delay or a seat's turn timer ran out (at ``event``): the bot acts, in a
+        task of its own (a search bot thinks with the lock released)."""
+        self.pending = self.clock.task(self._bot_turn(event, seat, take_over))
+
+    async def _bot_turn(self, event: int, seat: int, take_over: bool) -> None:
+        """A bot acts for ``seat``: the seat's own bot, or the stand-in of a human seat that is
+        away; ``take_over``: the seat's turn timer ran out, so it is away from now on. A search
+        bot (pimc, ismcts) thinks in the thinker's worker process with the lock released; its
+        action counts only if the table is still at ``event`` when it comes back."""
+        async with self.lock:
+            if self.events != event or self.closed:
+                return
+            self.pending = None
+            if self._wait_for_people():
+                return
+            if take_over:
+                self._set_away(seat, True)
+            state = self.table.state
+            assert state is not None
+            name = self._bot_name(seat)
+            if algorithm_of(name) not in SEARCH_BOTS:
+                bot = self._bot_for(seat)
+                retry = await self._bot_acts(seat, lambda: state.action_to_string(bot.act(state, seat)))
+                if retry and self.events == event:
+                    self.schedule(delay=self.manager.retry_later)
+                return
+            deal = self._deal_so_far()
+            self.thinking_for = event
+        try:
+            text = await self.manager.thinker.decide(
+                deal, name, seat, seed=zlib.crc32(f"{self.id}:{event}".encode()),
+                owner=self.creator, table=self.id)
+        except Exception as e:  # a search bot may fail in any way: it is asked again, ever later
+            async with self.lock:
+                self.thinking_for = None
+                delay = self._search_bot_failed(seat, name, e)
+                if self.events == event:
+                    self.schedule(delay=delay)
+            return
+        async with self.lock:
+            self.thinking_for = None
+            self._search_bot_worked()
+            if self.events != event or self.closed:
+                return
+            retry = await self._bot_acts(seat, lambda: text)
+            if retry and self.events == event:
+                self.schedule(delay=self.manager.retry_later)
+
+    def _search_bot_failed(self, seat: int, name: str, error: BaseException) -> float:
+        """A search bot's decision failed (the lock held): the seconds until it is asked again,
+        ever longer while it keeps failing (up to ``BOT_RETRY_MAX``). From the
+        ``BOT_TROUBLE_AFTER``-th failure in a row the table shows which seat's bot keeps
+        failing, until one of its decisions comes. The first failure of a run is logged with
+        its traceback; the worker pool logs its own deaths and refusals once."""
+        self.bot_failures += 1
+        if isinstance(error, WorkersFailing):
+            log.warning("table %s: the %s bot at seat %d waits: %s", self.id, name, seat, error)
+        elif self.bot_failures == 1:
+            log.error("table %s: the %s bot at seat %d failed", self.id, name, seat, exc_info=error)
+        if self.bot_failures >= BOT_TROUBLE_AFTER and self.bot_trouble != seat:
+            self.bot_trouble = seat
+            self._seats_changed()
+            self.broadcast_state()
+        backoff = self.manager.retry_later * 2.0 ** min(self.bot_failures - 1, 10)
+        wait = error.retry_after if isinstance(error, WorkersFailing) else 0.0
+        return max(min(backoff, BOT_RETRY_MAX), wait)
+
+    def _search_bot_worked(self) -> None:
+        """A search bot's decision came: the run of failures is over (the lock held)."""
+        self.bot_failures = 0
+        if self.bot_trouble is not None:
+            self.bot_trouble = None
+            self._seats_changed()
+
+    async def _bot_acts(self, seat: int, choose: Callable[[], str]) -> bool:
+        """Apply a bot's action, ``choose()`` (the caller holds the lock); True when a
+        transient failure (storage) left the table unchanged and the bot should try again."""
+        try:
+            await self._awaited(lambda then: self._play(seat, choose(), then))
+        except (Refusal, IllegalAction) as e:
+            if e.rule in ("storage", "server"):
+                return True
+            log.error("table %s: the bot at seat %d chose an illegal action", self.id, seat)
+            self.broken = f"the bot at seat {seat} failed"
+        except Exception:  # a bot, or its action, may fail in any way (undone): the table shows it
+            log.exception("table %s: bot at seat %d failed", self.id, seat)
+            self.broken = f"the bot at seat {seat} failed"
+        return False
+
+    def _bot_name(self, seat: int) -> str:
+        """The name of the bot that plays ``seat`` now: its own, or the stand-in's."""
+        own = self.seats[seat].bot
+        return own if own and seat in self.bots else STAND_IN_BOT
+
 
     async def attach(self, conn: Conn) -> bool:
         """A client connects; False when this copy of the table was dropped meanwhile
