@@ -22,6 +22,7 @@ from stammtisch.server.app import create_app
 from stammtisch.server.limits import ServerLimits
 from stammtisch.server.live_table import LiveTable
 from stammtisch.server.refusals import Refusal
+from stammtisch.server.table_turns import TurnClock
 from stammtisch.table import Table
 
 BOTS3 = [{"name": "a", "bot": "random"}, {"name": "b", "bot": "random"}, {"name": "c", "bot": "random"}]
@@ -57,8 +58,8 @@ HANG = 300.0
 
 
 def starts_waiting(monkeypatch) -> threading.Event:
-    """Set as a table starts waiting for a person (``LiveTable.waiting`` turns true)."""
-    slot = LiveTable.__dict__["waiting"]
+    """Set as a table starts waiting for a person (``TurnClock.waiting`` turns true)."""
+    slot = TurnClock.__dict__["waiting"]
     became = threading.Event()
 
     def set_waiting(live, value):
@@ -66,7 +67,7 @@ def starts_waiting(monkeypatch) -> threading.Event:
         if value:
             became.set()
 
-    monkeypatch.setattr(LiveTable, "waiting", property(slot.__get__, set_waiting))
+    monkeypatch.setattr(TurnClock, "waiting", property(slot.__get__, set_waiting))
     return became
 
 
@@ -281,7 +282,7 @@ def test_bots_play_only_while_somebody_watches(tmp_path, monkeypatch):
         start(http, t)
         assert waits.wait(HANG) and info(http, t)["waiting"]
         live = app.state.manager.get(t["id"])
-        assert live.pending is None  # nothing is scheduled: the table waits for a person
+        assert live.turns.pending is None  # nothing is scheduled: the table waits for a person
         waited_at = info(http, t)["events"]
         with connect(http, t, t["spectator"]["token"]) as ws:
             c = WsClient(ws)
@@ -297,7 +298,7 @@ def test_a_bot_table_waits_after_a_restart(tmp_path):
         start(http, t)
     with TestClient(make_app(tmp_path, deal_pause=0.0)) as http:
         assert info(http, t)["waiting"]
-        assert http.app.state.manager.get(t["id"]).pending is None
+        assert http.app.state.manager.get(t["id"]).turns.pending is None
         before = info(http, t)["events"]
         with connect(http, t, t["spectator"]["token"]) as ws:
             WsClient(ws).until_event(before + 3)
@@ -318,7 +319,7 @@ def test_a_table_stops_at_its_deal_limit(tmp_path):
                     and not m["table"]["in_deal"])
         final = info(http, t)
         assert final["deal_number"] == 2 and final["next_deal_at"] is None
-        assert app.state.manager.get(t["id"]).pending is None
+        assert app.state.manager.get(t["id"]).turns.pending is None
         assert len(final["score"]) == 2
 
 

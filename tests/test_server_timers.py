@@ -143,7 +143,7 @@ def test_the_next_deal_comes_due_and_is_committed_before_it_is_shown(
         rng = random.Random(1)
         for deal in range(2, 5):
             over = await _play_the_deal(live, rng)
-            assert isinstance(live.pending, asyncio.TimerHandle)  # no task waits for the pause
+            assert isinstance(live.turns.pending, asyncio.TimerHandle)  # no task waits for the pause
             await _until(lambda over=over: all(_shown(sockets, over + 1)))  # type: ignore[misc]
             for message, deals_stored in _shown(sockets, over + 1):
                 assert message["table"]["deal_number"] == deal
@@ -325,7 +325,7 @@ async def _clocked_table(tmp_path: Path, turn_seconds: int = 0, pace: float | st
 def _idle(live: LiveTable) -> Callable[[], bool]:
     """Whether the table is idle: no task of a timer's under way, its lock free."""
     def idle() -> bool:
-        task = live.pending if isinstance(live.pending, asyncio.Task) else None
+        task = live.turns.pending if isinstance(live.turns.pending, asyncio.Task) else None
         return (task is None or task.done()) and live.lock.available() and not live.lock.locked()
     return idle
 
@@ -336,7 +336,7 @@ def test_a_seat_whose_turn_timer_runs_out_is_played_by_a_stand_in(tmp_path: Path
         state = live.table.state
         assert state is not None
         seat, event = state.current_player(), live.events
-        assert live.turn_deadline == clock.now + 30
+        assert live.turns.turn_deadline == clock.now + 30
         await clock.advance(29.9, _idle(live))
         assert live.events == event and live.away == set()
         await clock.advance(0.2, lambda: live.events > event and _idle(live)())
@@ -354,9 +354,9 @@ def test_the_timer_does_not_play_for_a_table_nobody_watches(tmp_path: Path) -> N
         for conn in conns:
             live.detach(conn)
         await clock.advance(3, _idle(live))  # within the grace: the timer still runs
-        assert live.events == event and not live.waiting
+        assert live.events == event and not live.turns.waiting
         await clock.advance(600, _idle(live))  # past the grace and the timer: nobody plays
-        assert live.events == event and live.waiting and live.away == set()
+        assert live.events == event and live.turns.waiting and live.away == set()
 
     asyncio.run(main())
 
@@ -366,7 +366,7 @@ def test_the_next_deal_comes_after_its_pause_on_the_table_s_clock(tmp_path: Path
         clock, live, _ = await _clocked_table(tmp_path, pace=20.0)
         await _play_the_deal(live, random.Random(4))
         deals = live.table.deal_count
-        assert live.next_deal_at == clock.now + 20
+        assert live.turns.next_deal_at == clock.now + 20
         await clock.advance(19.5, _idle(live))
         assert live.table.deal_count == deals
         await clock.advance(1, lambda: live.table.deal_count > deals and _idle(live)())

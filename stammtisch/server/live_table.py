@@ -34,7 +34,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any, Self
 
-from ..bots import SEARCH_BOTS, Bot, algorithm_of, make_bot
+from ..bots import SEARCH_BOTS, algorithm_of
 from ..explain import explain_messages
 from ..games.base import IllegalAction
 from ..i18n import Message as CatalogueMessage
@@ -50,13 +50,12 @@ from .names import look_alike_pair
 from .protocol import ChatLines, CloseCode, Error, HintAsked, RematchSeat
 from .refusals import MESSAGES, STORAGE_ERRORS, LeaseLost, Refusal, RefusalKind, StorageUnavailable
 from .replay import replay_deal
-from .scheduler import Pending
 from .storage import Storage, StoredSocial, StoredTable, Write, token_digest
-from .table_core import SCORE_ROWS_SHOWN, SERVER_FAULT, STAND_IN_BOT, TRY_AGAIN, DealStart, History, Registry, Seat
+from .table_core import SCORE_ROWS_SHOWN, SERVER_FAULT, TRY_AGAIN, DealStart, History, Registry, Seat
 from .table_social import SOCIAL_MESSAGES, clean_chat, new_token
-from .table_turns import BOT_RETRY_MAX, BOT_TROUBLE_AFTER
+from .table_turns import TurnClock
 from .thinker import DealSoFar
-from .worker_pool import WorkerError, WorkersFailing
+from .worker_pool import WorkerError
 
 log = logging.getLogger("stammtisch.server")
 
@@ -65,17 +64,15 @@ class LiveTable:
     """One live table: its state, what its clients see of it, its events, timers and social
     features (see the module's docstring)."""
 
-    __slots__ = ("clock", "fanout", "next_ready", "pace", "hints", "hint_buckets", "bot_failures",
-                 "bot_trouble", "creator",
-                 "humans", "lobby_seats",
-                 "rematch_asker", "rematch_claimed", "rematch_votes",
-                 "admin_digest", "away", "bots", "record", "broken", "buckets", "chat", "chat_buckets",
-                 "chat_count", "closed", "committed", "dropped", "lease", "created", "deal_key", "deal_start", "events",
-                 "first_dealer", "id", "joined", "last_activity", "last_explanation",
-                 "last_watched", "listed", "lock", "manager", "max_deals", "next_deal_at",
-                 "open_seats", "options", "pending", "rematch_id", "rematch_links", "rules",
-                 "ruleset_id", "score", "scored", "seats", "spectator_digest", "stand_ins",
-                 "started", "table", "thinking_for", "turn_deadline", "turn_seconds", "waiting")
+    __slots__ = ("admin_digest", "away", "broken", "buckets", "chat", "chat_buckets",
+                 "chat_count", "clock", "closed", "committed", "created", "creator", "deal_key",
+                 "deal_start", "dropped", "events", "fanout", "first_dealer", "hint_buckets",
+                 "hints", "humans", "id", "joined", "last_activity", "last_explanation",
+                 "last_watched", "lease", "listed", "lobby_seats", "lock", "manager",
+                 "max_deals", "next_ready", "open_seats", "options", "pace", "record",
+                 "rematch_asker", "rematch_claimed", "rematch_id", "rematch_links",
+                 "rematch_votes", "rules", "ruleset_id", "score", "scored", "seats",
+                 "spectator_digest", "started", "table", "turn_seconds", "turns")
 
 
     def __init__(self, manager: Registry, table_id: str, ruleset_id: str, options: dict[str, Any],
@@ -114,12 +111,9 @@ class LiveTable:
         self.score: list[dict[str, Any]] = []  # the score sheet's last SCORE_ROWS_SHOWN rows
         self.scored = 0  # the finished deals so far (rows of the whole score sheet)
         self.last_explanation: list[CatalogueMessage] | None = None
-        self.bots = {i: make_bot(s.bot, self.rules.family) for i, s in enumerate(seats) if s.bot}
-        self.thinking_for: int | None = None  # the event a search bot is thinking about
-        self.pending: Pending | None = None
-        self.next_deal_at: float | None = None
-        self.waiting = False  # bots wait for a person to connect
         self.clock = manager.scheduler  # the time and the timers (a test's clock too)
+        self.turns = TurnClock(self.clock, manager, self.rules.family,
+                               {i: s.bot for i, s in enumerate(seats) if s.bot})
         now = self.clock.time()
         self.created = now
         self.last_activity = now  # the latest event, connection or departure (wall clock)
@@ -128,9 +122,7 @@ class LiveTable:
         self.buckets: dict[int, Bucket] = {}
         # --- social
         self.turn_seconds = 0  # the turn timer (0: off)
-        self.turn_deadline: float | None = None  # when the timer of the seat on turn runs out
         self.away: set[int] = set()  # human seats a stand-in bot plays for until they return
-        self.stand_ins: dict[int, Bot] = {}
         self.listed = False  # shown in the lobby's list of open tables
         self.open_seats: set[int] = set()  # seats a stranger from the lobby may still take
         self.rematch_id: str | None = None  # the table this table's rematch made
@@ -147,9 +139,6 @@ class LiveTable:
         self.creator = ""  # the address that made the table (its live tables are counted)
         self.lobby_seats: set[int] = set()  # seats that were the lobby's (never the admin's)
         self.humans: set[int] = set()  # human seats that ever connected
-        # a search bot's decisions that failed in a row, and the seat whose bot keeps failing
-        self.bot_failures = 0
-        self.bot_trouble: int | None = None
         self.chat: list[dict[str, Any]] = []  # the latest chat lines (at most chat_keep)
         self.chat_count = 0  # chat lines stored in all: the next line's number
         self.chat_buckets: dict[int, Bucket] = {}
@@ -278,14 +267,6 @@ class LiveTable:
             suits = str(getattr(self.rules, "suits", "french"))
             self.last_explanation = explain_messages(result.summary, t.players, suits)
 
-    def _bot_for(self, seat: int) -> Bot:
-        bot = self.bots.get(seat)
-        if bot is None:
-            bot = self.stand_ins.get(seat)
-            if bot is None:
-                bot = self.stand_ins[seat] = make_bot(STAND_IN_BOT, self.rules.family)
-        return bot
-
     def connected(self) -> list[bool]:
         """Per seat: whether a client of it is connected (a bot always is)."""
         online = self.fanout.seats_online()
@@ -349,23 +330,23 @@ class LiveTable:
 
     def info_flags(self) -> dict[str, Any]:
         return {
-            "next_deal_at": self.next_deal_at,
-            "waiting": self.waiting,
+            "next_deal_at": self.turns.next_deal_at,
+            "waiting": self.turns.waiting,
             "closed": self.closed,
             "broken": self.broken,
             "turn_seconds": self.turn_seconds,
-            "turn_deadline": self.turn_deadline,
+            "turn_deadline": self.turns.turn_deadline,
             "listed": self.listed,
             "rematch": self.rematch_id,
             # seats that asked for a rematch: it is made once every seated player agrees
             "rematch_votes": sorted(self.rematch_votes),
             # "wait" (the next deal when every seated player pressed Next: ``next_ready``) or
             # seconds between deals (then ``next_deal_at`` says when)
-            "pace": self.manager.deal_pause if self.pace is None else self.pace,
+            "pace": self.turns.deal_pause(None) if self.pace is None else self.pace,
             "next_ready": sorted(self.next_ready),
             "hints": self.hints,
             # the seat whose search bot keeps failing (the table tries again, ever less often)
-            "bot_trouble": self.bot_trouble,
+            "bot_trouble": self.turns.bot_trouble,
         }
 
     def seat_infos(self) -> list[dict[str, Any]]:
@@ -385,12 +366,12 @@ class LiveTable:
         stays the same, but for that number, while this and the fan-out's presence version
         do. (The ledger, the dealer and the score sheet move only when a deal starts or ends;
         the flags move with the presence version.)"""
-        t = self.table
+        t, turns = self.table, self.turns
         return (id(t), t.deal_count, t.in_deal, self.started,
-                self.next_deal_at, self.waiting, self.closed, self.broken, self.turn_seconds,
-                self.turn_deadline, self.listed, self.rematch_id, self.max_deals,
+                turns.next_deal_at, turns.waiting, self.closed, self.broken, self.turn_seconds,
+                turns.turn_deadline, self.listed, self.rematch_id, self.max_deals,
                 self.scored, id(self.last_explanation), tuple(sorted(self.rematch_votes)),
-                self.bot_trouble, self.pace, tuple(sorted(self.next_ready)))
+                turns.bot_trouble, self.pace, tuple(sorted(self.next_ready)))
 
     def info_json(self) -> str:
         """``dumps(info())``, except that the keys of ``info_deal`` come last
@@ -479,7 +460,7 @@ class LiveTable:
             return
         if away:
             self.away.add(seat)
-            self.turn_deadline = None  # the stand-in plays now
+            self.turns.turn_deadline = None  # the stand-in plays now
             log.info("table %s: seat %d is away; a bot plays for it", self.id, seat)
         else:
             self.away.discard(seat)
@@ -659,8 +640,7 @@ class LiveTable:
         self.rematch_links[None] = f"/t/{new.id}#{made['spectator_token']}"
         self.rematch_votes.clear()
         self.closed = True
-        self.cancel_pending()
-        self.next_deal_at = self.turn_deadline = None
+        self.turns.stop()
         self._seats_changed()
         try:
             await new.start()
@@ -707,38 +687,32 @@ class LiveTable:
         conn.send(RematchSeat.encode(self.rematch_id, link))
 
 
-    def cancel_pending(self) -> None:
-        if self.pending is not None:
-            self.pending.cancel()
-            self.pending = None
-
     def schedule(self, delay: float | None = None) -> None:
-        self.cancel_pending()
-        self.next_deal_at = None
-        self.turn_deadline = None
+        """What comes next, on the turn clock: a bot's turn, the turn timer of the seat on
+        turn, or the next deal (``delay``: after that many seconds instead of the usual);
+        nothing while nobody watches, or while the table waits for its players."""
+        turns = self.turns
+        turns.stop()
         self.fanout.info_changed()
         if not self.started or self.broken or self.closed:
             return
         if not self.may_play():
-            self.waiting = True
+            turns.waiting = True
             return
-        self.waiting = False
+        turns.waiting = False
         t = self.table
-        clock = self.clock
         if t.in_deal:
             assert t.state is not None
             seat = t.state.current_player()
-            if self.thinking_for == self.events:
+            if turns.thinking_for == self.events:
                 return  # a search bot is thinking about this very state already
-            if seat in self.bots or seat in self.away:
-                wait = self.manager.bot_delay if delay is None else delay
-                self.pending = clock.later(wait, partial(self._bot_due, self.events, seat, False))
+            if seat in turns.bots or seat in self.away:
+                turns.bot_after(delay, partial(self._bot_due, self.events, seat, False))
             elif self.turn_seconds > 0:  # the turn timer: a stand-in bot plays when it runs out
-                wait = self.turn_seconds if delay is None else delay
-                self.turn_deadline = self.clock.time() + wait
-                self.pending = clock.later(wait, partial(self._bot_due, self.events, seat, True))
+                turns.turn_timer(self.turn_seconds if delay is None else delay,
+                                 partial(self._bot_due, self.events, seat, True))
         elif self._everybody_away():  # stand-ins do not play deal after deal on their own
-            self.waiting = True
+            turns.waiting = True
         elif self.rematch_votes:  # a rematch was asked for: the next deal waits for the answer
             return
         elif not self.deal_limit_reached():
@@ -747,16 +721,14 @@ class LiveTable:
                     return  # until every seated player pressed Next (or left)
                 pause = 0.0 if delay is None else delay
             else:
-                pause = (self.manager.deal_pause if self.pace is None else float(self.pace)) \
-                    if delay is None else delay
-            self.next_deal_at = self.clock.time() + pause
-            self.pending = clock.later(pause, self._deal_due)
+                pause = turns.deal_pause(self.pace) if delay is None else delay
+            turns.deal_after(pause, self._deal_due)
 
     def _wait_for_people(self) -> bool:
         """Whether bots must stop now (nobody watches); then the table waits for a client."""
         if self.may_play():
             return False
-        self.waiting = True
+        self.turns.waiting = True
         self.fanout.info_changed()
         return True
 
@@ -765,11 +737,11 @@ class LiveTable:
         and its row joins the group commit (``_commit``), as an action taken at once is:
         no task, no sleeping coroutine and no chain of coroutines suspended over the commit.
         With the lock held (a client joining, say), a task waits for it (``next_deal``)."""
-        self.pending = None
+        self.turns.pending = None
         if self._wait_for_people():
             return
         if not self.lock.try_acquire():
-            self.pending = self.clock.task(self._next_deal_queued())
+            self.turns.run(self._next_deal_queued())
             return
         try:
             if not self._deals_on():
@@ -798,7 +770,7 @@ class LiveTable:
         self._commit(Storage.deal_row(self.id, number, names, key), committed, then)
 
     async def _next_deal_queued(self) -> None:
-        self.pending = None
+        self.turns.pending = None
         try:
             await self.next_deal()
         except Refusal as e:  # a fault goes up: the scheduler logs it
@@ -809,14 +781,14 @@ class LiveTable:
         again later."""
         if isinstance(error, Refusal):
             log.warning("table %s: next deal refused (%s); trying again", self.id, error.rule)
-            self.schedule(delay=self.manager.retry_later)
+            self.schedule(delay=self.turns.retry_later)
         else:
             log.error("table %s: next deal failed", self.id, exc_info=error)
 
     def _bot_due(self, event: int, seat: int, take_over: bool) -> None:
         """A bot's delay or a seat's turn timer ran out (at ``event``): the bot acts, in a
         task of its own (a search bot thinks with the lock released)."""
-        self.pending = self.clock.task(self._bot_turn(event, seat, take_over))
+        self.turns.run(self._bot_turn(event, seat, take_over))
 
     async def _bot_turn(self, event: int, seat: int, take_over: bool) -> None:
         """A bot acts for ``seat``: the seat's own bot, or the stand-in of a human seat that is
@@ -826,67 +798,46 @@ class LiveTable:
         async with self.lock:
             if self.events != event or self.closed:
                 return
-            self.pending = None
+            turns = self.turns
+            turns.pending = None
             if self._wait_for_people():
                 return
             if take_over:
                 self._set_away(seat, True)
             state = self.table.state
             assert state is not None
-            name = self._bot_name(seat)
+            name = turns.bot_name(seat, self.seats[seat].bot)
             if algorithm_of(name) not in SEARCH_BOTS:
-                bot = self._bot_for(seat)
+                bot = turns.bot_for(seat)
                 retry = await self._bot_acts(seat, lambda: state.action_to_string(bot.act(state, seat)))
                 if retry and self.events == event:
-                    self.schedule(delay=self.manager.retry_later)
+                    self.schedule(delay=turns.retry_later)
                 return
             deal = self._deal_so_far()
-            self.thinking_for = event
+            turns.thinking_for = event
         try:
             text = await self.manager.thinker.decide(
                 deal, name, seat, seed=zlib.crc32(f"{self.id}:{event}".encode()),
                 owner=self.creator, table=self.id)
         except Exception as e:  # a search bot may fail in any way: it is asked again, ever later
             async with self.lock:
-                self.thinking_for = None
-                delay = self._search_bot_failed(seat, name, e)
+                turns.thinking_for = None
+                delay, shown = turns.search_failed(self.id, seat, name, e)
+                if shown:
+                    self._seats_changed()
+                    self.broadcast_state()
                 if self.events == event:
                     self.schedule(delay=delay)
             return
         async with self.lock:
-            self.thinking_for = None
-            self._search_bot_worked()
+            turns.thinking_for = None
+            if turns.search_worked():
+                self._seats_changed()
             if self.events != event or self.closed:
                 return
             retry = await self._bot_acts(seat, lambda: text)
             if retry and self.events == event:
-                self.schedule(delay=self.manager.retry_later)
-
-    def _search_bot_failed(self, seat: int, name: str, error: BaseException) -> float:
-        """A search bot's decision failed (the lock held): the seconds until it is asked again,
-        ever longer while it keeps failing (up to ``BOT_RETRY_MAX``). From the
-        ``BOT_TROUBLE_AFTER``-th failure in a row the table shows which seat's bot keeps
-        failing, until one of its decisions comes. The first failure of a run is logged with
-        its traceback; the worker pool logs its own deaths and refusals once."""
-        self.bot_failures += 1
-        if isinstance(error, WorkersFailing):
-            log.warning("table %s: the %s bot at seat %d waits: %s", self.id, name, seat, error)
-        elif self.bot_failures == 1:
-            log.error("table %s: the %s bot at seat %d failed", self.id, name, seat, exc_info=error)
-        if self.bot_failures >= BOT_TROUBLE_AFTER and self.bot_trouble != seat:
-            self.bot_trouble = seat
-            self._seats_changed()
-            self.broadcast_state()
-        backoff = self.manager.retry_later * 2.0 ** min(self.bot_failures - 1, 10)
-        wait = error.retry_after if isinstance(error, WorkersFailing) else 0.0
-        return max(min(backoff, BOT_RETRY_MAX), wait)
-
-    def _search_bot_worked(self) -> None:
-        """A search bot's decision came: the run of failures is over (the lock held)."""
-        self.bot_failures = 0
-        if self.bot_trouble is not None:
-            self.bot_trouble = None
-            self._seats_changed()
+                self.schedule(delay=turns.retry_later)
 
     async def _bot_acts(self, seat: int, choose: Callable[[], str]) -> bool:
         """Apply a bot's action, ``choose()`` (the caller holds the lock); True when a
@@ -903,12 +854,6 @@ class LiveTable:
             self.broken = f"the bot at seat {seat} failed"
         return False
 
-    def _bot_name(self, seat: int) -> str:
-        """The name of the bot that plays ``seat`` now: its own, or the stand-in's."""
-        own = self.seats[seat].bot
-        return own if own and seat in self.bots else STAND_IN_BOT
-
-
     async def attach(self, conn: Conn) -> bool:
         """A client connects; False when this copy of the table was dropped meanwhile
         (another process runs it now): the client is closed with "come again" and reaches
@@ -922,7 +867,7 @@ class LiveTable:
             self.last_activity = self.clock.time()
             if conn.seat in self.away:  # the player is back: he plays again himself
                 self._set_away(conn.seat, False)
-            if self.waiting:  # somebody came: the bots play on
+            if self.turns.waiting:  # somebody came: the bots play on
                 self.schedule()
             elif self.pace == "wait" and self.next_ready and not self.table.in_deal:
                 self.schedule()  # the players who asked for the next deal are all here
@@ -1181,7 +1126,7 @@ class LiveTable:
                 return
             await self.record.close()
             self.closed = True
-            self.cancel_pending()
-            self.next_deal_at = None
+            self.turns.cancel()
+            self.turns.next_deal_at = None
             self.fanout.seats_changed()
             self.broadcast_state()

@@ -179,7 +179,7 @@ class TableManager:
         # client that connects to it from now on is closed at once (``LiveTable.attach``)
         live.dropped = True
         live.closed = True
-        live.cancel_pending()
+        live.turns.cancel()
         live.fanout.close()
 
     async def drain(self) -> list[LiveTable]:
@@ -195,7 +195,7 @@ class TableManager:
             await live.lock.acquire()
             try:
                 live.closed = True
-                live.cancel_pending()
+                live.turns.cancel()
                 if self.tables.get(live.id) is live:
                     del self.tables[live.id]
             finally:
@@ -211,7 +211,7 @@ class TableManager:
 
     def shutdown(self) -> None:
         for live in self.tables.values():
-            live.cancel_pending()
+            live.turns.cancel()
             live.fanout.close()
         self.thinker.shutdown()
         self.store.shutdown()
@@ -325,7 +325,7 @@ class TableManager:
         except StorageUnavailable:
             log.warning("table %s could not be archived now", live.id, exc_info=True)
             return False
-        live.cancel_pending()
+        live.turns.cancel()
         if self.tables.get(live.id) is live:
             del self.tables[live.id]
         if live.fanout.conns:

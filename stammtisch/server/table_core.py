@@ -30,9 +30,6 @@ log = logging.getLogger("stammtisch.server")
 TRY_AGAIN = "the server could not store this just now; nothing changed, please try again"
 SERVER_FAULT = "the server could not apply this; the table is unchanged"
 
-#: The bot that plays for a seat whose turn timer ran out, until the person returns.
-STAND_IN_BOT = "heuristic"
-
 #: Rows of the score sheet a state message carries (the last deals; the record has them all).
 SCORE_ROWS_SHOWN = 20
 
