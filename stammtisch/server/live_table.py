@@ -52,6 +52,7 @@ from .refusals import MESSAGES, STORAGE_ERRORS, LeaseLost, Refusal, RefusalKind,
 from .replay import replay_deal
 from .storage import Storage, StoredSocial, StoredTable, Write, token_digest
 from .table_core import SCORE_ROWS_SHOWN, SERVER_FAULT, TRY_AGAIN, DealStart, History, Registry, Seat
+from .table_info import TableShown
 from .table_social import SOCIAL_MESSAGES, clean_chat, new_token
 from .table_turns import TurnClock
 from .thinker import DealSoFar
@@ -99,7 +100,7 @@ class LiveTable:
         self.dropped = False
         self.broken: str | None = None
         self.lock = TableLock()
-        self.fanout = TableFanout(self, [s.bot is not None for s in seats],
+        self.fanout = TableFanout(self.shown, [s.bot is not None for s in seats],
                                   manager.limits.presence_delay, manager.scheduler)
         self.events = 0  # deal starts + actions so far: the number of the latest state
         # the latest deal's committed deck and actions (a list of at most one), and the table
@@ -267,11 +268,6 @@ class LiveTable:
             suits = str(getattr(self.rules, "suits", "french"))
             self.last_explanation = explain_messages(result.summary, t.players, suits)
 
-    def connected(self) -> list[bool]:
-        """Per seat: whether a client of it is connected (a bot always is)."""
-        online = self.fanout.seats_online()
-        return [bool(s.bot) or i in online for i, s in enumerate(self.seats)]
-
     def may_play(self) -> bool:
         """Bots act and deals follow only while a person watches (and a short grace after)."""
         if self.fanout.watched():
@@ -281,100 +277,23 @@ class LiveTable:
     def deal_limit_reached(self) -> bool:
         return self.max_deals is not None and self.table.deal_count >= self.max_deals
 
+    def shown(self) -> TableShown:
+        """The table as its clients are shown it now: one snapshot for the fan-out (per
+        broadcast or state sent) and for the routes."""
+        turns = self.turns
+        return TableShown(self.id, self.ruleset_id, self.rules, self.options, self.table,
+                          self.events, self.seats, self.away, self.open_seats, self.started,
+                          self.max_deals, self.closed, self.broken, self.turn_seconds,
+                          self.listed, self.rematch_id, self.rematch_votes, self.pace,
+                          turns.deal_pause(None), self.next_ready, self.hints,
+                          turns.next_deal_at, turns.waiting, turns.turn_deadline,
+                          turns.bot_trouble, self.score, self.scored, self.last_explanation)
+
     def info(self) -> dict[str, Any]:
-        return {**self.info_fixed(), "seats": self.seat_infos(), **self.info_ledger(),
-                **self.info_deal(), "events": self.events, **self.info_flags()}
-
-    # ``info`` in parts, by how often each changes: ``TableFanout.info_bytes`` serialises each
-    # part only when it moved (the order of keys is the same as in ``info``, but for the
-    # per-deal part)
-    def info_fixed(self) -> dict[str, Any]:
-        """What stays as long as the table keeps its ``Table`` (the names are the players')."""
-        return {
-            "id": self.id,
-            "ruleset": self.ruleset_id,
-            "title": self.rules.title,
-            "family": self.rules.family,
-            # seats are listed in the direction of play; Modern Tapp plays counter-clockwise
-            "clockwise": getattr(self.rules, "clockwise", True),
-            "options": self.options,
-            "players": list(self.table.players),
-        }
-
-    def info_ledger(self) -> dict[str, Any]:
-        """Moves when a deal starts or ends."""
-        t = self.table
-        return {
-            "started": self.started,
-            "in_deal": t.in_deal,
-            "deal_number": t.deal_count,
-            "max_deals": self.max_deals,
-            "dealer": self._dealer(),
-            "balances": t.ledger.player_balances(),
-            "pot": t.ledger.pot,
-            "reserve": t.ledger.reserve,
-        }
-
-    def info_deal(self) -> dict[str, Any]:
-        """Moves when a deal ends (``info_deal_key``); last in ``info_json``."""
-        return {
-            # the score sheet's last rows only: every state message carries it, and a table
-            # that plays all evening must not make each message longer (the record has all)
-            "score": self.score,
-            "score_earlier": self.scored - len(self.score),
-            "explanation": self.last_explanation,
-        }
-
-    def info_deal_key(self) -> tuple[Any, ...]:
-        return (self.scored, id(self.last_explanation))
-
-    def info_flags(self) -> dict[str, Any]:
-        return {
-            "next_deal_at": self.turns.next_deal_at,
-            "waiting": self.turns.waiting,
-            "closed": self.closed,
-            "broken": self.broken,
-            "turn_seconds": self.turn_seconds,
-            "turn_deadline": self.turns.turn_deadline,
-            "listed": self.listed,
-            "rematch": self.rematch_id,
-            # seats that asked for a rematch: it is made once every seated player agrees
-            "rematch_votes": sorted(self.rematch_votes),
-            # "wait" (the next deal when every seated player pressed Next: ``next_ready``) or
-            # seconds between deals (then ``next_deal_at`` says when)
-            "pace": self.turns.deal_pause(None) if self.pace is None else self.pace,
-            "next_ready": sorted(self.next_ready),
-            "hints": self.hints,
-            # the seat whose search bot keeps failing (the table tries again, ever less often)
-            "bot_trouble": self.turns.bot_trouble,
-        }
-
-    def seat_infos(self) -> list[dict[str, Any]]:
-        """Per seat: name, bot, connected, ``away`` (a stand-in bot plays for it after its turn
-        timer ran out) and ``open`` (free for a stranger from the lobby)."""
-        return [{"name": s.name, "bot": s.bot, "connected": c, "away": i in self.away,
-                 "open": i in self.open_seats}
-                for i, (s, c) in enumerate(zip(self.seats, self.connected(), strict=True))]
-
-    def _dealer(self) -> int:
-        """The dealer of the deal on the table (as its views say), else the next dealer."""
-        state = self.table.state
-        return self.table.dealer if state is None else state.dealer
-
-    def info_key(self) -> tuple[Any, ...]:
-        """Everything ``info`` shows but the event number and the seats: the table's JSON
-        stays the same, but for that number, while this and the fan-out's presence version
-        do. (The ledger, the dealer and the score sheet move only when a deal starts or ends;
-        the flags move with the presence version.)"""
-        t, turns = self.table, self.turns
-        return (id(t), t.deal_count, t.in_deal, self.started,
-                turns.next_deal_at, turns.waiting, self.closed, self.broken, self.turn_seconds,
-                turns.turn_deadline, self.listed, self.rematch_id, self.max_deals,
-                self.scored, id(self.last_explanation), tuple(sorted(self.rematch_votes)),
-                turns.bot_trouble, self.pace, tuple(sorted(self.next_ready)))
+        return self.shown().info(self.fanout.seats_online())
 
     def info_json(self) -> str:
-        """``dumps(info())``, except that the keys of ``info_deal`` come last
+        """``dumps(info())``, except that the keys of ``TableShown.deal`` come last
         (``TableFanout.info_bytes``)."""
         return self.fanout.info_bytes().decode()
 
@@ -383,13 +302,6 @@ class LiveTable:
         if state is None:
             return None
         return state.view(seat, head)
-
-    def views(self, seats: list[int | None]) -> list[dict[str, Any]]:
-        """The views of several seats (the table in a deal), without their heads: the engine
-        computes their public part once."""
-        state = self.table.state
-        assert state is not None
-        return state.views(seats, head=False)
 
     def send_state(self, conn: Conn) -> None:
         self.fanout.send_state(conn)
