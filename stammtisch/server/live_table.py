@@ -47,16 +47,15 @@ from .fanout import Conn, TableFanout
 from .limits import ServerLimits
 from .locks import TableLock
 from .names import look_alike_pair
-from .protocol import ChatLines, CloseCode, Error, HintAsked, RematchSeat
+from .protocol import ChatLines, CloseCode
 from .refusals import MESSAGES, STORAGE_ERRORS, LeaseLost, Refusal, RefusalKind, StorageUnavailable
 from .replay import replay_deal
 from .storage import Storage, StoredSocial, StoredTable, Write, token_digest
 from .table_core import SCORE_ROWS_SHOWN, SERVER_FAULT, TRY_AGAIN, DealStart, History, Registry, Seat
 from .table_info import TableShown
-from .table_social import SOCIAL_MESSAGES, clean_chat, new_token
+from .table_social import SOCIAL_MESSAGES, TableSocial, new_token
 from .table_turns import TurnClock
 from .thinker import DealSoFar
-from .worker_pool import WorkerError
 
 log = logging.getLogger("stammtisch.server")
 
@@ -65,15 +64,13 @@ class LiveTable:
     """One live table: its state, what its clients see of it, its events, timers and social
     features (see the module's docstring)."""
 
-    __slots__ = ("admin_digest", "away", "broken", "buckets", "chat", "chat_buckets",
-                 "chat_count", "clock", "closed", "committed", "created", "creator", "deal_key",
-                 "deal_start", "dropped", "events", "fanout", "first_dealer", "hint_buckets",
-                 "hints", "humans", "id", "joined", "last_activity", "last_explanation",
-                 "last_watched", "lease", "listed", "lobby_seats", "lock", "manager",
-                 "max_deals", "next_ready", "open_seats", "options", "pace", "record",
-                 "rematch_asker", "rematch_claimed", "rematch_id", "rematch_links",
-                 "rematch_votes", "rules", "ruleset_id", "score", "scored", "seats",
-                 "spectator_digest", "started", "table", "turn_seconds", "turns")
+    __slots__ = ("admin_digest", "away", "broken", "buckets", "clock", "closed", "committed",
+                 "created", "creator", "deal_key", "deal_start", "dropped", "events", "fanout",
+                 "first_dealer", "hints", "humans", "id", "joined", "last_activity",
+                 "last_explanation", "last_watched", "lease", "listed", "lobby_seats", "lock",
+                 "manager", "max_deals", "next_ready", "open_seats", "options", "pace", "record",
+                 "rules", "ruleset_id", "score", "scored", "seats", "social", "spectator_digest",
+                 "started", "table", "turn_seconds", "turns")
 
 
     def __init__(self, manager: Registry, table_id: str, ruleset_id: str, options: dict[str, Any],
@@ -126,43 +123,28 @@ class LiveTable:
         self.away: set[int] = set()  # human seats a stand-in bot plays for until they return
         self.listed = False  # shown in the lobby's list of open tables
         self.open_seats: set[int] = set()  # seats a stranger from the lobby may still take
-        self.rematch_id: str | None = None  # the table this table's rematch made
-        self.rematch_links: dict[int | None, str] = {}  # links of the rematch not yet delivered
         # "wait": the next deal comes when every seated person asked for it (``next_ready``);
         # a number: that many seconds after a deal; None: the server's pause (a table of bots)
         self.pace: str | float | None = "wait" if any(s.bot is None for s in seats) else None
         self.next_ready: set[int] = set()
         self.hints = False  # a practice table: a seat on turn may ask the search bot for a hint
-        self.hint_buckets: dict[str, Bucket] = {}  # per asking address
-        self.rematch_votes: set[int] = set()  # seats that asked for (agreed to) a rematch
-        self.rematch_asker = ""  # the address of the first seat that asked (its creation)
-        self.rematch_claimed: set[int] = set()  # seats whose link led on to the rematch
         self.creator = ""  # the address that made the table (its live tables are counted)
         self.lobby_seats: set[int] = set()  # seats that were the lobby's (never the admin's)
         self.humans: set[int] = set()  # human seats that ever connected
-        self.chat: list[dict[str, Any]] = []  # the latest chat lines (at most chat_keep)
-        self.chat_count = 0  # chat lines stored in all: the next line's number
-        self.chat_buckets: dict[int, Bucket] = {}
+        self.social = TableSocial(self, manager)  # chat, hints, rematch
 
     def set_social(self, social: StoredSocial) -> None:
         self.turn_seconds = social.turn_seconds
         self.listed = social.listed
         self.open_seats = {s for s in social.open_seats if 0 <= s < len(self.seats)}
         self.away |= self.open_seats  # a bot plays a free seat until somebody takes it
-        self.rematch_id = social.rematch_id
         if social.pace is not None:
             self.pace = "wait" if social.pace == "wait" else float(social.pace)
         self.hints = social.hints
         self.creator = social.creator
         self.lobby_seats = set(social.lobby_seats) | self.open_seats
         self.humans = set(social.humans)
-        self.rematch_claimed = set(social.rematch_claimed)
-        self.chat = [self._chat_line(seat, text, at) for seat, text, at in social.chat]
-        self.chat_count = social.chat_count
-
-    def _chat_line(self, seat: int, text: str, at: float) -> dict[str, Any]:
-        name = self.seats[seat].name if 0 <= seat < len(self.seats) else "?"
-        return {"seat": seat, "name": name, "text": text, "at": at}
+        self.social.load(social)
 
     @property
     def limits(self) -> ServerLimits:
@@ -284,7 +266,7 @@ class LiveTable:
         return TableShown(self.id, self.ruleset_id, self.rules, self.options, self.table,
                           self.events, self.seats, self.away, self.open_seats, self.started,
                           self.max_deals, self.closed, self.broken, self.turn_seconds,
-                          self.listed, self.rematch_id, self.rematch_votes, self.pace,
+                          self.listed, self.social.rematch_id, self.social.rematch_votes, self.pace,
                           turns.deal_pause(None), self.next_ready, self.hints,
                           turns.next_deal_at, turns.waiting, turns.turn_deadline,
                           turns.bot_trouble, self.score, self.scored, self.last_explanation)
@@ -334,20 +316,20 @@ class LiveTable:
     def _deals_on(self) -> bool:
         """Whether the next deal may come now (the lock held)."""
         return (self.started and not self.table.in_deal and not self.broken and not self.closed
-                and not self.deal_limit_reached() and not self.rematch_votes)
+                and not self.deal_limit_reached() and not self.social.rematch_votes)
 
-    def _seats_changed(self) -> None:
+    def seats_changed(self) -> None:
         """Something every client shows about the seats changed (away, open): a new state."""
         self.fanout.seats_changed()
 
-    def _seated_humans(self) -> set[int]:
+    def seated_humans(self) -> set[int]:
         """The human seats whose player is at the table now (connected)."""
         return {seat for seat in self.fanout.seats_online() if not self.seats[seat].bot}
 
     def _everybody_ready(self) -> bool:
         """Whether every seated player (a human seat whose player is connected) asked for the
         next deal; a table where nobody sits waits."""
-        seated = self._seated_humans()
+        seated = self.seated_humans()
         return bool(seated) and seated <= self.next_ready
 
     def _everybody_away(self) -> bool:
@@ -355,7 +337,7 @@ class LiveTable:
         humans = {i for i, s in enumerate(self.seats) if not s.bot}
         return bool(humans) and humans <= self.away
 
-    def _deal_so_far(self) -> DealSoFar:
+    def deal_so_far(self) -> DealSoFar:
         """The deal in progress as the thinker's worker rebuilds it."""
         t = self.table
         log_entry = t.deals[-1]
@@ -364,6 +346,25 @@ class LiveTable:
                          tuple(log_entry.deck),
                          tuple(a["action"] if isinstance(a, dict) else a for a in log_entry.actions))
 
+
+    def rematch_of(self, creator: str) -> tuple[str, dict[str, Any], list[tuple[str, str | None]],
+                                               int | None, StoredSocial]:
+        """What a rematch of this table is made of (``TableManager.create``'s arguments):
+        the same rule set, options, seats, deal limit and social settings, made by
+        ``creator``."""
+        social = StoredSocial(turn_seconds=self.turn_seconds, listed=self.listed,
+                              open_seats=sorted(self.open_seats), creator=creator,
+                              lobby_seats=sorted(self.lobby_seats),
+                              pace=None if self.pace is None else str(self.pace),
+                              hints=self.hints)
+        return (self.ruleset_id, self.options, [(s.name, s.bot) for s in self.seats],
+                self.max_deals, social)
+
+    def close_for_rematch(self) -> None:
+        """The rematch was made: this table is closed, its timers stopped."""
+        self.closed = True
+        self.turns.stop()
+        self.seats_changed()
 
     def _set_away(self, seat: int, away: bool) -> None:
         """Mark a human seat away (a stand-in bot plays for it) or back; the caller holds the
@@ -377,76 +378,13 @@ class LiveTable:
         else:
             self.away.discard(seat)
             self.schedule()  # a stand-in's pending turn is cancelled; the timer starts again
-        self._seats_changed()
+        self.seats_changed()
         self.broadcast_state()
 
     async def back(self, seat: int) -> None:
         """The player of an away seat says he is back."""
         async with self.lock:
             self._set_away(seat, False)
-
-    async def say(self, seat: int | None, text: str) -> None:
-        """A chat line from a seat: cleaned, length- and rate-limited, stored, then sent to
-        every client. Raises a Refusal (nothing stored, nothing sent) when refused."""
-        if seat is None:
-            raise Refusal("spectator chat", SOCIAL_MESSAGES["spectator chat"],
-                          RefusalKind.FORBIDDEN)
-        line = clean_chat(text, self.limits.chat_max_chars)
-        bucket = self.chat_buckets.get(seat)
-        if bucket is None:
-            bucket = self.chat_buckets[seat] = Bucket(self.limits.chat_rate, self.limits.chat_burst)
-        if not bucket.allow():
-            raise Refusal("chat rate", SOCIAL_MESSAGES["chat rate"], RefusalKind.TOO_MANY)
-        idx = self.chat_count
-        self.chat_count += 1  # taken now: two lines under way never share a number
-        at = self.clock.time()
-        try:
-            await self.record.add_chat(idx, seat, line, at)
-        except StorageUnavailable:
-            log.warning("table %s: could not store a chat line", self.id, exc_info=True)
-            raise Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE) from None
-        entry = self._chat_line(seat, line, at)
-        self.chat = (self.chat + [entry])[-self.limits.chat_keep:]
-        self.last_activity = at
-        self.fanout.send_all(ChatLines.encode([entry]))
-
-    async def hint(self, seat: int, address: str = "") -> tuple[int, dict[str, Any]]:
-        """What the search bot would do for ``seat``, on turn at a practice table, from what
-        that seat sees: the event it answers and ``{"action", "why"}`` (``why`` a catalogue
-        message), for that seat alone (``protocol.HintGiven``). Every client is told that the
-        seat asked, never the hint. Raises a Refusal when the table has no hints, the seat is
-        not on turn, or the asker asks too often.
-        A hint counts for the asker's ``address``, not the table's creator's: its allowance
-        of hints, and its turn at the search bots' worker."""
-        async with self.lock:
-            if not self.hints:
-                raise Refusal("hints", SOCIAL_MESSAGES["no hints"], RefusalKind.CONFLICT)
-            state = self.table.state
-            if (self.closed or state is None or state.is_terminal()
-                    or state.current_player() != seat):
-                raise Refusal("hint turn", SOCIAL_MESSAGES["hint turn"], RefusalKind.CONFLICT)
-            bucket = self.hint_buckets.get(address)
-            if bucket is None:
-                bucket = self.hint_buckets[address] = Bucket(self.limits.hint_rate,
-                                                             self.limits.hint_burst)
-            if not bucket.allow():
-                raise Refusal("hint rate", SOCIAL_MESSAGES["hint rate"], RefusalKind.TOO_MANY)
-            deal = self._deal_so_far()
-            event = self.events
-            self.fanout.send_all(HintAsked.encode(seat, self.seats[seat].name))
-        try:
-            # its own queue slot (beside a bot's decision); a second hint waiting: ValueError
-            advice: dict[str, Any] = await self.manager.thinker.advise(
-                deal, seat, seed=zlib.crc32(f"{self.id}:{event}:hint".encode()),
-                owner=address, table=self.id)
-        except ValueError:
-            raise Refusal("hint rate", SOCIAL_MESSAGES["hint rate"],
-                          RefusalKind.TOO_MANY) from None
-        except WorkerError as e:  # the worker failed (its fault is the cause), or keeps dying
-            log.warning("table %s: no hint for seat %d: %s", self.id, seat, e)
-            raise Refusal("hint failed", SOCIAL_MESSAGES["hint failed"],
-                          RefusalKind.UNAVAILABLE) from None
-        return event, advice
 
     async def take_seat(self, seat: int | None, name: str | None = None) -> tuple[int, str]:
         """A stranger from the lobby takes an open seat (``None``: the first one); returns the
@@ -482,122 +420,9 @@ class LiveTable:
                 self.table = Table(self.rules, [s.name for s in self.seats], 0)
             self.open_seats.discard(seat)
             self.drop_seat_connections(seat, "this seat was taken by a player from the lobby")
-            self._seats_changed()
+            self.seats_changed()
             self.broadcast_state()
             return seat, token
-
-    async def rematch(self, seat: int, agree: bool = True, address: str = "") -> None:
-        """A seat asks for a rematch (``agree``), or declines one that was asked for. A new
-        table with the same seats, rule set and options is made once every seated player (a
-        human seat with its player connected) has agreed; meanwhile the next deal waits. A
-        decline ends the question. The rematch counts as a table made by the address of the
-        first seat that asked (``TableManager.creation_refusal``). Once made, this table is
-        closed and every client is sent its own link to its new seat (``rematch`` message);
-        asking again then sends the asker his link again."""
-        async with self.lock:
-            if self.rematch_id is not None:
-                if agree:  # his link again, to the devices that were told it
-                    for c in self.fanout.of_seat(seat):
-                        if c.told_rematch:
-                            await self._send_rematch(c, again=True)
-                return
-            if not agree:
-                if self.rematch_votes:
-                    self._end_rematch_question()
-                return
-            # a closed table may have an unfinished deal
-            if not self.started or self.broken or (self.table.in_deal and not self.closed):
-                raise Refusal("rematch", SOCIAL_MESSAGES["rematch"], RefusalKind.CONFLICT)
-            if not self.rematch_votes:
-                self.rematch_asker = address
-            self.rematch_votes.add(seat)
-            if self._seated_humans() <= self.rematch_votes:
-                await self._make_rematch()  # tells every client
-                return
-            self._seats_changed()
-            self.schedule()  # the next deal waits for the answer
-            self.broadcast_state()
-
-    def _end_rematch_question(self) -> None:
-        """No rematch (declined, or refused): the votes are gone and the table goes on."""
-        self.rematch_votes.clear()
-        self.rematch_asker = ""
-        self._seats_changed()
-        self.schedule()
-        self.broadcast_state()
-
-    async def _make_rematch(self) -> None:
-        manager = self.manager
-        refusal = await manager.creation_refusal(self.rematch_asker)
-        if refusal is not None:
-            self._end_rematch_question()
-            raise refusal
-        social = StoredSocial(turn_seconds=self.turn_seconds, listed=self.listed,
-                              open_seats=sorted(self.open_seats), creator=self.rematch_asker,
-                              lobby_seats=sorted(self.lobby_seats),
-                              pace=None if self.pace is None else str(self.pace),
-                              hints=self.hints)
-        try:
-            made = await manager.create(self.ruleset_id, self.options,
-                                        [(s.name, s.bot) for s in self.seats], self.max_deals,
-                                        social=social)
-            await self.record.mark_rematch(made["id"])
-        except StorageUnavailable:
-            log.warning("table %s: could not make the rematch", self.id, exc_info=True)
-            raise Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE) from None
-        new: LiveTable = made["table"]
-        self.rematch_id = new.id
-        self.rematch_links = {i: f"/t/{new.id}#{tok}" for i, tok in enumerate(made["seat_tokens"])
-                              if tok}
-        self.rematch_links[None] = f"/t/{new.id}#{made['spectator_token']}"
-        self.rematch_votes.clear()
-        self.closed = True
-        self.turns.stop()
-        self._seats_changed()
-        try:
-            await new.start()
-        except Refusal:  # the seats can start it themselves
-            log.warning("table %s: the rematch %s did not start", self.id, new.id)
-        self.broadcast_state()
-        for c in list(self.fanout.conns):  # every device of a seat here now is told its link
-            await self._send_rematch(c, again=True)
-
-    async def _send_rematch(self, conn: Conn, again: bool = False) -> None:
-        """Tell a client of this table where its seat went: the link made with the rematch,
-        or, when that link is gone (a restart), a new one. A seat's old link leads on to the
-        new table once: a later connection with it is told that the link went on already
-        (``again``: the devices that were here when it went on are told it again). So an old
-        link never takes the seat from the player who sits there."""
-        if self.rematch_id is None:
-            return
-        seat = conn.seat
-        if seat is not None and seat in self.rematch_claimed and not again:
-            conn.send(Error.encode("rematch taken", SOCIAL_MESSAGES["rematch taken"]))
-            return
-        link = self.rematch_links.get(seat)
-        if link is None:
-            if seat is None:
-                return
-            new = self.manager.get(self.rematch_id)
-            if new is None or seat >= len(new.seats) or new.seats[seat].bot \
-                    or seat in new.open_seats:
-                return
-            try:  # nobody holds the new seat's link: the one made with the rematch was lost
-                token = await self.manager.reissue(new, seat)
-            except StorageUnavailable:
-                log.warning("table %s: no new link for seat %d", self.id, seat, exc_info=True)
-                return
-            link = self.rematch_links[seat] = f"/t/{new.id}#{token}"
-        if seat is not None and seat not in self.rematch_claimed:
-            self.rematch_claimed.add(seat)
-            try:
-                await self.record.set_rematch_claimed(sorted(self.rematch_claimed))
-            except StorageUnavailable:
-                log.warning("table %s: could not store that seat %d went on to the rematch",
-                            self.id, seat, exc_info=True)
-        conn.told_rematch = True
-        conn.send(RematchSeat.encode(self.rematch_id, link))
-
 
     def schedule(self, delay: float | None = None) -> None:
         """What comes next, on the turn clock: a bot's turn, the turn timer of the seat on
@@ -625,7 +450,7 @@ class LiveTable:
                                  partial(self._bot_due, self.events, seat, True))
         elif self._everybody_away():  # stand-ins do not play deal after deal on their own
             turns.waiting = True
-        elif self.rematch_votes:  # a rematch was asked for: the next deal waits for the answer
+        elif self.social.rematch_votes:  # a rematch was asked for: the next deal waits for the answer
             return
         elif not self.deal_limit_reached():
             if self.pace == "wait":
@@ -725,7 +550,7 @@ class LiveTable:
                 if retry and self.events == event:
                     self.schedule(delay=turns.retry_later)
                 return
-            deal = self._deal_so_far()
+            deal = self.deal_so_far()
             turns.thinking_for = event
         try:
             text = await self.manager.thinker.decide(
@@ -736,7 +561,7 @@ class LiveTable:
                 turns.thinking_for = None
                 delay, shown = turns.search_failed(self.id, seat, name, e)
                 if shown:
-                    self._seats_changed()
+                    self.seats_changed()
                     self.broadcast_state()
                 if self.events == event:
                     self.schedule(delay=delay)
@@ -744,7 +569,7 @@ class LiveTable:
         async with self.lock:
             turns.thinking_for = None
             if turns.search_worked():
-                self._seats_changed()
+                self.seats_changed()
             if self.events != event or self.closed:
                 return
             retry = await self._bot_acts(seat, lambda: text)
@@ -784,10 +609,10 @@ class LiveTable:
             elif self.pace == "wait" and self.next_ready and not self.table.in_deal:
                 self.schedule()  # the players who asked for the next deal are all here
             self.send_state(conn)
-            if self.chat:
-                conn.send(ChatLines.encode(self.chat, history=True))
-            if self.rematch_id is not None:
-                await self._send_rematch(conn)
+            if self.social.chat:
+                conn.send(ChatLines.encode(self.social.chat, history=True))
+            if self.social.rematch_id is not None:
+                await self.social.send_rematch(conn)
         self.fanout.presence_changed()
         if not self.joined:
             self.joined = True
@@ -835,14 +660,14 @@ class LiveTable:
                     self._check_open()
                     if not self.started or self.table.in_deal:
                         raise Refusal("deal in progress", "the deal is not over yet")
-                    if self.rematch_votes:
+                    if self.social.rematch_votes:
                         raise Refusal("rematch asked", SOCIAL_MESSAGES["rematch asked"])
                     raise Refusal("deal limit", f"the table has played its {self.max_deals} deals")
                 return
             if early and self.pace == "wait" and seat is not None:
                 self.next_ready.add(seat)
                 if not self._everybody_ready():
-                    self._seats_changed()
+                    self.seats_changed()
                     self.broadcast_state()
                     return
             await self._deal()

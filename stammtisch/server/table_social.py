@@ -1,16 +1,31 @@
-"""The social side of a live table: who sits where (away seats, seats a stranger from the
-lobby takes), chat, hints at a practice table, and the rematch."""
+"""The social side of a live table (``TableSocial``, a collaborator of ``LiveTable``): the
+chat, hints at a practice table and the rematch, with their state; and the refusals of the
+social features, the seats included (who sits where is the table's own: away seats, seats a
+stranger from the lobby takes)."""
 
 from __future__ import annotations
 
 import logging
 import secrets
-from typing import TYPE_CHECKING
+import zlib
+from typing import TYPE_CHECKING, Any, Protocol
 
-from .refusals import Refusal, RefusalKind
+from .buckets import Bucket
+from .protocol import ChatLines, Error, HintAsked, RematchSeat
+from .refusals import Refusal, RefusalKind, StorageUnavailable
+from .table_core import TRY_AGAIN
+from .worker_pool import WorkerError
 
 if TYPE_CHECKING:
-    pass
+    from ..table import Table
+    from .event_store import TableRecord
+    from .fanout import Conn, TableFanout
+    from .limits import ServerLimits
+    from .locks import TableLock
+    from .scheduler import Scheduler
+    from .storage import StoredSocial
+    from .table_core import Registry, Seat
+    from .thinker import DealSoFar
 
 log = logging.getLogger("stammtisch.server")
 
@@ -52,3 +67,248 @@ def clean_chat(text: str, limit: int) -> str:
 
 def new_token() -> str:
     return secrets.token_urlsafe(24)
+
+
+class SocialHost(Protocol):
+    """What the social side needs of its table (``LiveTable``)."""
+
+    id: str
+    seats: list[Seat]
+    lock: TableLock
+    fanout: TableFanout
+    record: TableRecord
+    clock: Scheduler
+    table: Table
+    events: int
+    hints: bool
+    started: bool
+    broken: str | None
+    closed: bool
+    last_activity: float
+
+    @property
+    def limits(self) -> ServerLimits: ...
+
+    def schedule(self, delay: float | None = None) -> None: ...
+
+    def seats_changed(self) -> None: ...
+
+    def broadcast_state(self) -> None: ...
+
+    def seated_humans(self) -> set[int]: ...
+
+    def deal_so_far(self) -> DealSoFar: ...
+
+    def rematch_of(self, creator: str) -> tuple[str, dict[str, Any], list[tuple[str, str | None]],
+                                               int | None, StoredSocial]: ...
+
+    def close_for_rematch(self) -> None: ...
+
+
+class TableSocial:
+    """The social side of one live table: its chat, hints and rematch, with their state
+    (see the module's docstring). The table's lock is the caller's where a method says so;
+    ``hint`` and ``rematch`` take it themselves, as the table's own events do."""
+
+    __slots__ = ("_host", "_registry", "chat", "chat_buckets", "chat_count", "hint_buckets",
+                 "rematch_asker", "rematch_claimed", "rematch_id", "rematch_links",
+                 "rematch_votes")
+
+    def __init__(self, host: SocialHost, registry: Registry) -> None:
+        self._host = host
+        self._registry = registry
+        self.chat: list[dict[str, Any]] = []  # the latest chat lines (at most chat_keep)
+        self.chat_count = 0  # chat lines stored in all: the next line's number
+        self.chat_buckets: dict[int, Bucket] = {}
+        self.hint_buckets: dict[str, Bucket] = {}  # per asking address
+        self.rematch_id: str | None = None  # the table this table's rematch made
+        self.rematch_links: dict[int | None, str] = {}  # links of the rematch not yet delivered
+        self.rematch_votes: set[int] = set()  # seats that asked for (agreed to) a rematch
+        self.rematch_asker = ""  # the address of the first seat that asked (its creation)
+        self.rematch_claimed: set[int] = set()  # seats whose link led on to the rematch
+
+    def load(self, social: StoredSocial) -> None:
+        """As stored: the rematch made, the links that led on to it, the chat."""
+        self.rematch_id = social.rematch_id
+        self.rematch_claimed = set(social.rematch_claimed)
+        self.chat = [self.chat_line(seat, text, at) for seat, text, at in social.chat]
+        self.chat_count = social.chat_count
+
+    def chat_line(self, seat: int, text: str, at: float) -> dict[str, Any]:
+        name = self._host.seats[seat].name if 0 <= seat < len(self._host.seats) else "?"
+        return {"seat": seat, "name": name, "text": text, "at": at}
+
+    async def say(self, seat: int | None, text: str) -> None:
+        """A chat line from a seat: cleaned, length- and rate-limited, stored, then sent to
+        every client. Raises a Refusal (nothing stored, nothing sent) when refused."""
+        host = self._host
+        if seat is None:
+            raise Refusal("spectator chat", SOCIAL_MESSAGES["spectator chat"],
+                          RefusalKind.FORBIDDEN)
+        line = clean_chat(text, host.limits.chat_max_chars)
+        bucket = self.chat_buckets.get(seat)
+        if bucket is None:
+            bucket = self.chat_buckets[seat] = Bucket(host.limits.chat_rate, host.limits.chat_burst)
+        if not bucket.allow():
+            raise Refusal("chat rate", SOCIAL_MESSAGES["chat rate"], RefusalKind.TOO_MANY)
+        idx = self.chat_count
+        self.chat_count += 1  # taken now: two lines under way never share a number
+        at = host.clock.time()
+        try:
+            await host.record.add_chat(idx, seat, line, at)
+        except StorageUnavailable:
+            log.warning("table %s: could not store a chat line", host.id, exc_info=True)
+            raise Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE) from None
+        entry = self.chat_line(seat, line, at)
+        self.chat = (self.chat + [entry])[-host.limits.chat_keep:]
+        host.last_activity = at
+        host.fanout.send_all(ChatLines.encode([entry]))
+
+    async def hint(self, seat: int, address: str = "") -> tuple[int, dict[str, Any]]:
+        """What the search bot would do for ``seat``, on turn at a practice table, from what
+        that seat sees: the event it answers and ``{"action", "why"}`` (``why`` a catalogue
+        message), for that seat alone (``protocol.HintGiven``). Every client is told that the
+        seat asked, never the hint. Raises a Refusal when the table has no hints, the seat is
+        not on turn, or the asker asks too often.
+        A hint counts for the asker's ``address``, not the table's creator's: its allowance
+        of hints, and its turn at the search bots' worker."""
+        host = self._host
+        async with host.lock:
+            if not host.hints:
+                raise Refusal("hints", SOCIAL_MESSAGES["no hints"], RefusalKind.CONFLICT)
+            state = host.table.state
+            if (host.closed or state is None or state.is_terminal()
+                    or state.current_player() != seat):
+                raise Refusal("hint turn", SOCIAL_MESSAGES["hint turn"], RefusalKind.CONFLICT)
+            bucket = self.hint_buckets.get(address)
+            if bucket is None:
+                bucket = self.hint_buckets[address] = Bucket(host.limits.hint_rate,
+                                                             host.limits.hint_burst)
+            if not bucket.allow():
+                raise Refusal("hint rate", SOCIAL_MESSAGES["hint rate"], RefusalKind.TOO_MANY)
+            deal = host.deal_so_far()
+            event = host.events
+            host.fanout.send_all(HintAsked.encode(seat, host.seats[seat].name))
+        try:
+            # its own queue slot (beside a bot's decision); a second hint waiting: ValueError
+            advice: dict[str, Any] = await self._registry.thinker.advise(
+                deal, seat, seed=zlib.crc32(f"{host.id}:{event}:hint".encode()),
+                owner=address, table=host.id)
+        except ValueError:
+            raise Refusal("hint rate", SOCIAL_MESSAGES["hint rate"],
+                          RefusalKind.TOO_MANY) from None
+        except WorkerError as e:  # the worker failed (its fault is the cause), or keeps dying
+            log.warning("table %s: no hint for seat %d: %s", host.id, seat, e)
+            raise Refusal("hint failed", SOCIAL_MESSAGES["hint failed"],
+                          RefusalKind.UNAVAILABLE) from None
+        return event, advice
+
+    async def rematch(self, seat: int, agree: bool = True, address: str = "") -> None:
+        """A seat asks for a rematch (``agree``), or declines one that was asked for. A new
+        table with the same seats, rule set and options is made once every seated player (a
+        human seat with its player connected) has agreed; meanwhile the next deal waits. A
+        decline ends the question. The rematch counts as a table made by the address of the
+        first seat that asked (``TableManager.creation_refusal``). Once made, this table is
+        closed and every client is sent its own link to its new seat (``rematch`` message);
+        asking again then sends the asker his link again."""
+        host = self._host
+        async with host.lock:
+            if self.rematch_id is not None:
+                if agree:  # his link again, to the devices that were told it
+                    for c in host.fanout.of_seat(seat):
+                        if c.told_rematch:
+                            await self.send_rematch(c, again=True)
+                return
+            if not agree:
+                if self.rematch_votes:
+                    self.end_rematch_question()
+                return
+            # a closed table may have an unfinished deal
+            if not host.started or host.broken or (host.table.in_deal and not host.closed):
+                raise Refusal("rematch", SOCIAL_MESSAGES["rematch"], RefusalKind.CONFLICT)
+            if not self.rematch_votes:
+                self.rematch_asker = address
+            self.rematch_votes.add(seat)
+            if host.seated_humans() <= self.rematch_votes:
+                await self._make_rematch()  # tells every client
+                return
+            host.seats_changed()
+            host.schedule()  # the next deal waits for the answer
+            host.broadcast_state()
+
+    def end_rematch_question(self) -> None:
+        """No rematch (declined, or refused): the votes are gone and the table goes on."""
+        host = self._host
+        self.rematch_votes.clear()
+        self.rematch_asker = ""
+        host.seats_changed()
+        host.schedule()
+        host.broadcast_state()
+
+    async def _make_rematch(self) -> None:
+        host = self._host
+        manager = self._registry
+        refusal = await manager.creation_refusal(self.rematch_asker)
+        if refusal is not None:
+            self.end_rematch_question()
+            raise refusal
+        ruleset_id, options, seats, max_deals, social = host.rematch_of(self.rematch_asker)
+        try:
+            made = await manager.create(ruleset_id, options, seats, max_deals, social=social)
+            await host.record.mark_rematch(made["id"])
+        except StorageUnavailable:
+            log.warning("table %s: could not make the rematch", host.id, exc_info=True)
+            raise Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE) from None
+        new = made["table"]
+        self.rematch_id = new.id
+        self.rematch_links = {i: f"/t/{new.id}#{tok}" for i, tok in enumerate(made["seat_tokens"])
+                              if tok}
+        self.rematch_links[None] = f"/t/{new.id}#{made['spectator_token']}"
+        self.rematch_votes.clear()
+        host.close_for_rematch()
+        try:
+            await new.start()
+        except Refusal:  # the seats can start it themselves
+            log.warning("table %s: the rematch %s did not start", host.id, new.id)
+        host.broadcast_state()
+        for c in list(host.fanout.conns):  # every device of a seat here now is told its link
+            await self.send_rematch(c, again=True)
+
+    async def send_rematch(self, conn: Conn, again: bool = False) -> None:
+        """Tell a client of this table where its seat went: the link made with the rematch,
+        or, when that link is gone (a restart), a new one. A seat's old link leads on to the
+        new table once: a later connection with it is told that the link went on already
+        (``again``: the devices that were here when it went on are told it again). So an old
+        link never takes the seat from the player who sits there."""
+        host = self._host
+        if self.rematch_id is None:
+            return
+        seat = conn.seat
+        if seat is not None and seat in self.rematch_claimed and not again:
+            conn.send(Error.encode("rematch taken", SOCIAL_MESSAGES["rematch taken"]))
+            return
+        link = self.rematch_links.get(seat)
+        if link is None:
+            if seat is None:
+                return
+            new = self._registry.get(self.rematch_id)
+            if new is None or seat >= len(new.seats) or new.seats[seat].bot \
+                    or seat in new.open_seats:
+                return
+            try:  # nobody holds the new seat's link: the one made with the rematch was lost
+                token = await self._registry.reissue(new, seat)
+            except StorageUnavailable:
+                log.warning("table %s: no new link for seat %d", host.id, seat, exc_info=True)
+                return
+            link = self.rematch_links[seat] = f"/t/{new.id}#{token}"
+        if seat is not None and seat not in self.rematch_claimed:
+            self.rematch_claimed.add(seat)
+            try:
+                await host.record.set_rematch_claimed(sorted(self.rematch_claimed))
+            except StorageUnavailable:
+                log.warning("table %s: could not store that seat %d went on to the rematch",
+                            host.id, seat, exc_info=True)
+        conn.told_rematch = True
+        conn.send(RematchSeat.encode(self.rematch_id, link))
+
+

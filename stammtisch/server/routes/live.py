@@ -236,19 +236,19 @@ class Connection:
                 conn.send(Pong.encode(seq))
                 return
             if isinstance(msg, Chat):
-                await live.say(conn.seat, msg.text)
+                await live.social.say(conn.seat, msg.text)
                 return
             seat = conn.seat
             assert seat is not None  # parse_client refused a spectator's
             if isinstance(msg, Next):
                 await live.next_deal(early=True, seat=seat)
             elif isinstance(msg, Hint):
-                event, advice = await live.hint(seat, conn.address)
+                event, advice = await live.social.hint(seat, conn.address)
                 conn.send(HintGiven.encode(event, advice["action"], advice["why"], seq))
             elif isinstance(msg, Back):
                 await live.back(seat)
             elif isinstance(msg, Rematch):
-                await live.rematch(seat, msg.agree, conn.address)
+                await live.social.rematch(seat, msg.agree, conn.address)
             else:
                 await live.start()
         except Exception as e:  # every error is answered: a refusal as such, a fault as one
@@ -339,8 +339,8 @@ def ended_messages(server: Server, st: StoredTable, who: tuple[str, int | None])
     info = {**table.info(), "archived": st.archived_reason}
     out = [Hello.encode(who[0], seat, st.id),
            State.encode(table.events, dumpb(view), dumpb(info)).decode()]
-    if table.chat:
-        out.append(ChatLines.encode(table.chat, history=True))
+    if table.social.chat:
+        out.append(ChatLines.encode(table.social.chat, history=True))
     return out
 
 
