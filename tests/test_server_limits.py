@@ -339,7 +339,7 @@ def test_the_score_sheet_in_each_message_stays_short_however_long_the_table_play
         assert info(http, t)["score_earlier"] == 3
         # the per-deal parts spliced into the cached JSON: the same as the info itself
         live = app.state.manager.get(t["id"])
-        assert json.loads(live.info_json()) == json.loads(json.dumps(live.info()))
+        assert json.loads(live.fanout.info_bytes().decode()) == json.loads(json.dumps(live.info()))
         # the live table keeps only its latest deal, its score sheet only the rows shown ...
         assert len(live.table.deals) == 1 and live.table.deal_count == 23
         assert [e["deal"] for e in live.score] == list(range(4, 24))
@@ -509,7 +509,7 @@ def test_a_stored_record_is_replayed_off_the_event_loop(tmp_path, monkeypatch):
 
 
 def test_the_table_json_of_every_broadcast_is_the_table_info_itself(tmp_path, monkeypatch):
-    """``LiveTable.info_json`` is built from cached parts (only the event number changes with
+    """``TableFanout.info_bytes`` is built from cached parts (only the event number changes with
     most events): at every broadcast it is byte for byte ``info()`` with the per-deal keys
     last, through deals, a seat that comes and goes, a turn timer and the close."""
     from stammtisch.server.fanout import dumps
@@ -522,8 +522,8 @@ def test_the_table_json_of_every_broadcast_is_the_table_info_itself(tmp_path, mo
         fresh = self.info()
         for k in ("score", "score_earlier", "explanation"):  # the per-deal keys come last
             fresh[k] = fresh.pop(k)
-        if self.info_json() != dumps(fresh):  # noted, not raised: the table must go on
-            wrong.append((self.events, self.info_json(), dumps(fresh)))
+        if self.fanout.info_bytes().decode() != dumps(fresh):  # noted, not raised: the table must go on
+            wrong.append((self.events, self.fanout.info_bytes().decode(), dumps(fresh)))
         checked[0] += 1
         seen.update(k for k in ("turn_deadline", "next_deal_at", "closed") if fresh[k])
         broadcast(self)

@@ -1,5 +1,12 @@
-"""A live table: its rules of play as one class, and the events that change it (a deal, an
-action), each applied, committed and broadcast.
+"""A live table: its rules of play as one class (``LiveTable``), and the events that change it
+(a deal, an action), each applied, committed and broadcast.
+
+The table holds its collaborators and reaches each through a narrow interface: the turn clock
+(``table_turns.TurnClock``: the timers, their pacing, the bots), the social side
+(``table_social.TableSocial``: chat, hints, rematch; it reaches back through ``SocialHost``),
+the fan-out (``fanout.TableFanout``: the connections and the JSON; it is handed one snapshot
+of what the clients are shown, ``table_info.TableShown``, per broadcast), its record in the
+event store (``event_store.TableRecord``) and the registry of tables (``table_core.Registry``).
 
 One asyncio lock per table makes it the single writer of that table: an event (a deal's deck,
 one action) is applied to the in-memory table (the engine validates it), committed through
@@ -7,13 +14,14 @@ the event store, and only then put on every connection's outgoing queue (the fan
 Whoever reads a table's state (a connecting client, ``GET /api/tables/{id}``) takes the same
 lock, so nobody sees an event before its commit.
 
-A client's action that finds its table's lock free and nothing ahead of it from the same
-client is taken at once, from the socket's read (``act_now``): applied, its row handed to the
-group commit, and the rest (the broadcast, or the refusal) done in the commit's callback, the
-lock held until then. A failed or timed-out commit is retried with backoff for
-``ServerLimits.commit_deadline`` seconds; if it still fails, the event is undone (the table is
-rebuilt as it was before its latest deal, and that deal's committed events replayed), the
-client is told "try again", and nothing is broadcast.
+A player's action enters once, through ``take`` with the lock held, whether it came from the
+socket's read (taken at once when the lock is free and nothing is ahead of it) or from the
+connection's queue (``routes.live.Connection.action`` is the one place that knows). It is
+applied, its row handed to the group commit (``_commit``), and the rest (the broadcast, or
+the refusal) done when the commit is over, the lock held until then. A failed or timed-out
+commit is retried with backoff for ``ServerLimits.commit_deadline`` seconds; if it still
+fails, the event is undone (the table is rebuilt as it was before its latest deal, and that
+deal's committed events replayed), the client is told "try again", and nothing is broadcast.
 
 Flow of a table: created → started (``start``: first dealer drawn, deal 1 dealt) → deal after
 deal, up to its deal limit → closed by its admin (no more deals; every seat may download the
@@ -60,6 +68,21 @@ from .thinker import DealSoFar
 log = logging.getLogger("stammtisch.server")
 
 
+async def awaited(start: Callable[[Callable[[BaseException | None], None]], None]) -> None:
+    """An event started with ``start(then)`` (``LiveTable.take``, ``_play``, ``_commit``),
+    awaited: returns once it is committed and shown; raises its refusal or fault."""
+    outcome: asyncio.Future[BaseException | None] = asyncio.get_running_loop().create_future()
+
+    def then(error: BaseException | None) -> None:
+        if not outcome.done():  # the caller may be gone (cancelled); the event counts anyway
+            outcome.set_result(error)
+
+    start(then)
+    error = await outcome
+    if error is not None:
+        raise error
+
+
 class LiveTable:
     """One live table: its state, what its clients see of it, its events, timers and social
     features (see the module's docstring)."""
@@ -67,7 +90,7 @@ class LiveTable:
     __slots__ = ("admin_digest", "away", "broken", "buckets", "clock", "closed", "committed",
                  "created", "creator", "deal_key", "deal_start", "dropped", "events", "fanout",
                  "first_dealer", "hints", "humans", "id", "joined", "last_activity",
-                 "last_explanation", "last_watched", "lease", "listed", "lobby_seats", "lock",
+                 "last_explanation", "last_watched", "lease", "limits", "listed", "lobby_seats", "lock",
                  "manager", "max_deals", "next_ready", "open_seats", "options", "pace", "record",
                  "rules", "ruleset_id", "score", "scored", "seats", "social", "spectator_digest",
                  "started", "table", "turn_seconds", "turns")
@@ -110,6 +133,7 @@ class LiveTable:
         self.scored = 0  # the finished deals so far (rows of the whole score sheet)
         self.last_explanation: list[CatalogueMessage] | None = None
         self.clock = manager.scheduler  # the time and the timers (a test's clock too)
+        self.limits: ServerLimits = manager.limits
         self.turns = TurnClock(self.clock, manager, self.rules.family,
                                {i: s.bot for i, s in enumerate(seats) if s.bot})
         now = self.clock.time()
@@ -145,10 +169,6 @@ class LiveTable:
         self.lobby_seats = set(social.lobby_seats) | self.open_seats
         self.humans = set(social.humans)
         self.social.load(social)
-
-    @property
-    def limits(self) -> ServerLimits:
-        return self.manager.limits
 
     def auth(self, token: str) -> tuple[str, int | None] | None:
         """Who a token is: ("seat", i), ("spectator", None), ("admin", None) or None.
@@ -209,18 +229,14 @@ class LiveTable:
         self.deal_start = start
         self.committed = []
         for deck, actions in deals:
-            self.deal_start = self._before_deal()
+            self.deal_start = DealStart.before(self.table, self.events, self.score, self.scored,
+                                               self.last_explanation)
             replay_deal(self.table, deck, actions)
             self.events += 1 + len(actions)
             self.committed = [(list(deck), list(actions))]
             self._note_finished()
             self.table.forget_finished()
         self.fanout.reset()
-
-    def _before_deal(self) -> DealStart:
-        t = self.table
-        return DealStart(t.dealer, dict(t.ledger.balances), t.deal_count, self.events,
-                         list(self.score), self.scored, self.last_explanation)
 
     def _undo(self) -> None:
         """Back to the last committed event (after a refused commit or an engine fault): the
@@ -256,9 +272,6 @@ class LiveTable:
             return True
         return self.clock.monotonic() - self.last_watched < self.limits.watcher_grace
 
-    def deal_limit_reached(self) -> bool:
-        return self.max_deals is not None and self.table.deal_count >= self.max_deals
-
     def shown(self) -> TableShown:
         """The table as its clients are shown it now: one snapshot for the fan-out (per
         broadcast or state sent) and for the routes."""
@@ -274,38 +287,14 @@ class LiveTable:
     def info(self) -> dict[str, Any]:
         return self.shown().info(self.fanout.seats_online())
 
-    def info_json(self) -> str:
-        """``dumps(info())``, except that the keys of ``TableShown.deal`` come last
-        (``TableFanout.info_bytes``)."""
-        return self.fanout.info_bytes().decode()
-
     def view(self, seat: int | None, head: bool = True) -> dict[str, Any] | None:
         state = self.table.state
         if state is None:
             return None
         return state.view(seat, head)
 
-    def send_state(self, conn: Conn) -> None:
-        self.fanout.send_state(conn)
-
     def broadcast_state(self) -> None:
         self.fanout.broadcast_state()
-
-    def drop_seat_connections(self, seat: int | None, message: str) -> None:
-        """Close the sockets of a seat (None: spectators) whose link was revoked."""
-        self.fanout.drop_seat(seat, message)
-
-    def listing(self) -> dict[str, Any] | None:
-        """What the lobby shows of this table, or None when it is not open to strangers."""
-        if not self.listed or not self.open_seats or self.closed or self.broken:
-            return None
-        return {"id": self.id, "ruleset": self.ruleset_id, "title": self.rules.title,
-                "family": self.rules.family, "started": self.started,
-                "deal_number": self.table.deal_count, "turn_seconds": self.turn_seconds,
-                "hints": self.hints,
-                "seats": [{"seat": i, "name": s.name, "bot": s.bot, "free": i in self.open_seats}
-                          for i, s in enumerate(self.seats)],
-                "free": len(self.open_seats), "taken": len(self.seats) - len(self.open_seats)}
 
     def _check_open(self) -> None:
         if self.closed:
@@ -316,26 +305,12 @@ class LiveTable:
     def _deals_on(self) -> bool:
         """Whether the next deal may come now (the lock held)."""
         return (self.started and not self.table.in_deal and not self.broken and not self.closed
-                and not self.deal_limit_reached() and not self.social.rematch_votes)
-
-    def seats_changed(self) -> None:
-        """Something every client shows about the seats changed (away, open): a new state."""
-        self.fanout.seats_changed()
+                and not (self.max_deals is not None and self.table.deal_count >= self.max_deals)
+                and not self.social.rematch_votes)
 
     def seated_humans(self) -> set[int]:
         """The human seats whose player is at the table now (connected)."""
         return {seat for seat in self.fanout.seats_online() if not self.seats[seat].bot}
-
-    def _everybody_ready(self) -> bool:
-        """Whether every seated player (a human seat whose player is connected) asked for the
-        next deal; a table where nobody sits waits."""
-        seated = self.seated_humans()
-        return bool(seated) and seated <= self.next_ready
-
-    def _everybody_away(self) -> bool:
-        """Whether the table has human seats and a stand-in bot plays every one of them."""
-        humans = {i for i, s in enumerate(self.seats) if not s.bot}
-        return bool(humans) and humans <= self.away
 
     def deal_so_far(self) -> DealSoFar:
         """The deal in progress as the thinker's worker rebuilds it."""
@@ -364,7 +339,7 @@ class LiveTable:
         """The rematch was made: this table is closed, its timers stopped."""
         self.closed = True
         self.turns.stop()
-        self.seats_changed()
+        self.fanout.seats_changed()
 
     def _set_away(self, seat: int, away: bool) -> None:
         """Mark a human seat away (a stand-in bot plays for it) or back; the caller holds the
@@ -378,7 +353,7 @@ class LiveTable:
         else:
             self.away.discard(seat)
             self.schedule()  # a stand-in's pending turn is cancelled; the timer starts again
-        self.seats_changed()
+        self.fanout.seats_changed()
         self.broadcast_state()
 
     async def back(self, seat: int) -> None:
@@ -419,8 +394,8 @@ class LiveTable:
                 self.seats[seat].name = name
                 self.table = Table(self.rules, [s.name for s in self.seats], 0)
             self.open_seats.discard(seat)
-            self.drop_seat_connections(seat, "this seat was taken by a player from the lobby")
-            self.seats_changed()
+            self.fanout.drop_seat(seat, "this seat was taken by a player from the lobby")
+            self.fanout.seats_changed()
             self.broadcast_state()
             return seat, token
 
@@ -444,18 +419,20 @@ class LiveTable:
             if turns.thinking_for == self.events:
                 return  # a search bot is thinking about this very state already
             if seat in turns.bots or seat in self.away:
-                turns.bot_after(delay, partial(self._bot_due, self.events, seat, False))
+                turns.bot_after(delay, partial(turns.run_soon, self._bot_turn, self.events, seat,
+                                               False))
             elif self.turn_seconds > 0:  # the turn timer: a stand-in bot plays when it runs out
                 turns.turn_timer(self.turn_seconds if delay is None else delay,
-                                 partial(self._bot_due, self.events, seat, True))
-        elif self._everybody_away():  # stand-ins do not play deal after deal on their own
+                                 partial(turns.run_soon, self._bot_turn, self.events, seat, True))
+        elif self.away >= {i for i, s in enumerate(self.seats) if not s.bot} and any(
+                not s.bot for s in self.seats):  # stand-ins do not play deal after deal alone
             turns.waiting = True
         elif self.social.rematch_votes:  # a rematch was asked for: the next deal waits for the answer
             return
-        elif not self.deal_limit_reached():
+        elif self.max_deals is None or self.table.deal_count < self.max_deals:
             if self.pace == "wait":
-                if not self._everybody_ready():
-                    return  # until every seated player pressed Next (or left)
+                if not self.seated_humans() or not self.seated_humans() <= self.next_ready:
+                    return  # until every seated player pressed Next (or left); nobody seated: wait
                 pause = 0.0 if delay is None else delay
             else:
                 pause = turns.deal_pause(self.pace) if delay is None else delay
@@ -473,12 +450,27 @@ class LiveTable:
         """The pause after a deal is over: the next deal. With the lock free, it is dealt here
         and its row joins the group commit (``_commit``), as an action taken at once is:
         no task, no sleeping coroutine and no chain of coroutines suspended over the commit.
-        With the lock held (a client joining, say), a task waits for it (``next_deal``)."""
+        With the lock held (a client joining, say), a task waits for it (``next_deal``). A
+        deal refused (a database hiccup) is tried again later; a fault is logged."""
+        def refused(error: BaseException) -> None:
+            if isinstance(error, Refusal):
+                log.warning("table %s: next deal refused (%s); trying again", self.id, error.rule)
+                self.schedule(delay=self.turns.retry_later)
+            else:
+                log.error("table %s: next deal failed", self.id, exc_info=error)
+
+        async def queued() -> None:
+            self.turns.pending = None
+            try:
+                await self.next_deal()
+            except Refusal as e:  # a fault goes up: the scheduler logs it
+                refused(e)
+
         self.turns.pending = None
         if self._wait_for_people():
             return
         if not self.lock.try_acquire():
-            self.turns.run(self._next_deal_queued())
+            self.turns.run(queued())
             return
         try:
             if not self._deals_on():
@@ -487,7 +479,7 @@ class LiveTable:
             number, names, key, before = self._deal_in_memory()
         except Refusal as e:
             self.lock.release()
-            self._deal_refused(e)
+            refused(e)
             return
         except BaseException:  # a fault too: the lock is free again, and the fault goes up
             self.lock.release()
@@ -495,37 +487,17 @@ class LiveTable:
 
         def committed() -> None:
             self._deal_committed(names, key, before)
-            self._after_event()
+            self.schedule()
+            self.broadcast_state()
 
         def then(error: BaseException | None) -> None:
             try:
                 if error is not None:
-                    self._deal_refused(error)
+                    refused(error)
             finally:
                 self.lock.release()
 
         self._commit(Storage.deal_row(self.id, number, names, key), committed, then)
-
-    async def _next_deal_queued(self) -> None:
-        self.turns.pending = None
-        try:
-            await self.next_deal()
-        except Refusal as e:  # a fault goes up: the scheduler logs it
-            self._deal_refused(e)
-
-    def _deal_refused(self, error: BaseException) -> None:
-        """The next deal that came due failed: after a refusal (a database hiccup), it is tried
-        again later."""
-        if isinstance(error, Refusal):
-            log.warning("table %s: next deal refused (%s); trying again", self.id, error.rule)
-            self.schedule(delay=self.turns.retry_later)
-        else:
-            log.error("table %s: next deal failed", self.id, exc_info=error)
-
-    def _bot_due(self, event: int, seat: int, take_over: bool) -> None:
-        """A bot's delay or a seat's turn timer ran out (at ``event``): the bot acts, in a
-        task of its own (a search bot thinks with the lock released)."""
-        self.turns.run(self._bot_turn(event, seat, take_over))
 
     async def _bot_turn(self, event: int, seat: int, take_over: bool) -> None:
         """A bot acts for ``seat``: the seat's own bot, or the stand-in of a human seat that is
@@ -561,7 +533,7 @@ class LiveTable:
                 turns.thinking_for = None
                 delay, shown = turns.search_failed(self.id, seat, name, e)
                 if shown:
-                    self.seats_changed()
+                    self.fanout.seats_changed()
                     self.broadcast_state()
                 if self.events == event:
                     self.schedule(delay=delay)
@@ -569,7 +541,7 @@ class LiveTable:
         async with self.lock:
             turns.thinking_for = None
             if turns.search_worked():
-                self.seats_changed()
+                self.fanout.seats_changed()
             if self.events != event or self.closed:
                 return
             retry = await self._bot_acts(seat, lambda: text)
@@ -580,7 +552,7 @@ class LiveTable:
         """Apply a bot's action, ``choose()`` (the caller holds the lock); True when a
         transient failure (storage) left the table unchanged and the bot should try again."""
         try:
-            await self._awaited(lambda then: self._play(seat, choose(), then))
+            await awaited(lambda then: self._play(seat, choose(), then))
         except (Refusal, IllegalAction) as e:
             if e.rule in ("storage", "server"):
                 return True
@@ -608,7 +580,7 @@ class LiveTable:
                 self.schedule()
             elif self.pace == "wait" and self.next_ready and not self.table.in_deal:
                 self.schedule()  # the players who asked for the next deal are all here
-            self.send_state(conn)
+            self.fanout.send_state(conn)
             if self.social.chat:
                 conn.send(ChatLines.encode(self.social.chat, history=True))
             if self.social.rematch_id is not None:
@@ -648,7 +620,8 @@ class LiveTable:
                 self._replay(None, False, [])
                 raise
             self.started = True
-            self._after_event()
+            self.schedule()
+            self.broadcast_state()
 
     async def next_deal(self, early: bool = False, seat: int | None = None) -> None:
         """The next deal (``early``: a seated player asks for it, ``seat``). At a table that
@@ -666,19 +639,21 @@ class LiveTable:
                 return
             if early and self.pace == "wait" and seat is not None:
                 self.next_ready.add(seat)
-                if not self._everybody_ready():
-                    self.seats_changed()
+                seated = self.seated_humans()  # every seated player asked for it?
+                if not seated or not seated <= self.next_ready:
+                    self.fanout.seats_changed()
                     self.broadcast_state()
                     return
             await self._deal()
-            self._after_event()
+            self.schedule()
+            self.broadcast_state()
 
     async def _deal(self, first_dealer: int | None = None) -> None:
         """Deal the next hand: in memory first (the engine may refuse), then committed."""
         number, names, key, before = self._deal_in_memory()
         if first_dealer is None:
             row = Storage.deal_row(self.id, number, names, key)
-            await self._awaited(lambda then: self._commit(
+            await awaited(lambda then: self._commit(
                 row, lambda: self._deal_committed(names, key, before), then))
             return
         committed = False
@@ -698,7 +673,8 @@ class LiveTable:
         unchanged, when the engine cannot deal."""
         deck = self.table.secret_deck()  # one os.urandom read per deck
         number = self.table.deal_count
-        before = self._before_deal()
+        before = DealStart.before(self.table, self.events, self.score, self.scored,
+                                  self.last_explanation)
         try:
             self.table.start_deal(deck)
         except Exception:  # the engine may fail in any way on a deal (a huge stake): tried later
@@ -740,7 +716,7 @@ class LiveTable:
         # more per action, the most frequent message
         await self.lock.acquire()
         try:
-            await self._awaited(lambda then: self.take(seat, text, event, then))
+            await awaited(lambda then: self.take(seat, text, event, then))
         finally:
             self.lock.release()
 
@@ -766,22 +742,16 @@ class LiveTable:
         assert key is not None  # every deal is dealt with its key (and migrated ones got one)
         row = Storage.move_row(key, self.id, t.deal_count - 1, len(t.deals[-1].actions) - 1,
                                seat, canonical)
-        self._commit(row, lambda: self._action_committed(seat, canonical), then)
 
-    @staticmethod
-    async def _awaited(start: Callable[[Callable[[BaseException | None], None]], None]) -> None:
-        """An event started with ``start(then)`` (``take``, ``_play``, ``_commit``), awaited:
-        returns once it is committed and shown; raises its refusal or fault."""
-        outcome: asyncio.Future[BaseException | None] = asyncio.get_running_loop().create_future()
+        def committed() -> None:
+            self.committed[-1][1].append((seat, canonical))
+            self.events += 1
+            self.last_activity = self.clock.time()
+            self._note_finished()
+            self.schedule()
+            self.broadcast_state()
 
-        def then(error: BaseException | None) -> None:
-            if not outcome.done():  # the caller may be gone (cancelled); the event counts anyway
-                outcome.set_result(error)
-
-        start(then)
-        error = await outcome
-        if error is not None:
-            raise error
+        self._commit(row, committed, then)
 
     def _commit(self, row: Write, committed: Callable[[], None],
                 then: Callable[[BaseException | None], None]) -> None:
@@ -843,17 +813,6 @@ class LiveTable:
             log.warning("table %s: could not store an event; undone", self.id, exc_info=error)
             return Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE)
         return error
-
-    def _action_committed(self, seat: int, canonical: str) -> None:
-        self.committed[-1][1].append((seat, canonical))
-        self.events += 1
-        self.last_activity = self.clock.time()
-        self._note_finished()
-        self._after_event()
-
-    def _after_event(self) -> None:
-        self.schedule()
-        self.broadcast_state()
 
     async def close(self) -> None:
         """The admin closes the table: no more deals or actions (an unfinished deal stays out

@@ -260,11 +260,11 @@ class TableManager:
         if seat is None:
             await self.store.commit(self.storage.set_spectator_digest, live.id, digest)
             live.spectator_digest = digest
-            live.drop_seat_connections(None, "the spectator link was replaced by the table's admin")
+            live.fanout.drop_seat(None, "the spectator link was replaced by the table's admin")
         else:
             await self.store.commit(self.storage.set_seat_digest, live.id, seat, digest)
             live.seats[seat].digest = digest
-            live.drop_seat_connections(seat, "this seat's link was replaced by the table's admin")
+            live.fanout.drop_seat(seat, "this seat's link was replaced by the table's admin")
         return token
 
     # --- expiry -------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from .storage import StoredSocial
 from .thinker import Thinker
 
 if TYPE_CHECKING:
+    from ..table import Table
     from .live_table import LiveTable
 
 log = logging.getLogger("stammtisch.server")
@@ -56,6 +57,13 @@ class DealStart:
     score: list[dict[str, Any]]  # the score sheet's rows shown (the last SCORE_ROWS_SHOWN)
     scored: int  # the finished deals so far
     explanation: list[CatalogueMessage] | None
+
+    @classmethod
+    def before(cls, table: Table, events: int, score: list[dict[str, Any]], scored: int,
+               explanation: list[CatalogueMessage] | None) -> DealStart:
+        """``table`` as it is now, before its next deal."""
+        return cls(table.dealer, dict(table.ledger.balances), table.deal_count, events,
+                   list(score), scored, explanation)
 
 
 class Registry(Protocol):

@@ -157,3 +157,15 @@ class TableShown:
         return [{"name": s.name, "bot": s.bot, "connected": bool(s.bot) or i in online,
                  "away": i in self.away, "open": i in self.open_seats}
                 for i, s in enumerate(self.seats)]
+
+    def listing(self) -> dict[str, Any] | None:
+        """What the lobby shows of this table, or None when it is not open to strangers."""
+        if not self.listed or not self.open_seats or self.closed or self.broken:
+            return None
+        return {"id": self.id, "ruleset": self.ruleset_id, "title": self.rules.title,
+                "family": self.rules.family, "started": self.started,
+                "deal_number": self.table.deal_count, "turn_seconds": self.turn_seconds,
+                "hints": self.hints,
+                "seats": [{"seat": i, "name": s.name, "bot": s.bot, "free": i in self.open_seats}
+                          for i, s in enumerate(self.seats)],
+                "free": len(self.open_seats), "taken": len(self.seats) - len(self.open_seats)}

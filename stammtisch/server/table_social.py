@@ -85,13 +85,9 @@ class SocialHost(Protocol):
     broken: str | None
     closed: bool
     last_activity: float
-
-    @property
-    def limits(self) -> ServerLimits: ...
+    limits: ServerLimits
 
     def schedule(self, delay: float | None = None) -> None: ...
-
-    def seats_changed(self) -> None: ...
 
     def broadcast_state(self) -> None: ...
 
@@ -232,7 +228,7 @@ class TableSocial:
             if host.seated_humans() <= self.rematch_votes:
                 await self._make_rematch()  # tells every client
                 return
-            host.seats_changed()
+            host.fanout.seats_changed()
             host.schedule()  # the next deal waits for the answer
             host.broadcast_state()
 
@@ -241,7 +237,7 @@ class TableSocial:
         host = self._host
         self.rematch_votes.clear()
         self.rematch_asker = ""
-        host.seats_changed()
+        host.fanout.seats_changed()
         host.schedule()
         host.broadcast_state()
 

@@ -106,6 +106,11 @@ class TurnClock:
         work: dropped with the timers."""
         self.pending = self.clock.task(work)
 
+    def run_soon(self, work: Callable[..., Coroutine[Any, Any, None]], *args: Any) -> None:
+        """``run(work(*args))``: what a timer that ran out starts (a bot's turn, in a task of
+        its own: a search bot thinks with the table's lock released)."""
+        self.run(work(*args))
+
     def bot_for(self, seat: int) -> Bot:
         """The bot that plays ``seat`` now: its own, else its stand-in (made once)."""
         bot = self.bots.get(seat)

@@ -273,7 +273,7 @@ class Connection:
                 if error is not None:
                     self.refused(error, seq)
                     if isinstance(error, (IllegalAction, Refusal)) and error.rule == "stale":
-                        live.send_state(conn)
+                        live.fanout.send_state(conn)
             finally:
                 live.lock.release()
                 if outcome is not None and not outcome.done():
