@@ -424,14 +424,13 @@ class LiveTable:
             elif self.turn_seconds > 0:  # the turn timer: a stand-in bot plays when it runs out
                 turns.turn_timer(self.turn_seconds if delay is None else delay,
                                  partial(turns.run_soon, self._bot_turn, self.events, seat, True))
-        elif self.away >= {i for i, s in enumerate(self.seats) if not s.bot} and any(
-                not s.bot for s in self.seats):  # stand-ins do not play deal after deal alone
-            turns.waiting = True
+        elif (humans := {i for i, s in enumerate(self.seats) if not s.bot}) and humans <= self.away:
+            turns.waiting = True  # stand-ins do not play deal after deal on their own
         elif self.social.rematch_votes:  # a rematch was asked for: the next deal waits for the answer
             return
         elif self.max_deals is None or self.table.deal_count < self.max_deals:
             if self.pace == "wait":
-                if not self.seated_humans() or not self.seated_humans() <= self.next_ready:
+                if not (seated := self.seated_humans()) or not seated <= self.next_ready:
                     return  # until every seated player pressed Next (or left); nobody seated: wait
                 pause = 0.0 if delay is None else delay
             else:
