@@ -266,12 +266,6 @@ class LiveTable:
             suits = str(getattr(self.rules, "suits", "french"))
             self.last_explanation = explain_messages(result.summary, t.players, suits)
 
-    def may_play(self) -> bool:
-        """Bots act and deals follow only while a person watches (and a short grace after)."""
-        if self.fanout.watched():
-            return True
-        return self.clock.monotonic() - self.last_watched < self.limits.watcher_grace
-
     def shown(self) -> TableShown:
         """The table as its clients are shown it now: one snapshot for the fan-out (per
         broadcast or state sent) and for the routes."""
@@ -408,8 +402,7 @@ class LiveTable:
         self.fanout.info_changed()
         if not self.started or self.broken or self.closed:
             return
-        if not self.may_play():
-            turns.waiting = True
+        if self._wait_for_people():
             return
         turns.waiting = False
         t = self.table
@@ -438,8 +431,10 @@ class LiveTable:
             turns.deal_after(pause, self._deal_due)
 
     def _wait_for_people(self) -> bool:
-        """Whether bots must stop now (nobody watches); then the table waits for a client."""
-        if self.may_play():
+        """Whether bots must stop now: bots act and deals follow only while a person watches
+        (and ``watcher_grace`` seconds after); then the table waits for a client."""
+        if self.fanout.watched() or \
+                self.clock.monotonic() - self.last_watched < self.limits.watcher_grace:
             return False
         self.turns.waiting = True
         self.fanout.info_changed()
