@@ -47,7 +47,7 @@ from fastapi.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
 import stammtisch.server.live_table as server_live
-import stammtisch.server.table_core as server_core
+import stammtisch.server.table_turns as server_turns
 import stammtisch.table as engine_table
 from stammtisch.games import new_game
 from stammtisch.rules import PRESETS, ruleset
@@ -118,7 +118,7 @@ def fixed_randomness(key: str) -> Iterator[None]:
     Only search bots (not used here) seed from the table's id, which stays random."""
     orig_deck = engine_table.Table.secret_deck
     orig_draw = server_live.draw_first_dealer
-    orig_make = server_core.make_bot
+    orig_make = server_turns.make_bot
 
     def secret_deck(self: Any) -> list[int]:
         seed = f"{key}:deck:{self.rules.id}:{'|'.join(self.players)}:{self.deal_count}"
@@ -132,13 +132,13 @@ def fixed_randomness(key: str) -> Iterator[None]:
 
     engine_table.Table.secret_deck = secret_deck  # type: ignore[method-assign]
     server_live.draw_first_dealer = draw_first_dealer  # type: ignore[assignment]
-    server_core.make_bot = make_bot  # type: ignore[assignment]
+    server_turns.make_bot = make_bot  # type: ignore[assignment]
     try:
         yield
     finally:
         engine_table.Table.secret_deck = orig_deck  # type: ignore[method-assign]
         server_live.draw_first_dealer = orig_draw
-        server_core.make_bot = orig_make
+        server_turns.make_bot = orig_make
 
 
 # --- the transcript --------------------------------------------------------------------

@@ -125,8 +125,9 @@ class Table:
         self._finish_if_over()
         return state
 
-    def apply(self, text: str, seat: int | None = None) -> int:
+    def apply(self, text: str, seat: int | None = None) -> str:
         """Apply an action string to the current deal; ``seat``, if given, must be on turn.
+        Returns the action's canonical text (as the record keeps it).
 
         Raises IllegalAction with the state unchanged. Records the action, and settles the
         deal when it is over.
@@ -146,7 +147,7 @@ class Table:
             canonical if seat is None else {"player": self.players[seat], "action": canonical}
         )
         self._finish_if_over()
-        return action
+        return canonical
 
     def apply_id(self, action: int) -> None:
         """Apply an action id (bots and simulations); recorded as its string."""

@@ -62,3 +62,29 @@ def test_every_varying_value_is_normalised():
                   "table": "abcDEF123456", "next_deal_at": None, "turn_deadline": 3.5})
     assert rec.lines == ['["c",{"messages":[{"at":"<time>","text":"hi"}],"next_deal_at":null,'
                          '"table":"<table1>","turn_deadline":"<time>","type":"chat"}]']
+
+
+def test_every_message_of_the_scenarios_is_its_declared_type():
+    """Each message the server sent in every transcript scenario is valid as the type
+    ``protocol.py`` declares for it (no field it does not declare, none missing)."""
+    from stammtisch.server.protocol import SERVER_MESSAGES
+
+    by_type = {m.model_fields["type"].default: m for m in SERVER_MESSAGES}
+    script = load_script()
+    message = script.Recorder.message
+    seen: dict[str, int] = {}
+
+    def checked(rec, who, role, m):
+        declared = by_type.get(m.get("type"))
+        assert declared is not None, m
+        declared.model_validate(m)
+        seen[m["type"]] = seen.get(m["type"], 0) + 1
+        message(rec, who, role, m)
+
+    script.Recorder.message = checked
+    try:
+        script.main(["--deals", "1"], out=io.StringIO())
+    finally:
+        script.Recorder.message = message
+    # the scenarios reach every message type but the hints (no search bot runs there)
+    assert set(seen) >= set(by_type) - {"hint", "hint asked"}, seen

@@ -298,7 +298,7 @@ def test_a_live_table_writes_its_actions_as_moves_of_its_deal_and_reloads_them(t
                 continue
             st = t.state
             await live.act(st.current_player(), st.action_to_string(st.legal_actions()[0]))
-        live.cancel_pending()
+        live.turns.cancel()
         deals = [(deck, actions) for deck, actions in storage.load_table(live.id).deals]
         storage.close()
         return live.id, deals, keys

@@ -4,9 +4,9 @@ action and writes its frames; a connection's outgoing messages keep their order 
 close; a table's lock is granted in the order ``asyncio.Lock`` grants it. The sections follow,
 each headed by what it checks; the first:
 
-Actions taken at once from the socket's read (``ws_endpoint``'s ``take_now`` and
-``LiveTable.act_now``) under a real uvicorn server: clients see exactly what the queued way
-(the receive loop's task, ``LiveTable.act``) shows them, refusals included, in the order the
+Actions taken at once from the socket's read (``Connection.take_now``) under a real uvicorn
+server: clients see exactly what the queued way (the receive loop's task,
+``Connection.handle``) shows them, refusals included, in the order the
 messages came; nothing is shown before it is committed; a failed commit is retried, then
 refused with the state unchanged; the rate limit counts each message once."""
 
@@ -33,6 +33,7 @@ from stammtisch.server.event_store import EventStore
 from stammtisch.server.fanout import QUEUE_LIMIT, Conn, Outbox
 from stammtisch.server.limits import ServerLimits
 from stammtisch.server.locks import TableLock
+from stammtisch.server.routes.live import Connection
 from stammtisch.server.storage import Storage
 from stammtisch.server.transport import framed_websocket_protocol
 from stammtisch.table import Table
@@ -48,22 +49,21 @@ def _server(tmp_path, limits: ServerLimits | None = None) -> Iterator[tuple[int,
 
 
 class Counted:
-    """How many actions went each way (``act_now``: taken at once; ``act``: queued)."""
+    """How many actions went each way (``Connection.action``: taken at once from the
+    socket's read, or from the receive loop's queue)."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.now = self.queued = 0
-        act_now, act = live_table_module.LiveTable.act_now, live_table_module.LiveTable.act
+        action = Connection.action
 
-        def counted_now(table: Any, *args: Any) -> None:
-            self.now += 1
-            return act_now(table, *args)
+        def counted(connection: Any, msg: Any, from_read: bool) -> Any:
+            if from_read:
+                self.now += 1
+            else:
+                self.queued += 1
+            return action(connection, msg, from_read)
 
-        async def counted(table: Any, *args: Any) -> None:
-            self.queued += 1
-            return await act(table, *args)
-
-        monkeypatch.setattr(live_table_module.LiveTable, "act_now", counted_now)
-        monkeypatch.setattr(live_table_module.LiveTable, "act", counted)
+        monkeypatch.setattr(Connection, "action", counted)
 
 
 def _never_take_now(monkeypatch: pytest.MonkeyPatch) -> None:

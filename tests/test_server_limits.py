@@ -22,7 +22,7 @@ from stammtisch.server.app import create_app
 from stammtisch.server.limits import ServerLimits
 from stammtisch.server.live_table import LiveTable
 from stammtisch.server.refusals import Refusal
-from stammtisch.server.table_core import TableCore
+from stammtisch.server.table_turns import TurnClock
 from stammtisch.table import Table
 
 BOTS3 = [{"name": "a", "bot": "random"}, {"name": "b", "bot": "random"}, {"name": "c", "bot": "random"}]
@@ -58,8 +58,8 @@ HANG = 300.0
 
 
 def starts_waiting(monkeypatch) -> threading.Event:
-    """Set as a table starts waiting for a person (``LiveTable.waiting`` turns true)."""
-    slot = TableCore.__dict__["waiting"]
+    """Set as a table starts waiting for a person (``TurnClock.waiting`` turns true)."""
+    slot = TurnClock.__dict__["waiting"]
     became = threading.Event()
 
     def set_waiting(live, value):
@@ -67,7 +67,7 @@ def starts_waiting(monkeypatch) -> threading.Event:
         if value:
             became.set()
 
-    monkeypatch.setattr(LiveTable, "waiting", property(slot.__get__, set_waiting))
+    monkeypatch.setattr(TurnClock, "waiting", property(slot.__get__, set_waiting))
     return became
 
 
@@ -282,7 +282,7 @@ def test_bots_play_only_while_somebody_watches(tmp_path, monkeypatch):
         start(http, t)
         assert waits.wait(HANG) and info(http, t)["waiting"]
         live = app.state.manager.get(t["id"])
-        assert live.pending is None  # nothing is scheduled: the table waits for a person
+        assert live.turns.pending is None  # nothing is scheduled: the table waits for a person
         waited_at = info(http, t)["events"]
         with connect(http, t, t["spectator"]["token"]) as ws:
             c = WsClient(ws)
@@ -298,7 +298,7 @@ def test_a_bot_table_waits_after_a_restart(tmp_path):
         start(http, t)
     with TestClient(make_app(tmp_path, deal_pause=0.0)) as http:
         assert info(http, t)["waiting"]
-        assert http.app.state.manager.get(t["id"]).pending is None
+        assert http.app.state.manager.get(t["id"]).turns.pending is None
         before = info(http, t)["events"]
         with connect(http, t, t["spectator"]["token"]) as ws:
             WsClient(ws).until_event(before + 3)
@@ -319,7 +319,7 @@ def test_a_table_stops_at_its_deal_limit(tmp_path):
                     and not m["table"]["in_deal"])
         final = info(http, t)
         assert final["deal_number"] == 2 and final["next_deal_at"] is None
-        assert app.state.manager.get(t["id"]).pending is None
+        assert app.state.manager.get(t["id"]).turns.pending is None
         assert len(final["score"]) == 2
 
 
@@ -339,7 +339,7 @@ def test_the_score_sheet_in_each_message_stays_short_however_long_the_table_play
         assert info(http, t)["score_earlier"] == 3
         # the per-deal parts spliced into the cached JSON: the same as the info itself
         live = app.state.manager.get(t["id"])
-        assert json.loads(live.info_json()) == json.loads(json.dumps(live.info()))
+        assert json.loads(live.fanout.info_bytes().decode()) == json.loads(json.dumps(live.info()))
         # the live table keeps only its latest deal, its score sheet only the rows shown ...
         assert len(live.table.deals) == 1 and live.table.deal_count == 23
         assert [e["deal"] for e in live.score] == list(range(4, 24))
@@ -509,7 +509,7 @@ def test_a_stored_record_is_replayed_off_the_event_loop(tmp_path, monkeypatch):
 
 
 def test_the_table_json_of_every_broadcast_is_the_table_info_itself(tmp_path, monkeypatch):
-    """``LiveTable.info_json`` is built from cached parts (only the event number changes with
+    """``TableFanout.info_bytes`` is built from cached parts (only the event number changes with
     most events): at every broadcast it is byte for byte ``info()`` with the per-deal keys
     last, through deals, a seat that comes and goes, a turn timer and the close."""
     from stammtisch.server.fanout import dumps
@@ -522,8 +522,8 @@ def test_the_table_json_of_every_broadcast_is_the_table_info_itself(tmp_path, mo
         fresh = self.info()
         for k in ("score", "score_earlier", "explanation"):  # the per-deal keys come last
             fresh[k] = fresh.pop(k)
-        if self.info_json() != dumps(fresh):  # noted, not raised: the table must go on
-            wrong.append((self.events, self.info_json(), dumps(fresh)))
+        if self.fanout.info_bytes().decode() != dumps(fresh):  # noted, not raised: the table must go on
+            wrong.append((self.events, self.fanout.info_bytes().decode(), dumps(fresh)))
         checked[0] += 1
         seen.update(k for k in ("turn_deadline", "next_deal_at", "closed") if fresh[k])
         broadcast(self)

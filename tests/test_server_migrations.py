@@ -205,7 +205,7 @@ def play_tables(url: str, plays: list[int]) -> dict[str, list]:
                     continue
                 st = t.state
                 await live.act(st.current_player(), st.action_to_string(st.legal_actions()[0]))
-            live.cancel_pending()
+            live.turns.cancel()
             out[live.id] = storage.load_table(live.id).deals
         manager.shutdown()
         storage.close()
@@ -272,7 +272,7 @@ def test_the_actions_of_the_old_layout_move_to_st_moves_once(database_url, monke
                 await live.next_deal()
             st = t.state
             await live.act(st.current_player(), st.action_to_string(st.legal_actions()[0]))
-            live.cancel_pending()
+            live.turns.cancel()
         manager.shutdown()
 
     asyncio.run(play_on())

@@ -1,5 +1,5 @@
 """A state message carries the table's info only when it changed since the client last got
-it, but for its event number (``LiveTable.send_state`` and ``broadcast_state``); the client keeps the last info and
+it, but for its event number (``TableFanout.send_state`` and ``broadcast_state``); the client keeps the last info and
 sets that number, as the web client and ``server_helpers.WsClient`` do. What a client then
 holds after every state message must be exactly the info the server had when it sent it,
 and the view in it must be the seat's view."""
@@ -26,7 +26,7 @@ def test_every_client_holds_the_tables_info_after_every_state_message(tmp_path, 
     def spy(self, text):
         if isinstance(text, bytes) and text.startswith(b'{"type":"state"'):
             live = app.state.manager.get(table_id[0])
-            sent.setdefault(self, []).append(json.loads(live.info_json()))
+            sent.setdefault(self, []).append(json.loads(live.fanout.info_bytes().decode()))
             # the view as the server put it together (views_parts, spliced) is the seat's view
             engine_view = json.loads(json.dumps(live.view(self.seat)))
             if json.loads(text)["view"] != engine_view:

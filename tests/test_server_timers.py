@@ -11,6 +11,7 @@ import asyncio
 import json
 import random
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ from stammtisch.server.fanout import Conn
 from stammtisch.server.limits import ServerLimits
 from stammtisch.server.live_table import LiveTable
 from stammtisch.server.manager import TableManager
+from stammtisch.server.scheduler import Scheduler
 from stammtisch.server.storage import Storage
 from stammtisch.table import Table
 
@@ -141,7 +143,7 @@ def test_the_next_deal_comes_due_and_is_committed_before_it_is_shown(
         rng = random.Random(1)
         for deal in range(2, 5):
             over = await _play_the_deal(live, rng)
-            assert isinstance(live.pending, asyncio.TimerHandle)  # no task waits for the pause
+            assert isinstance(live.turns.pending, asyncio.TimerHandle)  # no task waits for the pause
             await _until(lambda over=over: all(_shown(sockets, over + 1)))  # type: ignore[misc]
             for message, deals_stored in _shown(sockets, over + 1):
                 assert message["table"]["deal_number"] == deal
@@ -248,3 +250,126 @@ def test_a_deal_due_while_the_lock_is_held_waits_for_it(tmp_path: Path,
         manager.shutdown()
 
     asyncio.run(run())
+
+
+# ---------------------------------------------------------------------------------------------
+# The turn timer, the pause before the next deal and a table nobody watches, on a clock of the
+# test's own (``Scheduler`` with ``time``, ``monotonic`` and ``later`` moved on by hand): no
+# test here sleeps for a timer to run out.
+
+
+class FakeClock(Scheduler):
+    """The tables' clock, moved on by ``advance`` only; the tasks still run on the loop."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.now = 1_000_000.0
+        self.timers: list[tuple[float, int, Callable[[], None], asyncio.TimerHandle]] = []
+        self._made = 0
+
+    def time(self) -> float:  # type: ignore[override]
+        return self.now
+
+    def monotonic(self) -> float:  # type: ignore[override]
+        return self.now
+
+    def later(self, delay: float, callback: Callable[[], None]) -> asyncio.TimerHandle:  # type: ignore[override]
+        handle = asyncio.TimerHandle(self.now + delay, callback, (), asyncio.get_running_loop())
+        self._made += 1
+        self.timers.append((self.now + delay, self._made, callback, handle))
+        return handle
+
+    async def advance(self, seconds: float, settled: Callable[[], bool]) -> None:
+        """The clock ``seconds`` on, each timer due on the way run at its time, the table
+        ``settled()`` after each (what a timer started may take a commit's while)."""
+        end = self.now + seconds
+        while True:
+            due = sorted(t for t in self.timers if t[0] <= end and not t[3].cancelled())
+            if not due:
+                break
+            when, _, callback, handle = due[0]
+            self.timers.remove(due[0])
+            self.now = max(self.now, when)
+            callback()
+            await _until_idle(settled)
+        self.now = end
+
+
+async def _until_idle(settled: Callable[[], bool]) -> None:
+    """Until ``settled()`` and the table's lock is free (a commit runs on the database's
+    thread); only a hang runs into the timeout."""
+    async with asyncio.timeout(300):
+        while not settled():
+            await asyncio.sleep(0.001)
+
+
+async def _clocked_table(tmp_path: Path, turn_seconds: int = 0, pace: float | str = "wait",
+                         **limits: Any) -> tuple[FakeClock, LiveTable, list[Conn]]:
+    clock = FakeClock()
+    storage = Storage(f"sqlite:///{tmp_path / 'c.sqlite'}")
+    manager = TableManager(storage, bot_delay=0, deal_pause=PAUSE,
+                           limits=ServerLimits(**limits), scheduler=clock)
+    made = await manager.create("tippen/grupp-1975", {"players": 3},
+                                [("Anna", None), ("Ben", None), ("Cora", None)])
+    live: LiveTable = made["table"]
+    live.turn_seconds = turn_seconds
+    live.pace = pace
+    conns = [Conn(seat, _nothing, _nothing, write_now=lambda m: True, outbox=manager.outbox)
+             for seat in range(3)]
+    for conn in conns:
+        await live.attach(conn)
+    await live.start()
+    return clock, live, conns
+
+
+def _idle(live: LiveTable) -> Callable[[], bool]:
+    """Whether the table is idle: no task of a timer's under way, its lock free."""
+    def idle() -> bool:
+        task = live.turns.pending if isinstance(live.turns.pending, asyncio.Task) else None
+        return (task is None or task.done()) and live.lock.available() and not live.lock.locked()
+    return idle
+
+
+def test_a_seat_whose_turn_timer_runs_out_is_played_by_a_stand_in(tmp_path: Path) -> None:
+    async def main() -> None:
+        clock, live, _ = await _clocked_table(tmp_path, turn_seconds=30)
+        state = live.table.state
+        assert state is not None
+        seat, event = state.current_player(), live.events
+        assert live.turns.turn_deadline == clock.now + 30
+        await clock.advance(29.9, _idle(live))
+        assert live.events == event and live.away == set()
+        await clock.advance(0.2, lambda: live.events > event and _idle(live)())
+        assert live.events == event + 1 and live.away == {seat}
+        # the stand-in goes on playing the away seat without waiting for the timer again
+        assert live.table.deals[-1].actions[-1]["player"] == live.table.players[seat]
+
+    asyncio.run(main())
+
+
+def test_the_timer_does_not_play_for_a_table_nobody_watches(tmp_path: Path) -> None:
+    async def main() -> None:
+        clock, live, conns = await _clocked_table(tmp_path, turn_seconds=30, watcher_grace=5.0)
+        event = live.events
+        for conn in conns:
+            live.detach(conn)
+        await clock.advance(3, _idle(live))  # within the grace: the timer still runs
+        assert live.events == event and not live.turns.waiting
+        await clock.advance(600, _idle(live))  # past the grace and the timer: nobody plays
+        assert live.events == event and live.turns.waiting and live.away == set()
+
+    asyncio.run(main())
+
+
+def test_the_next_deal_comes_after_its_pause_on_the_table_s_clock(tmp_path: Path) -> None:
+    async def main() -> None:
+        clock, live, _ = await _clocked_table(tmp_path, pace=20.0)
+        await _play_the_deal(live, random.Random(4))
+        deals = live.table.deal_count
+        assert live.turns.next_deal_at == clock.now + 20
+        await clock.advance(19.5, _idle(live))
+        assert live.table.deal_count == deals
+        await clock.advance(1, lambda: live.table.deal_count > deals and _idle(live)())
+        assert live.table.deal_count == deals + 1 and live.table.in_deal
+
+    asyncio.run(main())

@@ -565,13 +565,13 @@ def test_a_table_whose_search_bot_keeps_failing_is_marked_and_asked_ever_less_of
             # the third failure in a row shows the seat (a state message with the mark)
             marked = watcher.until(lambda m: m["type"] == "state" and "table" in m
                                    and m["table"]["bot_trouble"] is not None)
-            assert marked["table"]["bot_trouble"] in (0, 1, 2) and live.bot_failures >= 3
+            assert marked["table"]["bot_trouble"] in (0, 1, 2) and live.turns.bot_failures >= 3
             assert delays[:3] == [1.0, 2.0, 4.0]
             assert all(owner == "testclient" and table == t["id"] for owner, table in calls)
             failing[0] = False  # the next decision comes: the bot acts, the mark goes
             watcher.until(lambda m: m["type"] == "state" and "table" in m
                           and m["table"]["bot_trouble"] is None)
-            assert live.bot_trouble is None and live.bot_failures == 0
+            assert live.turns.bot_trouble is None and live.turns.bot_failures == 0
 
 
 def test_the_analysis_route_answers_its_refusals_by_kind(tmp_path, monkeypatch):

@@ -5,7 +5,6 @@ open tables, rematch, and the table chat. Browser tests: test_web_social_browser
 from __future__ import annotations
 
 import random
-import time
 
 import pytest
 from fastapi.testclient import TestClient
@@ -200,21 +199,6 @@ def test_when_a_bot_plays_every_person_the_table_waits_after_the_deal(http):
         assert back["table"]["waiting"] is False  # with a person back, deals go on: at her Next
         ws.send_json({"type": "next"})
         anna.until(lambda m: is_state(m) and m["table"]["deal_number"] == 2)
-
-
-def test_the_timer_does_not_play_for_a_table_nobody_watches(tmp_path):
-    rng = random.Random(3)
-    with make_client(tmp_path / "st.sqlite", watcher_grace=0.0) as http:
-        t = create(http, turn_seconds=1)
-        start(http, t)
-        with connect(http, t, token_of(t, 0)) as ws:
-            anna = WsClient(ws)
-            play_until(http, t, anna, on_turn(1), rng)
-            event = anna.state["event"]
-        time.sleep(2.0)  # twice the timer: nobody watches, so the stand-in must not play
-        info = http.get(f"/api/tables/{t['id']}").json()
-        assert info["events"] == event and info["waiting"] is True
-        assert [s["away"] for s in info["seats"]] == [False, False, False]
 
 
 # --- 3. listed tables -------------------------------------------------------------------

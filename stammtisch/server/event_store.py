@@ -447,3 +447,61 @@ class EventStore:
         self.reader.shutdown(wait=True)
         self.spill_io.shutdown(wait=True)
         self.drain_spill_now()
+
+
+class TableRecord:
+    """What one live table writes of itself, through the event store: one method per kind of
+    write, for that table alone, so the table never reaches through the store into
+    ``Storage``. The storage methods are looked up at each call (a test may replace one)."""
+
+    __slots__ = ("_holder", "_store")
+
+    def __init__(self, store: EventStore, holder: Holder) -> None:
+        self._store = store
+        self._holder = holder
+
+    @property
+    def _storage(self) -> Storage:
+        return self._store.storage
+
+    def new_deal_key(self) -> int:
+        return self._storage.new_deal_key()
+
+    def write_soon(self, row: Write) -> asyncio.Future[None]:
+        """An event's row in the next group commit, one try (``EventStore.write_soon``)."""
+        return self._store.write_soon(row, self._holder)
+
+    async def write(self, row: Write, deadline: float, failed: BaseException) -> None:
+        """The row's first try failed with ``failed``: retried until ``deadline``
+        (``EventStore.write``)."""
+        await self._store.write(row, deadline, failed=failed, holder=self._holder)
+
+    async def start(self, number: int, deck: list[str], first_dealer: int, key: int) -> None:
+        """The first deal, and the table marked started, under the table's lease."""
+        await self._store.commit(self._storage.start_deal, self._holder.id, number, deck,
+                                 first_dealer, key, self._store.fence_for(self._holder))
+
+    async def close(self) -> None:
+        await self._store.commit(self._storage.close_table, self._holder.id)
+
+    async def add_chat(self, idx: int, seat: int, text: str, at: float) -> None:
+        await self._store.commit(self._storage.add_chat, self._holder.id, idx, seat, text, at)
+
+    async def take_seat(self, seat: int, digest: str, open_seats: list[int],
+                        name: str | None) -> None:
+        await self._store.commit(self._storage.take_seat, self._holder.id, seat, digest,
+                                 open_seats, name)
+
+    async def mark_rematch(self, rematch_id: str) -> None:
+        await self._store.commit(self._storage.mark_rematch, self._holder.id, rematch_id)
+
+    async def set_rematch_claimed(self, seats: list[int]) -> None:
+        await self._store.commit(self._storage.set_rematch_claimed, self._holder.id, seats)
+
+    def mark_joined(self) -> None:
+        """Somebody connected (bookkeeping nobody waits for)."""
+        self._store.background(self._storage.mark_joined, self._holder.id)
+
+    def set_humans(self, humans: list[int]) -> None:
+        """The human seats that connected so far (bookkeeping nobody waits for)."""
+        self._store.background(self._storage.set_humans, self._holder.id, humans)

@@ -15,18 +15,18 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from ..engine_facts import choice_message_for
 from .buckets import Bucket
-from .protocol import CloseCode
+from .protocol import CloseCode, Error, Presence, State
 from .scheduler import Scheduler
 
 if TYPE_CHECKING:
-    from ..rules import Rules
     from ..table import Table
+    from .table_info import TableShown
 
 def dumpb(obj: Any) -> bytes:
     """``obj`` as compact JSON, UTF-8 (orjson: the server serialises a view per seat and event)."""
@@ -226,33 +226,6 @@ class Outbox:
 
 
 
-class TableSource(Protocol):
-    """What the fan-out reads of its table: the event number, the engine's table, the views
-    and the parts of the table's info (``LiveTable``)."""
-
-    events: int
-    table: Table
-    rules: Rules
-
-    def view(self, seat: int | None, head: bool = True) -> dict[str, Any] | None: ...
-
-    def views(self, seats: list[int | None]) -> list[dict[str, Any]]: ...
-
-    def info_key(self) -> tuple[Any, ...]: ...
-
-    def info_deal_key(self) -> tuple[Any, ...]: ...
-
-    def info_fixed(self) -> dict[str, Any]: ...
-
-    def seat_infos(self) -> list[dict[str, Any]]: ...
-
-    def info_ledger(self) -> dict[str, Any]: ...
-
-    def info_flags(self) -> dict[str, Any]: ...
-
-    def info_deal(self) -> dict[str, Any]: ...
-
-
 class TableFanout:
     """The connections of one table and the JSON they are sent (see the module's docstring)."""
 
@@ -260,11 +233,13 @@ class TableFanout:
     # an event makes (bench/server_side_by_side.py weighs such small savings)
     __slots__ = ("_choices_cache", "_deal_parts", "_fixed_part", "_info_cache", "_info_parts",
                  "_presence_delay", "_presence_handle", "_presence_sent", "_scheduler",
-                 "_seats_cache", "_seats_part", "_source", "_view_cache", "conns", "presence_version")
+                 "_seats_cache", "_seats_part", "_shown", "_view_cache", "conns", "presence_version")
 
-    def __init__(self, source: TableSource, bot_seats: list[bool], presence_delay: float,
-                 scheduler: Scheduler):
-        self._source = source
+    def __init__(self, shown: Callable[[], TableShown], bot_seats: list[bool],
+                 presence_delay: float, scheduler: Scheduler):
+        # the table as its clients are shown it now (``LiveTable.shown``): one snapshot per
+        # broadcast or state sent, never a read of the table's parts one by one
+        self._shown = shown
         self._scheduler = scheduler
         self.conns: list[Conn] = []
         self._presence_delay = presence_delay
@@ -337,7 +312,7 @@ class TableFanout:
     def drop_seat(self, seat: int | None, message: str) -> None:
         """Close the sockets of a seat (None: spectators) whose link was revoked."""
         for c in self.of_seat(seat):
-            c.send(dumps({"type": "error", "rule": "revoked", "message": message}))
+            c.send(Error.encode("revoked", message))
             c.stop(CloseCode.REVOKED)
 
     def close(self, code: int = CloseCode.RESTARTING) -> None:
@@ -362,40 +337,40 @@ class TableFanout:
 
     def _flush_presence(self) -> None:
         self._presence_handle = None
-        seats = self._source.seat_infos()
+        seats = self._shown().seat_infos(self.seats_online())
         now = [s["connected"] for s in seats]
         if now == self._presence_sent:
             return
         self._presence_sent = now
-        self.send_all(dumps({"type": "presence", "seats": seats}))
+        self.send_all(Presence.encode(seats))
 
     # --- the table's info ------------------------------------------------------------
 
-    def info_bytes(self) -> bytes:
-        """The table's info as JSON (UTF-8), the keys of ``info_deal`` last. Built from its
-        parts: most events change nothing in it but the event number, so the rest is
-        serialised only when the table's ``info_key`` changes, and of that only the parts that
-        moved (rebuilding the whole info at a deal's start and end would be the largest cost
-        of a deal's boundary under load)."""
-        src = self._source
+    def info_bytes(self, shown: TableShown | None = None) -> bytes:
+        """The table's info as JSON (UTF-8), the keys of ``TableShown.deal`` last. Built from
+        its parts: most events change nothing in it but the event number, so the rest is
+        serialised only when the table's ``TableShown.key`` changes, and of that only the
+        parts that moved (rebuilding the whole info at a deal's start and end would be the
+        largest cost of a deal's boundary under load). ``shown``: the snapshot at hand."""
+        src = self._shown() if shown is None else shown
         events = src.events
         cached = self._info_cache
         if cached is not None and cached[0] == events and cached[1] == self.presence_version:
             return cached[2]
-        info_key = (self.presence_version, src.info_key())
+        info_key = (self.presence_version, src.key())
         if self._info_parts is None or self._info_parts[0] != info_key:
             t = src.table
             if self._fixed_part is None or self._fixed_part[0] is not t:  # held: no id reuse
-                self._fixed_part = (t, dumpb(src.info_fixed())[:-1])
+                self._fixed_part = (t, dumpb(src.fixed())[:-1])
             if self._seats_part is None or self._seats_part[0] != self.presence_version:
                 self._seats_part = (self.presence_version,
-                                    dumpb({"seats": src.seat_infos()})[1:-1])
-            deal_key = src.info_deal_key()
+                                    dumpb({"seats": src.seat_infos(self.seats_online())})[1:-1])
+            deal_key = src.deal_key()
             if self._deal_parts is None or self._deal_parts[0] != deal_key:
-                self._deal_parts = (deal_key, dumpb(src.info_deal())[1:-1])
+                self._deal_parts = (deal_key, dumpb(src.deal())[1:-1])
             head = b"%b,%b,%b,\"events\":" % (self._fixed_part[1], self._seats_part[1],
-                                              dumpb(src.info_ledger())[1:-1])
-            tail = b",%b,%b}" % (dumpb(src.info_flags())[1:-1], self._deal_parts[1])
+                                              dumpb(src.ledger())[1:-1])
+            tail = b",%b,%b}" % (dumpb(src.flags())[1:-1], self._deal_parts[1])
             self._info_parts = (info_key, head, tail)
         data = b"%b%d%b" % (self._info_parts[1], events, self._info_parts[2])
         self._info_cache = (events, self.presence_version, data)
@@ -403,63 +378,58 @@ class TableFanout:
 
     # --- views and state messages ------------------------------------------------------
 
-    def _view_texts(self) -> dict[int | None, bytes]:
-        """The current event's view JSON by seat (a new event starts with none)."""
-        events = self._source.events
+    def _view_texts(self, events: int) -> dict[int | None, bytes]:
+        """The view JSON of event ``events`` by seat (a new event starts with none)."""
         if self._view_cache is None or self._view_cache[0] != events:
             self._view_cache = (events, {})
         return self._view_cache[1]
 
-    def view_json(self, seat: int | None) -> bytes:
+    def view_json(self, seat: int | None, shown: TableShown) -> bytes:
         """A seat's view as JSON (UTF-8), computed once per event. Only the text is kept: the
         view's many small dicts and lists would otherwise live until the next event, and the
         garbage collector's passes over them would be the server's longest stalls."""
-        texts = self._view_texts()
+        texts = self._view_texts(shown.events)
         text = texts.get(seat)
         if text is None:
-            src = self._source
-            body = src.view(seat, head=False)
-            text = texts[seat] = dumpb(None) if body is None else view_bytes(src.table.game, body)
+            table = shown.table
+            state = table.state
+            text = texts[seat] = dumpb(None) if state is None else view_bytes(
+                table.game, state.view(seat, head=False))
         return text
 
-    def state_message(self, seat: int | None, with_table: bool) -> bytes:
-        """The state message for a seat (None: spectators), as UTF-8: it goes to the socket as
-        it is, never decoded and encoded again. ``with_table``: with the table's info
-        (``info_bytes``), else without it."""
-        choices = self._choices_json(seat)
-        events = self._source.events
-        if with_table:
-            return b'{"type":"state","event":%d,"view":%b,"table":%b%b}' % (
-                events, self.view_json(seat), self.info_bytes(), choices)
-        return b'{"type":"state","event":%d,"view":%b%b}' % (events, self.view_json(seat), choices)
+    def state_message(self, seat: int | None, with_table: bool, shown: TableShown) -> bytes:
+        """The state message for a seat (None: spectators), as UTF-8 (``protocol.State``).
+        ``with_table``: with the table's info (``info_bytes``), else without it."""
+        return State.encode(shown.events, self.view_json(seat, shown),
+                            self.info_bytes(shown) if with_table else None,
+                            self._choices_json(seat, shown))
 
-    def _choices_json(self, seat: int | None) -> bytes:
+    def _choices_json(self, seat: int | None, shown: TableShown) -> bytes:
         """``,"choices":[…]`` for the seat on turn when a legal action is a word, a bid or a
         contract, else nothing: per legal action (in the view's order) its menu entry as a
         catalogue message, with a contract's goal and value in the table's unit
         (``engine_facts.choice_message_for``, as the terminal shows them), or null for a card
         played or a set of cards (the page names cards itself). Nothing in the play phase: the
         messages of most events stay as they are."""
-        src = self._source
-        state = src.table.state
+        state = shown.table.state
         if seat is None or state is None or state.is_terminal() or state.current_player() != seat:
             return b""
         cached = self._choices_cache
-        if cached is not None and cached[0] == src.events:
+        if cached is not None and cached[0] == shown.events:
             return cached[1]
         texts = [state.action_to_string(a) for a in state.legal_actions()]
         worded = [not (text.startswith(CARD_ACTIONS)) for text in texts]
         data = b""
         if any(worded):
-            data = b',"choices":' + dumpb([choice_message_for(src.rules, text) if w else None
+            data = b',"choices":' + dumpb([choice_message_for(shown.rules, text) if w else None
                                           for text, w in zip(texts, worded, strict=True)])
-        self._choices_cache = (src.events, data)
+        self._choices_cache = (shown.events, data)
         return data
 
     def send_state(self, conn: Conn) -> None:
-        self._send_states([conn])
+        self._send_states([conn], self._shown())
 
-    def _send_states(self, conns: list[Conn]) -> None:
+    def _send_states(self, conns: list[Conn], shown: TableShown) -> None:
         """The current state to each of ``conns``, with the table's info only when it changed
         since the connection last got it, but for the event number that every state message
         carries (the client keeps the last info it got). Within a deal nothing else changes,
@@ -468,28 +438,29 @@ class TableFanout:
         (bench/server_side_by_side.py). Each message is made once per call (connections of one
         seat, or spectators, share it), not kept across calls: a cache of messages per event
         would cost more than it saves."""
-        key = (self.presence_version, self._source.info_key())
+        key = (self.presence_version, shown.key())
         made: dict[tuple[int | None, bool], bytes] = {}
         for c in conns:
             with_table = c.table_sent != key
             c.table_sent = key
             message = made.get((c.seat, with_table))
             if message is None:
-                message = made[c.seat, with_table] = self.state_message(c.seat, with_table)
+                message = made[c.seat, with_table] = self.state_message(c.seat, with_table, shown)
             c.send(message)
 
-    def _render_views(self, seats: list[int | None]) -> None:
+    def _render_views(self, seats: list[int | None], shown: TableShown) -> None:
         """The views of several seats for the current event, rendered together: the engine
         computes their public part once (``views``), the JSON is the same as ``view_json``'s."""
-        src = self._source
-        if src.table.state is None:
+        table = shown.table
+        state = table.state
+        if state is None:
             return
-        texts = self._view_texts()
+        texts = self._view_texts(shown.events)
         missing = [s for s in seats if s not in texts]
         if len(missing) < 2:
             return  # one view alone: view_json renders it
-        game = src.table.game
-        for seat, view in zip(missing, src.views(missing), strict=True):
+        game = table.game
+        for seat, view in zip(missing, state.views(missing, head=False), strict=True):
             texts[seat] = view_bytes(game, view)
 
     def _conn_seats(self) -> list[int | None]:
@@ -500,5 +471,6 @@ class TableFanout:
         return self._seats_cache
 
     def broadcast_state(self) -> None:
-        self._render_views(self._conn_seats())
-        self._send_states(self.conns)
+        shown = self._shown()
+        self._render_views(self._conn_seats(), shown)
+        self._send_states(self.conns, shown)

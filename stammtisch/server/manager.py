@@ -15,10 +15,10 @@ from ..bots import SEARCH_BOTS, algorithm_of
 from ..rules import Rules
 from .buckets import AddressBuckets
 from .event_store import EventStore
-from .fanout import Outbox, dumps
+from .fanout import Outbox
 from .limits import ServerLimits, count_down
 from .live_table import LiveTable
-from .protocol import CloseCode
+from .protocol import CloseCode, Error
 from .refusals import MESSAGES, Refusal, RefusalKind, StorageUnavailable
 from .scheduler import Scheduler
 from .spill import Spill
@@ -39,14 +39,15 @@ def new_table_id() -> str:
 
 class TableManager:
     def __init__(self, storage: Storage, bot_delay: float = 0.6, deal_pause: float = 8.0,
-                 limits: ServerLimits | None = None, spill: Spill | None = None):
+                 limits: ServerLimits | None = None, spill: Spill | None = None,
+                 scheduler: Scheduler | None = None):
         self.storage = storage
         self.bot_delay = bot_delay
         self.deal_pause = deal_pause
         self.limits = limits or ServerLimits()
         self.retry_later = 1.0  # seconds before a bot or the next deal tries again
         self.tables: dict[str, LiveTable] = {}
-        self.scheduler = Scheduler()
+        self.scheduler = scheduler or Scheduler()  # the tables' clock (a test's own clock too)
         self.store = EventStore(storage, self.limits, spill, self.scheduler)
         self.thinker = Thinker()  # the worker process of the search bots
         self.ws_per_address: dict[str, int] = {}
@@ -178,7 +179,7 @@ class TableManager:
         # client that connects to it from now on is closed at once (``LiveTable.attach``)
         live.dropped = True
         live.closed = True
-        live.cancel_pending()
+        live.turns.cancel()
         live.fanout.close()
 
     async def drain(self) -> list[LiveTable]:
@@ -194,7 +195,7 @@ class TableManager:
             await live.lock.acquire()
             try:
                 live.closed = True
-                live.cancel_pending()
+                live.turns.cancel()
                 if self.tables.get(live.id) is live:
                     del self.tables[live.id]
             finally:
@@ -210,7 +211,7 @@ class TableManager:
 
     def shutdown(self) -> None:
         for live in self.tables.values():
-            live.cancel_pending()
+            live.turns.cancel()
             live.fanout.close()
         self.thinker.shutdown()
         self.store.shutdown()
@@ -259,11 +260,11 @@ class TableManager:
         if seat is None:
             await self.store.commit(self.storage.set_spectator_digest, live.id, digest)
             live.spectator_digest = digest
-            live.drop_seat_connections(None, "the spectator link was replaced by the table's admin")
+            live.fanout.drop_seat(None, "the spectator link was replaced by the table's admin")
         else:
             await self.store.commit(self.storage.set_seat_digest, live.id, seat, digest)
             live.seats[seat].digest = digest
-            live.drop_seat_connections(seat, "this seat's link was replaced by the table's admin")
+            live.fanout.drop_seat(seat, "this seat's link was replaced by the table's admin")
         return token
 
     # --- expiry -------------------------------------------------------------------------
@@ -324,12 +325,12 @@ class TableManager:
         except StorageUnavailable:
             log.warning("table %s could not be archived now", live.id, exc_info=True)
             return False
-        live.cancel_pending()
+        live.turns.cancel()
         if self.tables.get(live.id) is live:
             del self.tables[live.id]
         if live.fanout.conns:
-            live.fanout.send_all(dumps({"type": "error", "rule": "archived", "message": MESSAGES[
-                "archived"].format(id=live.id, reason=reason)}))
+            live.fanout.send_all(Error.encode("archived", MESSAGES["archived"].format(
+                id=live.id, reason=reason)))
             live.fanout.close(CloseCode.GONE)
         return True
 

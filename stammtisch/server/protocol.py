@@ -2,9 +2,9 @@
 the server sends, as types, and the one parser of a client's message (``parse_client``).
 
 docs/protocol.md is rendered from the types here (``render_protocol``;
-scripts/protocol_doc.py writes it, a test checks it is up to date). The server builds its
-messages where they are sent (the state messages from cached parts: fanout.py); the types of
-those document their shape.
+scripts/protocol_doc.py writes it, a test checks it is up to date). Every message the server
+sends is made by its type's ``encode`` here and nowhere else (a state message from the parts
+the fan-out serialised and keeps: ``State.encode``).
 """
 
 from __future__ import annotations
@@ -126,9 +126,18 @@ _BY_TYPE: dict[str, type[ClientMessage]] = {
     m.model_fields["type"].default: m for m in CLIENT_MESSAGES}
 
 
-class ServerMessage(BaseModel):
-    """A message of the server's (JSON text frame)."""
+def _text(message: dict[str, Any]) -> str:
+    """A server message as compact JSON text (orjson: the server sends many)."""
+    return orjson.dumps(message).decode()
 
+
+class ServerMessage(BaseModel):
+    """A message of the server's (JSON text frame). Each type is the one producer of its
+    message: its ``encode`` makes the text (or, for ``State``, the UTF-8 bytes) that is sent;
+    the fields document the shape (docs/protocol.md), and tests/test_protocol_hash.py checks
+    every message of the transcript scenarios against them."""
+
+    model_config = ConfigDict(extra="forbid")
     type: str
 
 
@@ -140,6 +149,10 @@ class Hello(ServerMessage):
     role: Literal["seat", "spectator", "admin"]
     seat: int | None
     table: str = Field(description="the table's id")
+
+    @staticmethod
+    def encode(role: str, seat: int | None, table: str) -> str:
+        return _text({"type": "hello", "role": role, "seat": seat, "table": table})
 
 
 class State(ServerMessage):
@@ -155,6 +168,20 @@ class State(ServerMessage):
     event: int = Field(description="the number of this state; an action answers it")
     view: dict[str, Any] | None = Field(description="the view of this client's seat (null: none)")
     table: dict[str, Any] | None = Field(default=None, description="the table's info, when it changed")
+    choices: list[dict[str, Any] | None] | None = Field(
+        default=None, description="for the seat on turn when a legal action is a word, a bid or "
+        "a contract: per legal action (in the view's order) its menu entry as a catalogue "
+        "message, or null for a card or a set of cards")
+
+    @staticmethod
+    def encode(event: int, view: bytes, table: bytes | None = None, choices: bytes = b"") -> bytes:
+        """The message as UTF-8 from its parts already serialised (the fan-out's: a seat's
+        view, the table's info, ``,"choices":[…]`` or nothing): it goes to the socket as it
+        is, never decoded and encoded again."""
+        if table is not None:
+            return b'{"type":"state","event":%d,"view":%b,"table":%b%b}' % (event, view, table,
+                                                                            choices)
+        return b'{"type":"state","event":%d,"view":%b%b}' % (event, view, choices)
 
 
 class Presence(ServerMessage):
@@ -162,6 +189,10 @@ class Presence(ServerMessage):
 
     type: Literal["presence"] = "presence"
     seats: list[dict[str, Any]] = Field(description='each seat\'s "name", "bot", "connected"')
+
+    @staticmethod
+    def encode(seats: list[dict[str, Any]]) -> str:
+        return _text({"type": "presence", "seats": seats})
 
 
 class Error(ServerMessage):
@@ -173,12 +204,26 @@ class Error(ServerMessage):
     message: str = Field(description="why, in English")
     seq: Seq = None
 
+    @staticmethod
+    def encode(rule: str, message: str) -> str:
+        """A refusal of no message in particular (a connection's, or of what was no message)."""
+        return _text({"type": "error", "rule": rule, "message": message})
+
+    @staticmethod
+    def answer(rule: str, message: str, seq: Seq) -> str:
+        """The refusal of a message, with its ``seq`` (null when it had none)."""
+        return _text({"type": "error", "rule": rule, "message": message, "seq": seq})
+
 
 class Pong(ServerMessage):
     """The answer to a ``ping``; ``seq`` only when the ping had one."""
 
     type: Literal["pong"] = "pong"
     seq: Seq = None
+
+    @staticmethod
+    def encode(seq: Seq) -> str:
+        return '{"type":"pong"}' if seq is None else _text({"type": "pong", "seq": seq})
 
 
 class ChatLines(ServerMessage):
@@ -188,6 +233,12 @@ class ChatLines(ServerMessage):
     messages: list[dict[str, Any]] = Field(description='each line\'s "seat", "name", "text", "at"')
     history: bool | None = Field(default=None, description="true on connecting")
 
+    @staticmethod
+    def encode(lines: list[dict[str, Any]], history: bool = False) -> str:
+        if history:
+            return _text({"type": "chat", "messages": lines, "history": True})
+        return _text({"type": "chat", "messages": lines})
+
 
 class RematchSeat(ServerMessage):
     """This client's seat at the rematch."""
@@ -196,6 +247,10 @@ class RematchSeat(ServerMessage):
     table: str = Field(description="the new table's id")
     link: str = Field(description='"/t/…#token"')
 
+    @staticmethod
+    def encode(table: str, link: str) -> str:
+        return _text({"type": "rematch", "table": table, "link": link})
+
 
 class HintAsked(ServerMessage):
     """To every client: a seat asked for a hint."""
@@ -203,6 +258,10 @@ class HintAsked(ServerMessage):
     type: Literal["hint asked"] = "hint asked"
     seat: int
     name: str
+
+    @staticmethod
+    def encode(seat: int, name: str) -> str:
+        return _text({"type": "hint asked", "seat": seat, "name": name})
 
 
 class HintGiven(ServerMessage):
@@ -213,6 +272,12 @@ class HintGiven(ServerMessage):
     action: str
     why: dict[str, Any] = Field(description='a catalogue message {"key", "params"}')
     seq: Seq = None
+
+    @staticmethod
+    def encode(event: int, action: str, why: dict[str, Any], seq: Seq) -> str:
+        """``seq`` only when the asking message had one."""
+        hint = {"type": "hint", "event": event, "action": action, "why": why}
+        return _text(hint if seq is None else {**hint, "seq": seq})
 
 
 SERVER_MESSAGES: tuple[type[ServerMessage], ...] = (

@@ -1,14 +1,17 @@
-"""The timers of the live tables (a bot's delay, the turn timer, the next deal, presence) and
-the work nobody awaits, on the running event loop.
+"""The clock of the live tables: the time, their timers (a bot's delay, the turn timer, the next
+deal, presence) and the work nobody awaits, on the running event loop.
 
-A table asks for a timer here and keeps the handle to cancel it; it never touches the loop
-itself, so what happens (the table) and when it runs (this) stay apart.
+A table asks for the time and for a timer here and keeps the handle to cancel it; it never
+touches the loop or the system's clock itself, so what happens (the table) and when it runs
+(this) stay apart, and a test runs a table's timers on a clock of its own (a subclass whose
+``time``, ``monotonic`` and ``later`` it moves on by hand).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Callable, Coroutine
 from typing import Any
 
@@ -26,6 +29,16 @@ class Scheduler:
 
     def __init__(self) -> None:
         self._background: set[asyncio.Task[None]] = set()
+
+    @staticmethod
+    def time() -> float:
+        """The wall clock (seconds since the epoch): what clients are shown (deadlines)."""
+        return time.time()
+
+    @staticmethod
+    def monotonic() -> float:
+        """The monotonic clock: how long something lasted."""
+        return time.monotonic()
 
     @staticmethod
     def later(delay: float, callback: Callable[[], None]) -> asyncio.TimerHandle:

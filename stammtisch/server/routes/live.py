@@ -11,7 +11,7 @@ import orjson
 from fastapi import APIRouter, WebSocket, WebSocketDisconnect
 
 from ...games.base import IllegalAction
-from ..fanout import Conn, dumps
+from ..fanout import Conn, dumpb
 from ..limits import ServerLimits
 from ..live_table import LiveTable
 from ..protocol import (
@@ -19,11 +19,18 @@ from ..protocol import (
     Back,
     BadMessage,
     Chat,
+    ChatLines,
     CloseCode,
+    Error,
+    Hello,
     Hint,
+    HintGiven,
     Next,
     Ping,
+    Pong,
     Rematch,
+    RematchSeat,
+    State,
     parse_client,
     parse_hello,
 )
@@ -40,43 +47,45 @@ log = logging.getLogger("stammtisch.server")
 router = APIRouter()
 
 
+async def refuse(server: Server, ws: WebSocket, rule: str, message: str, code: int) -> None:
+    """A connection refused before it reaches a table: the refusal, then the close."""
+    server.manager.count_refusal(rule)
+    await ws.send_text(Error.encode(rule, message))
+    await ws.close(code)
+
+
 @router.websocket("/ws/{table_id}")
 async def ws_endpoint(ws: WebSocket, table_id: str) -> None:
+    """Admit a client (its hello, its token, the limits), then serve it (``Connection``)."""
     server = get_server(ws)
     manager, limits = server.manager, server.limits
     await ws.accept()
     address = client_address(ws)
     sock = ServerSocket(ws)
-
-    async def refuse(rule: str, message: str, code: int) -> None:
-        manager.count_refusal(rule)
-        await ws.send_text(dumps({"type": "error", "rule": rule, "message": message}))
-        await ws.close(code)
-
     if "token" in ws.query_params:
-        await refuse("token in url", MESSAGES["token in url"], CloseCode.BAD_REQUEST)
+        await refuse(server, ws, "token in url", MESSAGES["token in url"], CloseCode.BAD_REQUEST)
         return
     if manager.draining:
-        await refuse("restarting", MESSAGES["restarting"], CloseCode.RESTARTING)
+        await refuse(server, ws, "restarting", MESSAGES["restarting"], CloseCode.RESTARTING)
         return
     try:
         token = await first_hello(sock, limits)
     except BadMessage as e:
-        await refuse(e.rule, e.message, CloseCode.BAD_REQUEST)
+        await refuse(server, ws, e.rule, e.message, CloseCode.BAD_REQUEST)
         return
     except TimeoutError:
-        await refuse("hello late", MESSAGES["hello late"], CloseCode.HELLO_LATE)
+        await refuse(server, ws, "hello late", MESSAGES["hello late"], CloseCode.HELLO_LATE)
         return
     if token is None:  # the client left before it said hello
         return
     if manager.draining:  # it began while the client said hello: its tables are stopped
-        await refuse("restarting", MESSAGES["restarting"], CloseCode.RESTARTING)
+        await refuse(server, ws, "restarting", MESSAGES["restarting"], CloseCode.RESTARTING)
         return
     live = manager.get(table_id)
     if live is None:
         answer = await old_link(server, table_id, token, address)
         if isinstance(answer, Refused):
-            await refuse(*answer)
+            await refuse(server, ws, *answer)
             return
         if isinstance(answer, Ended):  # read-only: what the table was when it ended
             for text in answer.messages:
@@ -84,43 +93,108 @@ async def ws_endpoint(ws: WebSocket, table_id: str) -> None:
             await ws.close(CloseCode.GONE)
             return
         # an archived table's seat link leads to its rematch seat
-        await ws.send_text(dumps({"type": "rematch", "table": answer[0], "link": answer[1]}))
+        await ws.send_text(RematchSeat.encode(answer[0], answer[1]))
         await ws.close(CloseCode.NORMAL)
         return
     who = live.auth(token)
     if who is None:
-        await refuse("token", "this link is not valid for this table", CloseCode.BAD_TOKEN)
+        await refuse(server, ws, "token", "this link is not valid for this table", CloseCode.BAD_TOKEN)
         return
     if live.fanout.open_count() >= limits.conns_per_table:
-        await refuse("full", MESSAGES["full"].format(n=limits.conns_per_table), CloseCode.TOO_MANY)
+        await refuse(server, ws, "full", MESSAGES["full"].format(n=limits.conns_per_table),
+                     CloseCode.TOO_MANY)
         return
     if manager.ws_per_address.get(address, 0) >= limits.ws_per_address:
-        await refuse("address", MESSAGES["address"].format(n=limits.ws_per_address), CloseCode.TOO_MANY)
+        await refuse(server, ws, "address", MESSAGES["address"].format(n=limits.ws_per_address),
+                     CloseCode.TOO_MANY)
         return
     manager.socket_opened(address)
-    role, seat = who
+    await Connection(server, live, ws, sock, who, address).serve()
 
-    async def close() -> None:
-        await ws.close(conn.close_code)
 
-    conn = Conn(seat if role == "seat" else None, sock.send_text, close,
-                live.bucket_for(seat if role == "seat" else None), address,
-                write_now=sock.write_now, outbox=manager.outbox)
-    sender = asyncio.create_task(conn.sender())
-    conn.send(dumps({"type": "hello", "role": role,
-                     "seat": conn.seat, "table": table_id}))
+class Connection:
+    """One admitted client of a live table: its messages, in the order they came, until it
+    leaves. A message is taken where it is first seen: an action from the socket's read
+    (``take_now``) when nothing is ahead of it, else from the receive loop's queue
+    (``receive``, ``handle``); either way an action goes through ``action``, the one place
+    that knows which of the two it came from."""
 
-    receive = sock.receive
-    waiting = [False]  # the receive loop waits for the next message, nothing else
+    __slots__ = ("conn", "limits", "live", "role", "server", "sock", "waiting", "ws")
 
-    def take_now(text: str) -> bool:
-        """A client's message taken at once, from the socket's read, where the receive
-        loop would take it only after a task wake-up: an action when the loop waits for
-        messages (none queued, none being handled) and the table's lock is free
-        (``LiveTable.act_now``). It passes every check the loop and ``handle`` make, in
-        their order; anything else (False) goes the queued way, as if this were not
-        here. Refusals are sent as ``handle`` sends them."""
-        if not waiting[0] or conn.closed or conn.seat is None or not live.lock.available() or \
+    def __init__(self, server: Server, live: LiveTable, ws: WebSocket, sock: ServerSocket,
+                 who: tuple[str, int | None], address: str) -> None:
+        self.server = server
+        self.live = live
+        self.limits = server.limits
+        self.ws = ws
+        self.sock = sock
+        self.role, seat = who
+        seat = seat if self.role == "seat" else None
+        self.conn = Conn(seat, sock.send_text, self._close, live.bucket_for(seat), address,
+                         write_now=sock.write_now, outbox=server.manager.outbox)
+        self.waiting = False  # the receive loop waits for the next message, nothing else
+
+    async def _close(self) -> None:
+        await self.ws.close(self.conn.close_code)
+
+    async def serve(self) -> None:
+        conn, live = self.conn, self.live
+        sender = asyncio.create_task(conn.sender())
+        conn.send(Hello.encode(self.role, conn.seat, live.id))
+        try:
+            if await live.attach(conn):  # else the table was dropped here meanwhile: come again
+                # a task of its own: every message and every awaited commit resumes the code
+                # waiting for it, and here that is a few frames deep instead of under the ~20
+                # frames of the ASGI middleware stack
+                await asyncio.get_running_loop().create_task(self.receive())
+        except (RuntimeError, OSError, WebSocketDisconnect) as e:  # a broken socket: nobody to tell
+            if not isinstance(e, (RuntimeError, ConnectionError)):
+                log.debug("websocket ended: %r", e)
+        finally:
+            self.waiting = False
+            self.sock.set_take_now(None)
+            self.server.manager.socket_closed(conn.address)
+            live.detach(conn)
+            conn.stop()
+            await sender
+
+    async def receive(self) -> None:
+        """The client's messages from the receive loop's queue until it leaves."""
+        conn, limits, receive = self.conn, self.limits, self.sock.receive
+        self.sock.set_take_now(self.take_now)
+        while not conn.closed:
+            self.waiting = True
+            msg = await receive()
+            self.waiting = False
+            if msg["type"] == "websocket.disconnect":
+                break
+            text = msg.get("text")
+            if text is None:
+                data = msg.get("bytes") or b""
+                text = data.decode("utf-8", "replace")
+            if len(text) > limits.max_message:
+                conn.send(Error.encode("size", f"messages are limited to {limits.max_message} bytes"))
+                conn.close_code = CloseCode.TOO_BIG
+                break
+            if not conn.allow():
+                if conn.strikes > 40:
+                    conn.send(Error.encode("rate", "too many messages; disconnected"))
+                    conn.close_code = CloseCode.POLICY
+                    break
+                conn.send(Error.encode("rate", "too many messages; slow down"))
+                continue
+            await self.handle(text)
+
+    def take_now(self, text: str) -> bool:
+        """The socket's read offers a message (nothing queued before it): an action is taken
+        at once when the receive loop waits for messages (none being handled) and the
+        table's lock is free; it passes every check ``receive`` and ``handle`` make, in their
+        order. Anything else (False) goes the queued way, as if this were not here. Why:
+        through the receive loop's task an action costs a wake-up, then a chain of coroutines
+        suspended over the group commit and resumed (server CPU per action,
+        bench/server_side_by_side.py)."""
+        conn, live, limits = self.conn, self.live, self.limits
+        if not self.waiting or conn.closed or conn.seat is None or not live.lock.available() or \
                 len(text) > limits.max_message or not conn.bucket.ready():
             return False
         try:
@@ -129,64 +203,97 @@ async def ws_endpoint(ws: WebSocket, table_id: str) -> None:
             if e.message_type != "action":
                 return False
             conn.allow()  # a token is there (``ready``)
-            refused(server, live, conn, e, e.seq)
+            self.refused(e, e.seq)
             return True
         if not isinstance(msg, ActionIn):
             return False
         conn.allow()  # a token is there (``ready``)
-        seq = msg.seq
-        try:
-            live.act_now(conn.seat, msg.action, msg.event, lambda e: refused(server, live, conn, e, seq))
-        except Exception as e:  # every error is answered: a refusal as such, a fault as one
-            refused(server, live, conn, e, seq)
-            if isinstance(e, (IllegalAction, Refusal)) and e.rule == "stale":
-                live.send_state(conn)  # the lock was free: no commit is under way
+        live.lock.try_acquire()  # free (``available``), with nothing awaited since
+        self.action(msg, from_read=True)
         return True
 
-    async def receive_loop() -> None:
-        """The client's messages until it leaves. It runs as a task of its own: every
-        message and every awaited commit resumes the code waiting for it, and here that is
-        a few frames deep instead of under the ~20 frames of the ASGI middleware stack."""
-        sock.set_take_now(take_now)
-        while not conn.closed:
-            waiting[0] = True
-            msg = await receive()
-            waiting[0] = False
-            if msg["type"] == "websocket.disconnect":
-                break
-            text = msg.get("text")
-            if text is None:
-                data = msg.get("bytes") or b""
-                text = data.decode("utf-8", "replace")
-            if len(text) > limits.max_message:
-                conn.send(dumps({"type": "error", "rule": "size",
-                                 "message": f"messages are limited to {limits.max_message} bytes"}))
-                conn.close_code = CloseCode.TOO_BIG
-                break
-            if not conn.allow():
-                if conn.strikes > 40:
-                    conn.send(dumps({"type": "error", "rule": "rate",
-                                     "message": "too many messages; disconnected"}))
-                    conn.close_code = CloseCode.POLICY
-                    break
-                conn.send(dumps({"type": "error", "rule": "rate",
-                                 "message": "too many messages; slow down"}))
-                continue
-            await handle(server, live, conn, text)
+    async def handle(self, text: str) -> None:
+        """A message from the receive loop's queue (its rate counted)."""
+        conn, live = self.conn, self.live
+        try:
+            msg = parse_client(text, self.limits.max_json_depth, spectator=conn.seat is None)
+        except BadMessage as e:
+            if e.message_type is None:  # not a message at all: no seq to answer with
+                log.info("table %s: refused a message from %s (%s)", live.id, conn.address, e.rule)
+                conn.send(Error.encode(e.rule, e.message))
+            else:
+                self.refused(e, e.seq)
+            return
+        seq = msg.seq
+        if isinstance(msg, ActionIn):
+            await live.lock.acquire()
+            outcome = self.action(msg, from_read=False)
+            if outcome is not None:
+                await outcome
+            return
+        try:
+            if isinstance(msg, Ping):
+                conn.send(Pong.encode(seq))
+                return
+            if isinstance(msg, Chat):
+                await live.social.say(conn.seat, msg.text)
+                return
+            seat = conn.seat
+            assert seat is not None  # parse_client refused a spectator's
+            if isinstance(msg, Next):
+                await live.next_deal(early=True, seat=seat)
+            elif isinstance(msg, Hint):
+                event, advice = await live.social.hint(seat, conn.address)
+                conn.send(HintGiven.encode(event, advice["action"], advice["why"], seq))
+            elif isinstance(msg, Back):
+                await live.back(seat)
+            elif isinstance(msg, Rematch):
+                await live.social.rematch(seat, msg.agree, conn.address)
+            else:
+                await live.start()
+        except Exception as e:  # every error is answered: a refusal as such, a fault as one
+            self.refused(e, seq)
 
-    try:
-        if await live.attach(conn):  # else the table was dropped here meanwhile: come again
-            await asyncio.get_running_loop().create_task(receive_loop())
-    except (RuntimeError, OSError, WebSocketDisconnect) as e:  # a broken socket: nobody to tell
-        if not isinstance(e, (RuntimeError, ConnectionError)):
-            log.debug("websocket ended: %r", e)
-    finally:
-        waiting[0] = False
-        sock.set_take_now(None)
-        manager.socket_closed(address)
-        live.detach(conn)
-        conn.stop()
-        await sender
+    def action(self, msg: ActionIn, from_read: bool) -> asyncio.Future[None] | None:
+        """A seat's action, the table's lock taken for it (released here, once the action is
+        over): ``LiveTable.take``. Its refusal, before the commit or after it, is answered
+        here; a stale one with the current state again (the lock still held: no commit is
+        under way). ``from_read``: it came from the socket's read, and nobody waits for its
+        outcome; else the future returned ends when the action is over (the receive loop
+        takes the next message then)."""
+        live, conn, seq = self.live, self.conn, msg.seq
+        seat = conn.seat
+        assert seat is not None  # parse_client refused a spectator's
+        outcome: asyncio.Future[None] | None = None
+        if not from_read:
+            outcome = asyncio.get_running_loop().create_future()
+
+        def then(error: BaseException | None) -> None:
+            try:
+                if error is not None:
+                    self.refused(error, seq)
+                    if isinstance(error, (IllegalAction, Refusal)) and error.rule == "stale":
+                        live.fanout.send_state(conn)
+            finally:
+                live.lock.release()
+                if outcome is not None and not outcome.done():
+                    outcome.set_result(None)
+
+        try:
+            live.take(seat, msg.action, msg.event, then)
+        except Exception as e:  # every error is answered: a refusal as such, a fault as one
+            then(e)
+        return outcome
+
+    def refused(self, e: BaseException, seq: int | str | None) -> None:
+        """Tell the client why its message was refused (a refusal or the engine's
+        IllegalAction: the rule it meets; any other error: a fault of the server's, logged)."""
+        if isinstance(e, (IllegalAction, Refusal)):
+            self.server.manager.count_refusal(e.rule)
+            self.conn.send(Error.answer(e.rule, e.message, seq))
+            return
+        log.error("table %s: error handling a message", self.live.id, exc_info=e)
+        self.conn.send(Error.answer("server", SERVER_FAULT, seq))
 
 
 async def first_hello(sock: ServerSocket, limits: ServerLimits) -> str | None:
@@ -230,10 +337,10 @@ def ended_messages(server: Server, st: StoredTable, who: tuple[str, int | None])
     state = table.table.state
     view = table.view(seat) if state is not None and state.is_terminal() else None
     info = {**table.info(), "archived": st.archived_reason}
-    out = [dumps({"type": "hello", "role": who[0], "seat": seat, "table": st.id}),
-           dumps({"type": "state", "event": table.events, "view": view, "table": info})]
-    if table.chat:
-        out.append(dumps({"type": "chat", "messages": table.chat, "history": True}))
+    out = [Hello.encode(who[0], seat, st.id),
+           State.encode(table.events, dumpb(view), dumpb(info)).decode()]
+    if table.social.chat:
+        out.append(ChatLines.encode(table.social.chat, history=True))
     return out
 
 
@@ -295,55 +402,3 @@ async def old_link(server: Server, table_id: str, token: str,
                         exc_info=True)
             return unavailable
         return new.id, f"/t/{new.id}#{fresh}"
-
-
-def refused(server: Server, live: LiveTable, conn: Conn, e: BaseException,
-            seq: int | str | None) -> None:
-    """Tell the client why its message was refused (a refusal or the engine's IllegalAction:
-    the rule it meets; any other error: a fault of the server's, logged)."""
-    if isinstance(e, (IllegalAction, Refusal)):
-        server.manager.count_refusal(e.rule)
-        conn.send(dumps({"type": "error", "rule": e.rule, "message": e.message, "seq": seq}))
-        return
-    log.error("table %s: error handling a message", live.id, exc_info=e)
-    conn.send(dumps({"type": "error", "rule": "server", "message": SERVER_FAULT, "seq": seq}))
-
-
-async def handle(server: Server, live: LiveTable, conn: Conn, text: str) -> None:
-    try:
-        msg = parse_client(text, server.limits.max_json_depth, spectator=conn.seat is None)
-    except BadMessage as e:
-        if e.message_type is None:  # not a message at all: no seq to answer with
-            log.info("table %s: refused a message from %s (%s)", live.id, conn.address, e.rule)
-            conn.send(dumps({"type": "error", "rule": e.rule, "message": e.message}))
-        else:
-            refused(server, live, conn, e, e.seq)
-        return
-    seq = msg.seq
-    try:
-        if isinstance(msg, Ping):
-            conn.send('{"type":"pong"}' if seq is None else dumps({"type": "pong", "seq": seq}))
-            return
-        if isinstance(msg, Chat):
-            await live.say(conn.seat, msg.text)
-            return
-        seat = conn.seat
-        assert seat is not None  # parse_client refused a spectator's
-        if isinstance(msg, ActionIn):
-            await live.act(seat, msg.action, msg.event)
-        elif isinstance(msg, Next):
-            await live.next_deal(early=True, seat=seat)
-        elif isinstance(msg, Hint):
-            answer = await live.hint(seat, conn.address)
-            conn.send(dumps(answer if seq is None else {**answer, "seq": seq}))
-        elif isinstance(msg, Back):
-            await live.back(seat)
-        elif isinstance(msg, Rematch):
-            await live.rematch(seat, msg.agree, conn.address)
-        else:
-            await live.start()
-    except Exception as e:  # every error is answered: a refusal as such, a fault as one
-        refused(server, live, conn, e, seq)
-        if isinstance(e, (IllegalAction, Refusal)) and e.rule == "stale":  # show the current state again
-            async with live.lock:
-                live.send_state(conn)

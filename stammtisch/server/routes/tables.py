@@ -257,7 +257,7 @@ def list_tables(server: ServerDep) -> dict[str, Any]:
     """The lobby: listed tables with a free seat, newest first."""
     shown = []
     for live in sorted(server.manager.tables.values(), key=lambda x: -x.created):
-        entry = live.listing()
+        entry = live.shown().listing()
         if entry is not None:
             shown.append(entry)
             if len(shown) >= server.limits.listed_max:
@@ -319,5 +319,5 @@ async def get_table(table_id: str, server: ServerDep) -> JSONResponse:
 
 async def live_info(live: LiveTable) -> JSONResponse:
     async with live.lock:  # an event whose commit is under way is not shown
-        text = live.info_json()
+        text = live.fanout.info_bytes().decode()
     return JSONResponse(json.loads(text))
