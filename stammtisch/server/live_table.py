@@ -114,7 +114,7 @@ class LiveTable:
         self.first_dealer: int | None = None
         self.started = False
         self.closed = False
-        # several processes (cluster.py): the epoch of the lease this copy was taken under
+        # several processes (peers.py): the epoch of the lease this copy was taken under
         # (None: not yet), and whether it was dropped here (another process runs the table)
         self.lease: int | None = None
         self.dropped = False
