@@ -12,13 +12,22 @@ the value of every legal card of the seat on turn, not only the best.
 
 A :class:`Solver` belongs to one deal: its transposition table entries are valid for every
 position reached from the position it was made with (the remaining cards then fix the hands),
-and are shared by all queries with the same goal.
+and are shared by all queries with the same goal. It also remembers every answer it gave (per
+goal and position), so a question asked twice is answered once; ``Solver.shared(pos)`` hands
+out one solver per position for the whole process, so that the queries of one deal asked from
+different places (the judged cards, the decisions before the play, the par, a repeated
+request) share the table and the answers.
+
+``equivalent_cards`` merges cards that are interchangeable in every line of play (neighbours
+in their suit among the cards still out, held by one hand, worth the same points): one of
+them is searched for all.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +49,7 @@ def _next_generation() -> int:
     gen = next(_generation) % _GENERATIONS
     if gen == 0:
         _KernelMemory.get().table[:] = 0
+        _SHARED.clear()  # their generations come round again
         gen = next(_generation) % _GENERATIONS
     return gen
 
@@ -81,6 +91,12 @@ class _Compiled:
     static: np.ndarray
 
 
+#: solvers handed out by ``Solver.shared``, the most recently used last
+_SHARED: OrderedDict[tuple[Position, str], Solver] = OrderedDict()
+#: solvers ``Solver.shared`` keeps (a deal's analysis makes a few dozen: one per discard solved)
+SHARED_SOLVERS = 256
+
+
 class Solver:
     """Queries on one deal with all cards open (see the module docstring)."""
 
@@ -91,19 +107,42 @@ class Solver:
         self.backend = backend
         self._reference: dict[Goal, ReferenceSearch] = {}
         self._compiled: dict[Goal, _Compiled] = {}
+        # the answers given: exact final takings, and threshold answers, per goal and position
+        self._values: dict[tuple[Goal, Position], int] = {}
+        self._reached: dict[tuple[Goal, Position, int], bool] = {}
         self.nodes = 0
+
+    @classmethod
+    def shared(cls, pos: Position, backend: str = "numba") -> Solver:
+        """The process's solver for ``pos`` and its successors: the same one for every caller
+        that starts from this position (its table and answers carried over), a new one
+        for a position not seen lately."""
+        key = (pos, backend)
+        solver = _SHARED.get(key)
+        if solver is None:
+            solver = _SHARED[key] = cls(pos, backend)
+            while len(_SHARED) > SHARED_SOLVERS:
+                _SHARED.popitem(last=False)
+        else:
+            _SHARED.move_to_end(key)
+        return solver
 
     # ------------------------------------------------------------------ generic queries
     def value(self, goal: Goal, pos: Position | None = None) -> int:
         """The final takings of the counted seats with best play by all (tapp not included)."""
         pos = self.root if pos is None else pos
+        known = self._values.get((goal, pos))
+        if known is not None:
+            return known
         if self.backend == "python":
             search = self._reference_for(goal)
             before = search.nodes
             out = search.value(pos)
             self.nodes += search.nodes - before
-            return out
-        return goal.taken(pos) + self._kernel_call(goal, pos, None)
+        else:
+            out = goal.taken(pos) + self._kernel_call(goal, pos, None)
+        self._values[(goal, pos)] = out
+        return out
 
     def at_least(self, goal: Goal, target: int, pos: Position | None = None) -> bool:
         """Can the maximizers make the counted seats' final takings reach ``target``? One
@@ -114,18 +153,67 @@ class Solver:
             return True
         if need > goal.upper(pos):
             return False
+        known = self._values.get((goal, pos))
+        if known is not None:
+            return known >= target
+        key = (goal, pos, need)
+        reached = self._reached.get(key)
+        if reached is not None:
+            return reached
         if self.backend == "python":
             search = self._reference_for(goal)
             before = search.nodes
             out = search.future(pos, need - 1, need) >= need
             self.nodes += search.nodes - before
-            return out
-        return self._kernel_call(goal, pos, need) >= need
+        else:
+            out = self._kernel_call(goal, pos, need) >= need
+        self._reached[key] = out
+        return out
 
     def move_values(self, goal: Goal, pos: Position | None = None) -> dict[int, int]:
         """The final takings of the counted seats after each legal card of the seat on turn."""
         pos = self.root if pos is None else pos
-        return {card: self.value(goal, pos.play(card)) for card in pos.legal_cards()}
+        same = equivalent_cards(pos)
+        values: dict[int, int] = {}
+        for card in pos.legal_cards():
+            first = same[card]
+            values[card] = values[first] if first != card else self.value(goal, pos.play(card))
+        return values
+
+    def best_card(self, goal: Goal, pos: Position | None = None, binary: bool = False) -> int:
+        """The lowest legal card of the seat on turn among those with the best value for
+        ``goal`` (the maximizers' highest, the others' lowest): ``binary``, by the threshold
+        "all the tricks left" (won or lost), else by the exact final takings. Found with
+        zero-window searches against the position's own value, which every best card keeps."""
+        pos = self.root if pos is None else pos
+        cards = pos.legal_cards()
+        if len(cards) == 1:
+            return cards[0]
+        maximizing = bool(goal.maximizers >> pos.turn & 1)
+        same = equivalent_cards(pos)
+        tested: dict[int, bool] = {}
+        if binary:
+            total = pos.tricks_played + pos.tricks_left
+            for card in cards:
+                first = same[card]
+                if first not in tested:
+                    tested[first] = self.at_least(goal, total, pos.play(card))
+                if tested[first] == maximizing:
+                    return card
+            return cards[0]  # all lost (maximizers) or all won (the others): all alike
+        value = self.value(goal, pos)
+        for card in cards:
+            first = same[card]
+            if first not in tested:
+                child = pos.play(card)
+                # a maximizer's card is worth at most the position's value, the others' at least
+                tested[first] = (self.at_least(goal, value, child) if maximizing
+                                 else not self.at_least(goal, value + 1, child))
+                if tested[first]:
+                    self._values.setdefault((goal, child), value)
+            if tested[first]:
+                return card
+        raise AssertionError("no card keeps the position's value")  # minimax: one always does
 
     # ------------------------------------------------------------------ Tapp
     def points_goal(self) -> Goal:
@@ -315,6 +403,29 @@ class Solver:
             out = int(kernel.probe(*args, need - 1, need))
         self.nodes += mem.nodes() - before
         return out
+
+
+def equivalent_cards(pos: Position) -> dict[int, int]:
+    """Per legal card of the seat on turn, the lowest legal card that is worth exactly as much
+    in every line of play (itself if none): cards of one suit in his hand with no other card
+    still out (in a hand or in the trick) between them and with the same card points are
+    interchangeable. Not under forced leads, which name the trump Ace itself."""
+    cards = pos.legal_cards()
+    out = {c: c for c in cards}
+    if pos.forced_leads or len(cards) < 2:
+        return out
+    legal = pos.legal_mask()
+    others = pos.remaining & ~pos.hands[pos.turn]
+    for c in pos.trick:
+        others |= 1 << c
+    for lower, upper in zip(cards, cards[1:], strict=False):
+        suit = pos.suit_mask_of(lower)
+        between = suit & ((1 << upper) - 1) & ~((2 << lower) - 1)
+        if (not suit >> upper & 1 or between & others or between & ~legal & pos.hands[pos.turn]
+                or pos.card_points[lower] != pos.card_points[upper]):
+            continue
+        out[upper] = out[lower]
+    return out
 
 
 def _maxn(pos: Position, memo: dict[tuple[int, int], tuple[tuple[int, ...], int]]) -> tuple[tuple[int, ...], int]:
