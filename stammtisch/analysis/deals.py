@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from ..record import Record, load, replay
+from ..rules import family_of
 from ..sim.batch import Backend, BatchOutcome, Chunk, plan_chunks, run_batch
 from ..solve.model import Kind, Position
 from ..solve.position import position_from_state
 from ..solve.solver import Solver, equivalent_cards
 from ..table import Table
-from .decisions import Recorded, judge_decision, par, phase, playout_money
+from .decisions import Recorded, judge_decision, par, phase, playout_money, solver_for
 from .findings import DealAnalysis, DecisionJudgement, PlayJudgement
 
 
@@ -103,6 +104,10 @@ def analyze_record_batch(source: str | Path | Record, deal: int | None, batch: B
     else:
         chunk_deals = max(1, -(-count // (4 * batch.workers)))  # a few chunks per worker
         chunks = plan_chunks(count, chunk_deals, 0)
+    if batch.kind == "processes" and (len(chunks) <= 1 or family_of(data["ruleset"]) == "tippen"):
+        # starting the workers would cost more than they save: one chunk runs on one core
+        # anyway, and a Tippen deal takes milliseconds
+        batch = Backend("inline", 1, retries=batch.retries)
     task = functools.partial(_analyze_chunk, data, backend, all_discards)
     return run_batch(task, chunks, batch, progress)
 
@@ -164,7 +169,7 @@ def _analyze_deals(data: Record, wanted: range | None, backend: str,
         pos = position_from_state(state)
         entry = current.get(index)
         if entry is None:
-            solver = Solver.shared(pos, backend=backend)
+            solver = solver_for(pos, backend)
             declarer = pos.declarer if pos.declarer >= 0 else None
             analysis = DealAnalysis(index, _measure(pos), _start_value(solver, pos), game=pos.game,
                                     unit=_unit(table), declarer=declarer,

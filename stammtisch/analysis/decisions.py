@@ -25,7 +25,7 @@ from typing import Any
 
 from ..solve.model import Goal, Kind, Position
 from ..solve.position import position_from_state
-from ..solve.solver import Solver
+from ..solve.solver import Solver, quick_backend
 from .findings import DecisionJudgement
 
 #: discards solved per Frage decision unless every one is asked for (see the module docstring)
@@ -56,6 +56,11 @@ def seat_goal(solver: Solver, pos: Position, seat: int) -> tuple[Goal, bool]:
     return solver.tippen_goal(seat), False
 
 
+def solver_for(pos: Position, backend: str = "numba") -> Solver:
+    """The process's solver for ``pos`` (``Solver.shared``) on the quicker backend for its size."""
+    return Solver.shared(pos, quick_backend(pos, backend))
+
+
 def playout(state: Any, solver: Solver, goal: Goal, binary: bool) -> Any:
     """A copy of ``state`` (play phase) played to its end with best play for ``goal``: the
     maximizers pick the card with the highest value, the others the lowest (ties: the lowest
@@ -72,7 +77,7 @@ def playout_money(state: Any, seat: int, solver: Solver | None = None) -> int:
     if state.is_terminal():
         return int(state.returns()[seat])
     pos = position_from_state(state)
-    solver = solver or Solver.shared(pos)
+    solver = solver or solver_for(pos)
     goal, binary = seat_goal(solver, pos, seat)
     return int(playout(state, solver, goal, binary).returns()[seat])
 
@@ -88,7 +93,7 @@ def open_measure(state: Any) -> tuple[int, str]:
     if state.is_terminal():
         return 0, "none"
     pos = position_from_state(state)
-    solver = Solver.shared(pos)
+    solver = solver_for(pos)
     if pos.kind == Kind.POINTS:
         return solver.declarer_points(pos), "declarer-points"
     if pos.kind == Kind.ALL_TRICKS:
@@ -103,7 +108,7 @@ def open_reaches(state: Any, target: int) -> bool:
     if state.is_terminal():
         return target <= 0
     pos = position_from_state(state)
-    solver = Solver.shared(pos)
+    solver = solver_for(pos)
     if pos.kind == Kind.POINTS:
         return solver.can_reach(target, pos)
     if pos.kind in (Kind.ALL_TRICKS, Kind.NO_TRICK):

@@ -91,6 +91,18 @@ class _Compiled:
     static: np.ndarray
 
 
+#: cards in the hands up to which the reference search is the quicker backend (``quick_backend``)
+SMALL_POSITION = 16
+
+
+def quick_backend(pos: Position, backend: str = "numba") -> str:
+    """The backend that answers a position's questions soonest, loading included: the
+    reference search for a position with at most ``SMALL_POSITION`` cards in the hands (a
+    Tippen deal of three or four cards a hand: milliseconds), where loading the kernel
+    takes most of a second; else ``backend``. Both give the same answers."""
+    return "python" if pos.remaining.bit_count() <= SMALL_POSITION else backend
+
+
 #: solvers handed out by ``Solver.shared``, the most recently used last
 _SHARED: OrderedDict[tuple[Position, str], Solver] = OrderedDict()
 #: solvers ``Solver.shared`` keeps (a deal's analysis makes a few dozen: one per discard solved)
