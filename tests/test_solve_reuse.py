@@ -5,6 +5,9 @@ position. Each against the plain definitions (every card solved exactly, a new s
 from __future__ import annotations
 
 import random
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -133,3 +136,19 @@ def test_a_judged_card_is_what_every_card_solved_says(backend: str) -> None:
         card = rng.choice(pos.legal_cards())
         better = [c for c in pos.legal_cards() if values[c] == best] if values[card] != best else []
         assert _judge_card(Solver(pos, backend), pos, card) == (best, values[card], better)
+
+
+def test_analysing_loads_neither_scipy_nor_numba_where_it_needs_none() -> None:
+    """A Tapp solve loads the kernel but not scipy (numba's BLAS search); a Tippen deal is
+    small enough for the reference search and loads neither."""
+    record = Path(__file__).parent / "records" / "rules-2.4-example-3-grupp-1975.json"
+    code = ("import random, sys\n"
+            "from stammtisch.solve import Solver, position_from_state\n"
+            "from stammtisch.solve.deals import tapp_state\n"
+            "from stammtisch.analysis.deals import analyze_record\n"
+            f"analyze_record({str(record)!r})\n"
+            "print('numba' in sys.modules)\n"
+            "Solver(position_from_state(tapp_state(random.Random(1), 'frage'))).declarer_points()\n"
+            "print('numba' in sys.modules, 'scipy' in sys.modules)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True", "False"]

@@ -54,6 +54,26 @@ def _next_generation() -> int:
     return gen
 
 
+def _kernel_module() -> Any:
+    """The numba kernel, imported on its first use. Numba's CPU target looks for a BLAS when it
+    starts by importing all of scipy.linalg (a fifth of a second); the kernel does no linear
+    algebra, so unless scipy is loaded already that search is told there is none."""
+    import sys
+
+    kernel = sys.modules.get(f"{__package__}._kernel")
+    if kernel is not None:
+        return kernel
+    blocked = "scipy" not in sys.modules
+    if blocked:
+        sys.modules["scipy"] = None  # type: ignore[assignment]  # an import of it fails at once
+    try:
+        from . import _kernel
+    finally:
+        if blocked:
+            del sys.modules["scipy"]
+    return _kernel
+
+
 class _KernelMemory:
     """The kernel's transposition table and work array, allocated once per process."""
 
@@ -62,8 +82,7 @@ class _KernelMemory:
     def __init__(self) -> None:
         import numpy as np
 
-        from . import _kernel as K
-
+        K = _kernel_module()
         self.table = np.zeros(K.TT_STRIDE << TT_BITS, dtype=np.int64)  # generation 0 is never used
         self.work = np.zeros(K.W_SIZE, dtype=np.int64)
 
@@ -74,8 +93,7 @@ class _KernelMemory:
         return cls._instance
 
     def nodes(self) -> int:
-        from . import _kernel as K
-
+        K = _kernel_module()
         return int(self.work[K.W_STATS])
 
 
@@ -324,8 +342,7 @@ class Solver:
             return compiled
         import numpy as np
 
-        from . import _kernel as K
-
+        K = _kernel_module()
         root = self.root
         seats = root.seats
         # what the goal fixes depends on these alone: a search of many worlds of one deal (pimc)
@@ -373,9 +390,7 @@ class Solver:
 
     def _kernel_call(self, goal: Goal, pos: Position, need: int | None) -> int:
         """The future takings: exact (``need`` None) or one zero-window search at ``need``."""
-        from . import _kernel
-
-        kernel: Any = _kernel  # numba dispatchers: untyped for mypy
+        kernel: Any = _kernel_module()  # numba dispatchers: untyped for mypy
         comp = self._compile(goal)
         mem = _KernelMemory.get()
         work = mem.work
