@@ -7,11 +7,14 @@ from __future__ import annotations
 import random
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from stammtisch.games import TableState, new_game
+from stammtisch.rules import ruleset
 from stammtisch.solve import Kind, Position, Solver, position_from_state
 from stammtisch.solve.deals import TAPP_CONTRACTS, play_randomly, tapp_state, tippen_state
 from stammtisch.solve.reference import brute_force_value
@@ -152,3 +155,70 @@ def test_analysing_loads_neither_scipy_nor_numba_where_it_needs_none() -> None:
             "print('numba' in sys.modules, 'scipy' in sys.modules)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "True", "False"]
+
+
+def discard_deals(seed: int, count: int) -> list[list[Any]]:
+    """Three Frage deals, each as the play-phase states after ``count`` different discards (one
+    contract: the others' hands are the same, the declarer's differs in the discarded cards)."""
+    game = new_game(ruleset("tapp/modern", {"players": 3}))
+    rng = random.Random(seed)
+    out = []
+    while len(out) < 3:
+        deck = list(range(game.pack.size))
+        rng.shuffle(deck)
+        state = game.new_deal(TableState(dealer=0), deck)
+        while not state.is_terminal() and state.view(None)["phase"] != "discard":
+            names = {state.action_to_string(a): a for a in state.legal_actions()}
+            pick = next((names[n] for n in ("play", "contract:frage") if n in names), None)
+            state.apply(pick if pick is not None else rng.choice(state.legal_actions()))
+        if state.is_terminal():
+            continue
+        branches = []
+        for action in rng.sample(state.legal_actions(), min(count, len(state.legal_actions()))):
+            branch = state.clone()
+            branch.apply(action)
+            while not branch.is_terminal() and branch.view(None)["phase"] != "play":
+                branch.apply(branch.legal_actions()[0])
+            if not branch.is_terminal():
+                branches.append(branch)
+        if len(branches) >= 2:
+            out.append(branches)
+    return out
+
+
+def test_solvers_sharing_a_table_generation_answer_as_alone(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Solvers of one contract's different discards and of later positions of one deal share
+    their table entries, other deals of the same contract do not; each answers as a solver with
+    a table of its own does."""
+    from stammtisch.solve import solver as solver_module
+
+    groups = discard_deals(seed=8, count=6)
+    positions = [[position_from_state(s) for s in group] for group in groups]
+    rng = random.Random(8)
+    for group, states in zip(positions, groups, strict=True):
+        later = play_randomly(states[0].clone(), rng, 4)
+        if not later.is_terminal():
+            group.append(position_from_state(later))
+    # another deal of the same contract and cards: the declarer's and a defender's dearest
+    # cards swapped (the cards without points, which the table's key tells apart, stay)
+    for group in list(positions):
+        pos = group[0]
+        other = next(s for s in pos.seats if s != pos.declarer)
+        give, take = (max((c for c in range(64) if pos.hands[s] >> c & 1), key=lambda c: pos.card_points[c])
+                      for s in (pos.declarer, other))
+        hands = list(pos.hands)
+        hands[pos.declarer] ^= (1 << give) | (1 << take)
+        hands[other] ^= (1 << give) | (1 << take)
+        positions.append([replace(pos, hands=tuple(hands))])
+
+    def answers() -> list[tuple[int, dict[int, int]]]:
+        out = []
+        for group in positions:
+            for pos in group:
+                solver = Solver(pos, "numba")
+                out.append((solver.declarer_points(pos), solver.contract_move_values(pos)))
+        return out
+
+    shared = answers()
+    monkeypatch.setattr(solver_module, "_generation_for", lambda shape, hands: solver_module._next_generation())
+    assert shared == answers()

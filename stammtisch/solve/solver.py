@@ -50,6 +50,7 @@ def _next_generation() -> int:
     if gen == 0:
         _KernelMemory.get().table[:] = 0
         _SHARED.clear()  # their generations come round again
+        _FAMILIES.clear()
         gen = next(_generation) % _GENERATIONS
     return gen
 
@@ -99,6 +100,29 @@ class _KernelMemory:
 
 #: the static part of the work array per goal and deal shape (``Solver._compile``), bounded
 _STATICS: dict[tuple[Any, ...], np.ndarray] = {}
+#: per goal and deal shape (the tapp's points aside): the generations of the table handed out,
+#: each with the cards its solvers' hands held, per player (``_generation_for``), bounded
+_FAMILIES: dict[tuple[Any, ...], list[tuple[list[int], int]]] = {}
+
+
+def _generation_for(shape: tuple[Any, ...], hands: tuple[int, ...]) -> int:
+    """The table generation for a solver of the goal and deal shape ``shape`` whose players
+    hold ``hands``. A table entry is the future of a trick start, keyed on the cards still in
+    the hands and the leader; it depends on nothing else but who holds those cards. So
+    solvers whose hands never give one card to two players (another discard of one contract,
+    a later position of the same deal) share a generation and each other's entries."""
+    family = _FAMILIES.setdefault(shape, [])
+    for held, gen in family:
+        if all(hand & held[j] == 0 for i, hand in enumerate(hands) for j in range(len(held)) if j != i):
+            for i, hand in enumerate(hands):
+                held[i] |= hand
+            return gen
+    gen = _next_generation()
+    if len(_FAMILIES) >= 256:
+        _FAMILIES.clear()
+        family = _FAMILIES.setdefault(shape, [])
+    family.append((list(hands), gen))
+    return gen
 
 
 @dataclass
@@ -349,10 +373,15 @@ class Solver:
         # sets it up once; only the generation of the transposition table is new each time
         key = (goal, seats, root.trump, root.card_points, root.suit_masks, root.ranks_per_suit, root.kind,
                root.tapp_points, root.must_trump, root.head, root.forced_leads)
+        # the tapp counts in the search only in Ramsch (the last trick takes it); forced leads
+        # depend on the trick's number, which the table's key does not hold
+        shape = key[:7] + key[8:] if root.kind != Kind.RAMSCH else key
+        hands = tuple(root.hands[s] for s in seats)
+        generation = _next_generation() if root.forced_leads else _generation_for(shape, hands)
         known = _STATICS.get(key)
         if known is not None:
             static = known.copy()
-            static[K.C_GEN] = _next_generation()
+            static[K.C_GEN] = generation
             compiled = self._compiled[goal] = _Compiled(static)
             return compiled
         if sum(root.card_points) + root.tapp_points + len(root.card_points) > K.VALUE_MASK:
@@ -368,7 +397,7 @@ class Solver:
         static[K.C_HEAD] = int(root.head)
         static[K.C_FORCED] = int(root.forced_leads and root.trump != 0)
         static[K.C_ACE] = root.trump.bit_length() - 1
-        static[K.C_GEN] = _next_generation()
+        static[K.C_GEN] = generation
         static[K.C_TTMASK] = (1 << TT_BITS) - 1
         for c in range(len(root.card_points)):
             static[K.W_PTS + c] = root.card_points[c] if goal.by_points else 0
