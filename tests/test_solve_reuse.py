@@ -222,3 +222,23 @@ def test_solvers_sharing_a_table_generation_answer_as_alone(monkeypatch: pytest.
     shared = answers()
     monkeypatch.setattr(solver_module, "_generation_for", lambda shape, hands: solver_module._next_generation())
     assert shared == answers()
+
+
+def test_a_repeated_analysis_of_a_deal_searches_nothing(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The process keeps its solvers' answers: asked again (the web server's worker after its
+    cache let the deal go), a deal's analysis is the same and takes no search at all."""
+    from stammtisch.analysis.deals import analyze_record
+    from stammtisch.solve import solver as solver_module
+
+    record = Path(__file__).parent / "records" / "rules-3-wt-frage-60.json"
+    first = [a.to_json() for a in analyze_record(record)]
+    searches: list[int] = []
+
+    def counted(self: Solver, goal: Any, pos: Position, need: int | None) -> int:
+        searches.append(1)
+        raise AssertionError("searched again")
+
+    monkeypatch.setattr(solver_module.Solver, "_kernel_call", counted)
+    monkeypatch.setattr(solver_module.ReferenceSearch, "future", counted)
+    assert [a.to_json() for a in analyze_record(record)] == first
+    assert not searches
