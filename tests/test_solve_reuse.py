@@ -242,3 +242,16 @@ def test_a_repeated_analysis_of_a_deal_searches_nothing(monkeypatch: pytest.Monk
     monkeypatch.setattr(solver_module.ReferenceSearch, "future", counted)
     assert [a.to_json() for a in analyze_record(record)] == first
     assert not searches
+
+
+def test_the_generations_kept_per_deal_shape_are_bounded() -> None:
+    """A search bot solves many worlds of one deal, each its own: the generations kept for
+    sharing stay few however many there were."""
+    from stammtisch.solve import solver as solver_module
+
+    rng = random.Random(1)
+    for _ in range(3 * solver_module.FAMILY_GENERATIONS):
+        state = tapp_state(rng, "frage")
+        pos = position_from_state(play_randomly(state, rng, 8))
+        Solver(pos, "numba").can_reach(61)
+    assert max(len(f) for f in solver_module._FAMILIES.values()) <= solver_module.FAMILY_GENERATIONS

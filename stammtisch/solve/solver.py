@@ -103,6 +103,8 @@ _STATICS: dict[tuple[Any, ...], np.ndarray] = {}
 #: per goal and deal shape (the tapp's points aside): the generations of the table handed out,
 #: each with the cards its solvers' hands held, per player (``_generation_for``), bounded
 _FAMILIES: dict[tuple[Any, ...], list[tuple[list[int], int]]] = {}
+#: generations kept per shape (the latest): a deal's discards need one
+FAMILY_GENERATIONS = 16
 
 
 def _generation_for(shape: tuple[Any, ...], hands: tuple[int, ...]) -> int:
@@ -121,6 +123,8 @@ def _generation_for(shape: tuple[Any, ...], hands: tuple[int, ...]) -> int:
     if len(_FAMILIES) >= 256:
         _FAMILIES.clear()
         family = _FAMILIES.setdefault(shape, [])
+    if len(family) >= FAMILY_GENERATIONS:  # the worlds of a search bot: each deal its own
+        del family[0]
     family.append((list(hands), gen))
     return gen
 
