@@ -28,12 +28,13 @@ from pathlib import Path
 from typing import Any
 
 from ..record import Record, load, replay
+from ..rules import family_of
 from ..sim.batch import Backend, BatchOutcome, Chunk, plan_chunks, run_batch
 from ..solve.model import Kind, Position
 from ..solve.position import position_from_state
-from ..solve.solver import Solver
+from ..solve.solver import Solver, equivalent_cards
 from ..table import Table
-from .decisions import Recorded, judge_decision, par, phase, playout_money
+from .decisions import Recorded, judge_decision, par, phase, playout_money, solver_for
 from .findings import DealAnalysis, DecisionJudgement, PlayJudgement
 
 
@@ -103,6 +104,10 @@ def analyze_record_batch(source: str | Path | Record, deal: int | None, batch: B
     else:
         chunk_deals = max(1, -(-count // (4 * batch.workers)))  # a few chunks per worker
         chunks = plan_chunks(count, chunk_deals, 0)
+    if batch.kind == "processes" and (len(chunks) <= 1 or family_of(data["ruleset"]) == "tippen"):
+        # starting the workers would cost more than they save: one chunk runs on one core
+        # anyway, and a Tippen deal takes milliseconds
+        batch = Backend("inline", 1, retries=batch.retries)
     task = functools.partial(_analyze_chunk, data, backend, all_discards)
     return run_batch(task, chunks, batch, progress)
 
@@ -164,7 +169,7 @@ def _analyze_deals(data: Record, wanted: range | None, backend: str,
         pos = position_from_state(state)
         entry = current.get(index)
         if entry is None:
-            solver = Solver(pos, backend=backend)
+            solver = solver_for(pos, backend)
             declarer = pos.declarer if pos.declarer >= 0 else None
             analysis = DealAnalysis(index, _measure(pos), _start_value(solver, pos), game=pos.game,
                                     unit=_unit(table), declarer=declarer,
@@ -174,14 +179,11 @@ def _analyze_deals(data: Record, wanted: range | None, backend: str,
             current[index] = entry = (solver, analysis)
             out.append(analysis)
         solver, analysis = entry
-        values = solver.contract_move_values(pos)
         card = state.string_to_action(text)
-        best = max(values.values()) if _mover_wants_more(pos) else min(values.values())
-        after = values[card]
+        best, after, better = _judge_card(solver, pos, card)
         judgement = PlayJudgement(pos.turn, text, best, after, abs(best - after), pos.tricks_played + 1,
                                   side=_side(pos))
         if judgement.loss:
-            better = [c for c in pos.legal_cards() if values[c] == best]
             judgement.better = [state.action_to_string(c) for c in better]
             judgement.money_best = _money_after(state, better[0], pos.turn, solver)
             judgement.money_played = _money_after(state, card, pos.turn, solver)
@@ -194,6 +196,46 @@ def _analyze_deals(data: Record, wanted: range | None, backend: str,
     except _Done:
         pass
     return out
+
+
+def _judge_card(solver: Solver, pos: Position, card: int) -> tuple[int, int, list[int]]:
+    """The card ``card`` of the seat on turn in the contract's terms
+    (``Solver.contract_move_values``): (the best value of any legal card, the card's value, and
+    when it is less good the legal cards that keep the best). Zero-window searches against the
+    position's own value tell a card that keeps it; a card is solved exactly only when it
+    does not."""
+    goal = solver.contract_goal(pos)
+    wants_more = _mover_wants_more(pos)
+    if pos.kind in (Kind.ALL_TRICKS, Kind.NO_TRICK):
+        total = pos.tricks_played + pos.tricks_left
+        best = int(solver.at_least(goal, total, pos))
+
+        def value_of(c: int) -> int:
+            return int(solver.at_least(goal, total, pos.play(c)))
+
+        def keeps(c: int) -> bool:
+            return value_of(c) == best
+    else:
+        bonus = pos.tapp_points if pos.kind == Kind.POINTS else 0
+        best = solver.value(goal, pos) + bonus
+
+        def value_of(c: int) -> int:
+            return solver.value(goal, pos.play(c)) + bonus
+
+        def keeps(c: int) -> bool:
+            # the mover's cards are worth at most the position's value if he wants more, else at least
+            child = pos.play(c)
+            if wants_more:
+                return solver.at_least(goal, best - bonus, child)
+            return not solver.at_least(goal, best - bonus + 1, child)
+    if keeps(card):
+        return best, best, []
+    same = equivalent_cards(pos)
+    kept: dict[int, bool] = {}
+    for c in pos.legal_cards():
+        if same[c] not in kept:
+            kept[same[c]] = keeps(c)
+    return best, value_of(card), [c for c in pos.legal_cards() if kept[same[c]]]
 
 
 def _money_after(state: Any, card: int, seat: int, solver: Solver) -> int:

@@ -25,7 +25,7 @@ from typing import Any
 
 from ..solve.model import Goal, Kind, Position
 from ..solve.position import position_from_state
-from ..solve.solver import Solver
+from ..solve.solver import Solver, quick_backend
 from .findings import DecisionJudgement
 
 #: discards solved per Frage decision unless every one is asked for (see the module docstring)
@@ -56,25 +56,18 @@ def seat_goal(solver: Solver, pos: Position, seat: int) -> tuple[Goal, bool]:
     return solver.tippen_goal(seat), False
 
 
+def solver_for(pos: Position, backend: str = "numba") -> Solver:
+    """The process's solver for ``pos`` (``Solver.shared``) on the quicker backend for its size."""
+    return Solver.shared(pos, quick_backend(pos, backend))
+
+
 def playout(state: Any, solver: Solver, goal: Goal, binary: bool) -> Any:
     """A copy of ``state`` (play phase) played to its end with best play for ``goal``: the
     maximizers pick the card with the highest value, the others the lowest (ties: the lowest
     card)."""
     s = state.clone()
     while not s.is_terminal() and phase(s) == "play":
-        pos = position_from_state(s)
-        cards = pos.legal_cards()
-        card = cards[0]
-        if len(cards) > 1:
-            if binary:
-                total = pos.tricks_played + pos.tricks_left
-                values = {c: int(solver.at_least(goal, total, pos.play(c))) for c in cards}
-            else:
-                values = solver.move_values(goal, pos)
-            pick = max if goal.maximizers >> pos.turn & 1 else min
-            best = pick(values.values())
-            card = next(c for c in cards if values[c] == best)
-        s.apply(card)
+        s.apply(solver.best_card(goal, position_from_state(s), binary))
     return s
 
 
@@ -84,7 +77,7 @@ def playout_money(state: Any, seat: int, solver: Solver | None = None) -> int:
     if state.is_terminal():
         return int(state.returns()[seat])
     pos = position_from_state(state)
-    solver = solver or Solver(pos)
+    solver = solver or solver_for(pos)
     goal, binary = seat_goal(solver, pos, seat)
     return int(playout(state, solver, goal, binary).returns()[seat])
 
@@ -100,7 +93,7 @@ def open_measure(state: Any) -> tuple[int, str]:
     if state.is_terminal():
         return 0, "none"
     pos = position_from_state(state)
-    solver = Solver(pos)
+    solver = solver_for(pos)
     if pos.kind == Kind.POINTS:
         return solver.declarer_points(pos), "declarer-points"
     if pos.kind == Kind.ALL_TRICKS:
@@ -108,6 +101,19 @@ def open_measure(state: Any) -> tuple[int, str]:
     if pos.kind == Kind.NO_TRICK:
         return int(solver.no_trick(pos)), "won"
     return 0, "none"
+
+
+def open_reaches(state: Any, target: int) -> bool:
+    """Whether ``open_value(state) >= target``, by one zero-window search where it takes one."""
+    if state.is_terminal():
+        return target <= 0
+    pos = position_from_state(state)
+    solver = solver_for(pos)
+    if pos.kind == Kind.POINTS:
+        return solver.can_reach(target, pos)
+    if pos.kind in (Kind.ALL_TRICKS, Kind.NO_TRICK):
+        return int(solver.all_tricks(pos) if pos.kind == Kind.ALL_TRICKS else solver.no_trick(pos)) >= target
+    return open_value(state) >= target
 
 
 @dataclass
@@ -188,7 +194,8 @@ def _options(state: Any, search: _Search) -> list[int]:
     return legal[:1]
 
 
-def _discard_points(state: Any, action: int, search: _Search) -> int:
+def _after_discard(state: Any, action: int, search: _Search) -> Any:
+    """The state after the discard ``action``, the others acting as in the record until the play."""
     s = state.clone()
     s.apply(action)
     inner = _copy(search)
@@ -197,15 +204,26 @@ def _discard_points(state: Any, action: int, search: _Search) -> int:
             _other_acts(s, inner, s.current_player())
         elif not _apply_text(s, "no-tout"):
             s.apply(s.legal_actions()[0])
-    return open_value(s)
+    return s
+
+
+def _most_points(state: Any, chosen: Sequence[int], search: _Search) -> int:
+    """The first of the discards ``chosen`` with the most open-hand card points for the
+    declarer: each later one is asked only whether it beats the best so far (a zero-window
+    search), and solved exactly only when it does."""
+    best, best_value = chosen[0], open_value(_after_discard(state, chosen[0], search))
+    for action in chosen[1:]:
+        s = _after_discard(state, action, search)
+        if open_reaches(s, best_value + 1):
+            best, best_value = action, open_value(s)
+    return best
 
 
 def _best_discard(state: Any, search: _Search, legal: list[int]) -> int:
     """The discard with the most open-hand card points for the declarer among those solved."""
     chosen = list(legal) if search.all_discards else discard_subset(state, legal, search.own[:1])
     search.discards_searched, search.discards_total = len(chosen), len(legal)
-    scores = {a: _discard_points(state, a, search) for a in chosen}
-    return max(chosen, key=lambda a: scores[a])
+    return _most_points(state, chosen, search)
 
 
 def discard_subset(state: Any, legal: Sequence[int], made: Sequence[str]) -> list[int]:
@@ -275,8 +293,7 @@ def judge_decision(state: Any, action: str, later: Sequence[Recorded], all_disca
     if phase(state) == "discard" and len(legal) > OPTION_LIMIT:
         candidates = discard_subset(state, legal, [action]) if not all_discards else legal
         search.discards_searched, search.discards_total = len(candidates), len(legal)
-        scores = {a: _discard_points(state, a, search) for a in candidates}
-        best_action = max(candidates, key=lambda a: scores[a])
+        best_action = _most_points(state, candidates, search)
         made = state.string_to_action(action)
         options = [best_action] if best_action == made else [best_action, made]
     else:

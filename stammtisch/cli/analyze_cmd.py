@@ -21,7 +21,8 @@ def analyze_cmd(
     as_json: bool = typer.Option(False, "--json", help="Print deals[i].start_value and per card played "
                                                         "{seat, action, before, after, loss} as JSON."),
     workers: int | None = typer.Option(None, "--workers", "-w", min=1,
-                                       help="Worker processes (default: all cores; 1 = this process)."),
+                                       help="Worker processes (default: all cores; 1 = this process; "
+                                            "one deal or a Tippen record is analysed in this process)."),
     ray: str | None = typer.Option(None, "--ray", help="Run on a Ray cluster: auto, HOST:PORT or local."),
     german: bool = typer.Option(False, "--german", help="The analysis in German."),
     all_discards: bool = typer.Option(False, "--all-discards",

@@ -12,13 +12,22 @@ the value of every legal card of the seat on turn, not only the best.
 
 A :class:`Solver` belongs to one deal: its transposition table entries are valid for every
 position reached from the position it was made with (the remaining cards then fix the hands),
-and are shared by all queries with the same goal.
+and are shared by all queries with the same goal. It also remembers every answer it gave (per
+goal and position), so a question asked twice is answered once; ``Solver.shared(pos)`` hands
+out one solver per position for the whole process, so that the queries of one deal asked from
+different places (the judged cards, the decisions before the play, the par, a repeated
+request) share the table and the answers.
+
+``equivalent_cards`` merges cards that are interchangeable in every line of play (neighbours
+in their suit among the cards still out, held by one hand, worth the same points): one of
+them is searched for all.
 """
 
 from __future__ import annotations
 
 import itertools
 import math
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -40,8 +49,30 @@ def _next_generation() -> int:
     gen = next(_generation) % _GENERATIONS
     if gen == 0:
         _KernelMemory.get().table[:] = 0
+        _SHARED.clear()  # their generations come round again
+        _FAMILIES.clear()
         gen = next(_generation) % _GENERATIONS
     return gen
+
+
+def _kernel_module() -> Any:
+    """The numba kernel, imported on its first use. Numba's CPU target looks for a BLAS when it
+    starts by importing all of scipy.linalg (a fifth of a second); the kernel does no linear
+    algebra, so unless scipy is loaded already that search is told there is none."""
+    import sys
+
+    kernel = sys.modules.get(f"{__package__}._kernel")
+    if kernel is not None:
+        return kernel
+    blocked = "scipy" not in sys.modules
+    if blocked:
+        sys.modules["scipy"] = None  # type: ignore[assignment]  # an import of it fails at once
+    try:
+        from . import _kernel
+    finally:
+        if blocked:
+            del sys.modules["scipy"]
+    return _kernel
 
 
 class _KernelMemory:
@@ -52,8 +83,7 @@ class _KernelMemory:
     def __init__(self) -> None:
         import numpy as np
 
-        from . import _kernel as K
-
+        K = _kernel_module()
         self.table = np.zeros(K.TT_STRIDE << TT_BITS, dtype=np.int64)  # generation 0 is never used
         self.work = np.zeros(K.W_SIZE, dtype=np.int64)
 
@@ -64,13 +94,39 @@ class _KernelMemory:
         return cls._instance
 
     def nodes(self) -> int:
-        from . import _kernel as K
-
+        K = _kernel_module()
         return int(self.work[K.W_STATS])
 
 
 #: the static part of the work array per goal and deal shape (``Solver._compile``), bounded
 _STATICS: dict[tuple[Any, ...], np.ndarray] = {}
+#: per goal and deal shape (the tapp's points aside): the generations of the table handed out,
+#: each with the cards its solvers' hands held, per player (``_generation_for``), bounded
+_FAMILIES: dict[tuple[Any, ...], list[tuple[list[int], int]]] = {}
+#: generations kept per shape (the latest): a deal's discards need one
+FAMILY_GENERATIONS = 16
+
+
+def _generation_for(shape: tuple[Any, ...], hands: tuple[int, ...]) -> int:
+    """The table generation for a solver of the goal and deal shape ``shape`` whose players
+    hold ``hands``. A table entry is the future of a trick start, keyed on the cards still in
+    the hands and the leader; it depends on nothing else but who holds those cards. So
+    solvers whose hands never give one card to two players (another discard of one contract,
+    a later position of the same deal) share a generation and each other's entries."""
+    family = _FAMILIES.setdefault(shape, [])
+    for held, gen in family:
+        if all(hand & held[j] == 0 for i, hand in enumerate(hands) for j in range(len(held)) if j != i):
+            for i, hand in enumerate(hands):
+                held[i] |= hand
+            return gen
+    gen = _next_generation()
+    if len(_FAMILIES) >= 256:
+        _FAMILIES.clear()
+        family = _FAMILIES.setdefault(shape, [])
+    if len(family) >= FAMILY_GENERATIONS:  # the worlds of a search bot: each deal its own
+        del family[0]
+    family.append((list(hands), gen))
+    return gen
 
 
 @dataclass
@@ -79,6 +135,24 @@ class _Compiled:
     (query scalars, card points, suits, ranks)."""
 
     static: np.ndarray
+
+
+#: cards in the hands up to which the reference search is the quicker backend (``quick_backend``)
+SMALL_POSITION = 16
+
+
+def quick_backend(pos: Position, backend: str = "numba") -> str:
+    """The backend that answers a position's questions soonest, loading included: the
+    reference search for a position with at most ``SMALL_POSITION`` cards in the hands (a
+    Tippen deal of three or four cards a hand: milliseconds), where loading the kernel
+    takes most of a second; else ``backend``. Both give the same answers."""
+    return "python" if pos.remaining.bit_count() <= SMALL_POSITION else backend
+
+
+#: solvers handed out by ``Solver.shared``, the most recently used last
+_SHARED: OrderedDict[tuple[Position, str], Solver] = OrderedDict()
+#: solvers ``Solver.shared`` keeps (a deal's analysis makes a few dozen: one per discard solved)
+SHARED_SOLVERS = 256
 
 
 class Solver:
@@ -91,19 +165,42 @@ class Solver:
         self.backend = backend
         self._reference: dict[Goal, ReferenceSearch] = {}
         self._compiled: dict[Goal, _Compiled] = {}
+        # the answers given: exact final takings, and threshold answers, per goal and position
+        self._values: dict[tuple[Goal, Position], int] = {}
+        self._reached: dict[tuple[Goal, Position, int], bool] = {}
         self.nodes = 0
+
+    @classmethod
+    def shared(cls, pos: Position, backend: str = "numba") -> Solver:
+        """The process's solver for ``pos`` and its successors: the same one for every caller
+        that starts from this position (its table and answers carried over), a new one
+        for a position not seen lately."""
+        key = (pos, backend)
+        solver = _SHARED.get(key)
+        if solver is None:
+            solver = _SHARED[key] = cls(pos, backend)
+            while len(_SHARED) > SHARED_SOLVERS:
+                _SHARED.popitem(last=False)
+        else:
+            _SHARED.move_to_end(key)
+        return solver
 
     # ------------------------------------------------------------------ generic queries
     def value(self, goal: Goal, pos: Position | None = None) -> int:
         """The final takings of the counted seats with best play by all (tapp not included)."""
         pos = self.root if pos is None else pos
+        known = self._values.get((goal, pos))
+        if known is not None:
+            return known
         if self.backend == "python":
             search = self._reference_for(goal)
             before = search.nodes
             out = search.value(pos)
             self.nodes += search.nodes - before
-            return out
-        return goal.taken(pos) + self._kernel_call(goal, pos, None)
+        else:
+            out = goal.taken(pos) + self._kernel_call(goal, pos, None)
+        self._values[(goal, pos)] = out
+        return out
 
     def at_least(self, goal: Goal, target: int, pos: Position | None = None) -> bool:
         """Can the maximizers make the counted seats' final takings reach ``target``? One
@@ -114,18 +211,67 @@ class Solver:
             return True
         if need > goal.upper(pos):
             return False
+        known = self._values.get((goal, pos))
+        if known is not None:
+            return known >= target
+        key = (goal, pos, need)
+        reached = self._reached.get(key)
+        if reached is not None:
+            return reached
         if self.backend == "python":
             search = self._reference_for(goal)
             before = search.nodes
             out = search.future(pos, need - 1, need) >= need
             self.nodes += search.nodes - before
-            return out
-        return self._kernel_call(goal, pos, need) >= need
+        else:
+            out = self._kernel_call(goal, pos, need) >= need
+        self._reached[key] = out
+        return out
 
     def move_values(self, goal: Goal, pos: Position | None = None) -> dict[int, int]:
         """The final takings of the counted seats after each legal card of the seat on turn."""
         pos = self.root if pos is None else pos
-        return {card: self.value(goal, pos.play(card)) for card in pos.legal_cards()}
+        same = equivalent_cards(pos)
+        values: dict[int, int] = {}
+        for card in pos.legal_cards():
+            first = same[card]
+            values[card] = values[first] if first != card else self.value(goal, pos.play(card))
+        return values
+
+    def best_card(self, goal: Goal, pos: Position | None = None, binary: bool = False) -> int:
+        """The lowest legal card of the seat on turn among those with the best value for
+        ``goal`` (the maximizers' highest, the others' lowest): ``binary``, by the threshold
+        "all the tricks left" (won or lost), else by the exact final takings. Found with
+        zero-window searches against the position's own value, which every best card keeps."""
+        pos = self.root if pos is None else pos
+        cards = pos.legal_cards()
+        if len(cards) == 1:
+            return cards[0]
+        maximizing = bool(goal.maximizers >> pos.turn & 1)
+        same = equivalent_cards(pos)
+        tested: dict[int, bool] = {}
+        if binary:
+            total = pos.tricks_played + pos.tricks_left
+            for card in cards:
+                first = same[card]
+                if first not in tested:
+                    tested[first] = self.at_least(goal, total, pos.play(card))
+                if tested[first] == maximizing:
+                    return card
+            return cards[0]  # all lost (maximizers) or all won (the others): all alike
+        value = self.value(goal, pos)
+        for card in cards:
+            first = same[card]
+            if first not in tested:
+                child = pos.play(card)
+                # a maximizer's card is worth at most the position's value, the others' at least
+                tested[first] = (self.at_least(goal, value, child) if maximizing
+                                 else not self.at_least(goal, value + 1, child))
+                if tested[first]:
+                    self._values.setdefault((goal, child), value)
+            if tested[first]:
+                return card
+        raise AssertionError("no card keeps the position's value")  # minimax: one always does
 
     # ------------------------------------------------------------------ Tapp
     def points_goal(self) -> Goal:
@@ -224,18 +370,22 @@ class Solver:
             return compiled
         import numpy as np
 
-        from . import _kernel as K
-
+        K = _kernel_module()
         root = self.root
         seats = root.seats
         # what the goal fixes depends on these alone: a search of many worlds of one deal (pimc)
         # sets it up once; only the generation of the transposition table is new each time
         key = (goal, seats, root.trump, root.card_points, root.suit_masks, root.ranks_per_suit, root.kind,
                root.tapp_points, root.must_trump, root.head, root.forced_leads)
+        # the tapp counts in the search only in Ramsch (the last trick takes it); forced leads
+        # depend on the trick's number, which the table's key does not hold
+        shape = key[:7] + key[8:] if root.kind != Kind.RAMSCH else key
+        hands = tuple(root.hands[s] for s in seats)
+        generation = _next_generation() if root.forced_leads else _generation_for(shape, hands)
         known = _STATICS.get(key)
         if known is not None:
             static = known.copy()
-            static[K.C_GEN] = _next_generation()
+            static[K.C_GEN] = generation
             compiled = self._compiled[goal] = _Compiled(static)
             return compiled
         if sum(root.card_points) + root.tapp_points + len(root.card_points) > K.VALUE_MASK:
@@ -251,7 +401,7 @@ class Solver:
         static[K.C_HEAD] = int(root.head)
         static[K.C_FORCED] = int(root.forced_leads and root.trump != 0)
         static[K.C_ACE] = root.trump.bit_length() - 1
-        static[K.C_GEN] = _next_generation()
+        static[K.C_GEN] = generation
         static[K.C_TTMASK] = (1 << TT_BITS) - 1
         for c in range(len(root.card_points)):
             static[K.W_PTS + c] = root.card_points[c] if goal.by_points else 0
@@ -273,9 +423,7 @@ class Solver:
 
     def _kernel_call(self, goal: Goal, pos: Position, need: int | None) -> int:
         """The future takings: exact (``need`` None) or one zero-window search at ``need``."""
-        from . import _kernel
-
-        kernel: Any = _kernel  # numba dispatchers: untyped for mypy
+        kernel: Any = _kernel_module()  # numba dispatchers: untyped for mypy
         comp = self._compile(goal)
         mem = _KernelMemory.get()
         work = mem.work
@@ -315,6 +463,29 @@ class Solver:
             out = int(kernel.probe(*args, need - 1, need))
         self.nodes += mem.nodes() - before
         return out
+
+
+def equivalent_cards(pos: Position) -> dict[int, int]:
+    """Per legal card of the seat on turn, the lowest legal card that is worth exactly as much
+    in every line of play (itself if none): cards of one suit in his hand with no other card
+    still out (in a hand or in the trick) between them and with the same card points are
+    interchangeable. Not under forced leads, which name the trump Ace itself."""
+    cards = pos.legal_cards()
+    out = {c: c for c in cards}
+    if pos.forced_leads or len(cards) < 2:
+        return out
+    legal = pos.legal_mask()
+    others = pos.remaining & ~pos.hands[pos.turn]
+    for c in pos.trick:
+        others |= 1 << c
+    for lower, upper in zip(cards, cards[1:], strict=False):
+        suit = pos.suit_mask_of(lower)
+        between = suit & ((1 << upper) - 1) & ~((2 << lower) - 1)
+        if (not suit >> upper & 1 or between & others or between & ~legal & pos.hands[pos.turn]
+                or pos.card_points[lower] != pos.card_points[upper]):
+            continue
+        out[upper] = out[lower]
+    return out
 
 
 def _maxn(pos: Position, memo: dict[tuple[int, int], tuple[tuple[int, ...], int]]) -> tuple[tuple[int, ...], int]:
