@@ -77,7 +77,8 @@ def _money(value: int) -> str:
     return f"+{value}" if value > 0 else (f"−{-value}" if value < 0 else "0")
 
 
-def _play_line(p: Any, a: Any, names: list[str], suits: str) -> Message:
+def play_line(p: Any, a: Any, names: list[str], suits: str) -> Message:
+    """A costly card in words: its trick, who played it, what it cost and what kept the value."""
     who = names[p.seat]
     card = card_label(p.action.partition(":")[2], suits)
     better = _cards(p.better, suits)
@@ -173,7 +174,7 @@ def analysis_lines(a: Any, names: list[str], suits: str = "french") -> list[Mess
     if not mistakes:
         out.append(message("analyze.clean"))
     for p in mistakes:
-        out.append(_play_line(p, a, names, suits))
+        out.append(play_line(p, a, names, suits))
         money = _money_line(p, a.unit, names)
         if money is not None:
             out.append(money)

@@ -198,5 +198,5 @@ def deal_replay(record: dict[str, Any], deal: int, seat: int | None, whole: bool
     log = actions if whole else state.view(seat, head=False)["log"]
     return {"format": "stammtisch-replay/1", "deal": deal, "players": list(done.players),
             "seat": seat, "whole": whole, "suits": str(getattr(done.rules, "suits", "french")),
-            "family": str(done.rules.family),
+            "family": str(done.rules.family), "clockwise": bool(getattr(done.rules, "clockwise", True)),
             "log": log, "steps": steps}

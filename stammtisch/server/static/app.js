@@ -64,7 +64,9 @@ function suitName(s) { return tc(`suit.${germanSuits ? "german" : "french"}.${s}
 const rankKey = (base, r) => (germanSuits && "AKQJ".includes(r) ? `${base}.german.${r}` : `${base}.${r}`);
 // the letters on a face: French suits A K Q J (in German A K D B), German suits D K O U
 function rankShort(r) { return "AKQJT".includes(r) ? tc(rankKey("rank_short", r)) : r; }
-function cardShort(c) { return tc("card.short", { symbol: SUIT[c[0]], rank: rankShort(c[1]) }); }
+// a suit's mark in a text (a tag, a button, the log)
+function suitSymbol(s) { return SUIT[s]; }
+function cardShort(c) { return tc("card.short", { symbol: suitSymbol(c[0]), rank: rankShort(c[1]) }); }
 function cardName(c) { return isCard(c) ? tc("card.name", { suit: suitName(c[0]), rank: tc(rankKey("rank", c[1])) }) : c; }
 function cardsNamed(cards) { return cards.map(cardName).join(", ") || tc("cards.none"); }
 
@@ -114,7 +116,7 @@ function saidWord(action) {
   const head = i < 0 ? action : action.slice(0, i), rest = i < 0 ? "" : action.slice(i + 1);
   if (ACTION_WORDS.has(action)) return has("web.said." + action) ? tc("web.said." + action) : null;
   if (head === "bid" || head === "contract") return rest === "pass" ? tc("web.said.pass") : contractName(rest);
-  if (head === "trump" && SUIT[rest]) return t("trumpSuit", { symbol: SUIT[rest], suit: suitName(rest) });
+  if (head === "trump" && SUIT[rest]) return t("trumpSuit", { symbol: suitSymbol(rest), suit: suitName(rest) });
   if (head === "call" && isCard(rest)) return t("withCard", { verb: t("c_call"), card: cardShort(rest) });
   if (head === "exchange") {
     const n = rest === "-" ? 0 : /^\d+$/.test(rest) ? Number(rest) : rest.split(",").filter(isCard).length;
@@ -163,6 +165,7 @@ function applyLang() {
   // the name starts with what the button shows (DE / EN), then says what it does
   $("lang").setAttribute("aria-label", `${$("lang").textContent} – ${t("switchLanguage")}`);
   document.querySelectorAll("[data-i18n]").forEach((n) => { n.textContent = t(n.dataset.i18n); });
+  document.querySelectorAll("[data-i18n-label]").forEach((n) => { n.setAttribute("aria-label", t(n.dataset.i18nLabel)); n.title = t(n.dataset.i18nLabel); });
   $("hand").setAttribute("aria-label", t("yourHand"));
   $("score-box").setAttribute("aria-label", t("scoreSheet"));
   $("log").setAttribute("aria-label", t("log"));
@@ -207,7 +210,7 @@ function actionLabel(a) {
   const arg = rest.join(":");
   if (!arg) return has("web.a_" + head) ? t("a_" + head) : a;
   if (head === "bid" || head === "contract") return arg === "pass" ? t("a_pass") : contractName(arg);
-  if (head === "trump") return t("trumpIs", { symbol: SUIT[arg], suit: suitName(arg) });
+  if (head === "trump") return t("trumpIs", { symbol: suitSymbol(arg), suit: suitName(arg) });
   if (isCard(arg) && has("web.c_" + head)) return t("withCard", { verb: t("c_" + head), card: cardShort(arg) });
   return a;
 }
@@ -645,7 +648,7 @@ function renderSeatTiles(info, v) {
       el("div", { class: "meta" },
         v ? el("span", { text: t("cardsOf", { n: v.hand_sizes[i] }) }) : null,
         v ? el("span", { text: t("tricksOf", { n: v.tricks_won[i] }) }) : null,
-        el("span", { "data-testid": `balance-${i}`, text: t("balanceOf", { n: info.balances[i] }) })),
+        info.balances ? el("span", { "data-testid": `balance-${i}`, text: t("balanceOf", { n: info.balances[i] }) }) : null),
       el("div", { class: "said", "data-testid": `said-${i}` }, ...words.map((w, k) => el("span", {
         class: "say" + (k === words.length - 1 ? " last" : ""), title: w.phrase, text: w.word }))));
     return place(tile, seatPlace(i, n, info.clockwise));
@@ -886,6 +889,7 @@ function renderResult(info, v) {
   const nd = el("small", { "data-testid": "next-deal-countdown" });
   kids.push(nd);
   kids.push(el("button", { type: "button", "data-testid": "analysis-btn", onclick: () => loadAnalysis(info.deal_number), text: t("analysis") }));
+  kids.push(el("button", { type: "button", "data-testid": "replay-btn", onclick: () => startReplay(info.deal_number), text: t("replay") }));
   const a = game.analysis;
   if (a && a.deal === info.deal_number) kids.push(analysisPanel(a, ""));
   res.replaceChildren(...kids);
@@ -899,6 +903,7 @@ function renderResult(info, v) {
 
 function render() {
   page.render = render;
+  if (replay.on) { renderReplay(); return; }
   const m = game.msg;
   $("error").textContent = shownError();
   if (game.dead && !m) { $("turn").textContent = t("connectionEnded"); return; }
@@ -919,7 +924,7 @@ function render() {
   // ledger's; the top bar and the score sheet's total show this same number.
   const potNow = v ? v.pot + (v.reserve || 0) : info.pot + info.reserve;
   $("t-pot").textContent = String(potNow);
-  $("t-trump").textContent = v && v.trump ? t("trumpSuit", { symbol: SUIT[v.trump], suit: suitName(v.trump) }) : "–";
+  $("t-trump").textContent = v && v.trump ? t("trumpSuit", { symbol: suitSymbol(v.trump), suit: suitName(v.trump) }) : "–";
   $("t-contract-box").hidden = !(v && v.contract);
   $("t-contract").textContent = v && v.contract ? (v.declarer !== null && v.declarer !== undefined
     ? t("contractBy", { contract: contractName(v.contract), name: name(v.declarer) }) : contractName(v.contract)) : "";
@@ -1110,6 +1115,7 @@ function renderDeals() {
     cardEl(c, { label: t("playedBy", { card: cardName(c), name: who(s) }) }), el("small", { text: who(s), "aria-hidden": "true" }))));
     return el("li", { "data-testid": `deal-trick-${k + 1}` }, cards, " ", el("span", { text: t("trickWinner", { name: who(tr.winner) }) }));
   })) : el("p", { class: "hint", text: t("analysisNoPlay") }));
+  kids.push(el("button", { type: "button", class: "primary", "data-testid": "deal-replay-btn", onclick: () => startReplay(data.deal), text: t("replay") }), " ");
   kids.push(el("button", { type: "button", "data-testid": "deal-analysis-btn", onclick: async () => {
     const n = data.deal;
     d.analysis = { deal: n, loading: true }; renderDeals();
@@ -1221,6 +1227,7 @@ async function main() {
   const late = setTimeout(reveal, 4000);
   await loadTexts();
   applyLang();
+  initReplay();
   clearTimeout(late);
   reveal();
   const m = location.pathname.match(/^\/t\/([A-Za-z0-9_-]+)$/);
