@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..i18n import Message, message
-from ..i18n.words import SUIT_SYMBOLS, choice_message, contract_message, is_card
+from ..i18n.words import choice_message, contract_message, is_card, suit_symbol
 
 _UNITS = {"counters": "analyze.unit.counters", "game points": "analyze.unit.game_points",
           "cents": "analyze.unit.cents"}
@@ -26,9 +26,9 @@ def card_label(card: str, suits: str = "french") -> Message | str:
         return card
     rank = card[1]
     if rank not in "AKQJT":
-        return message("card.short", symbol=SUIT_SYMBOLS[card[0]], rank=rank)
+        return message("card.short", symbol=suit_symbol(card[0], suits), rank=rank)
     key = f"rank_short.german.{rank}" if suits == "german" and rank in "AKQJ" else f"rank_short.{rank}"
-    return message("card.short", symbol=SUIT_SYMBOLS[card[0]], rank=message(key))
+    return message("card.short", symbol=suit_symbol(card[0], suits), rank=message(key))
 
 
 def _cards(actions: list[str], suits: str) -> Message | str:

@@ -64,8 +64,11 @@ function suitName(s) { return tc(`suit.${germanSuits ? "german" : "french"}.${s}
 const rankKey = (base, r) => (germanSuits && "AKQJ".includes(r) ? `${base}.german.${r}` : `${base}.${r}`);
 // the letters on a face: French suits A K Q J (in German A K D B), German suits D K O U
 function rankShort(r) { return "AKQJT".includes(r) ? tc(rankKey("rank_short", r)) : r; }
-// a suit's mark in a text (a tag, a button, the log)
-function suitSymbol(s) { return SUIT[s]; }
+// a suit's mark in a text (a tag, a button, the log): German-suited Bells, Acorns and Leaves
+// have no sign of their own, a letter of their name marks them (as stammtisch/i18n/words.py)
+function suitSymbol(s) { return germanSuits && s !== "H" ? tc("suit_symbol.german." + s) : SUIT[s]; }
+// the trump in words: "♠ Spades"; German-suited the suit's name alone ("Eichel")
+function trumpWords(s) { return germanSuits ? t("trumpSuitGerman", { suit: suitName(s) }) : t("trumpSuit", { symbol: SUIT[s], suit: suitName(s) }); }
 function cardShort(c) { return tc("card.short", { symbol: suitSymbol(c[0]), rank: rankShort(c[1]) }); }
 function cardName(c) { return isCard(c) ? tc("card.name", { suit: suitName(c[0]), rank: tc(rankKey("rank", c[1])) }) : c; }
 function cardsNamed(cards) { return cards.map(cardName).join(", ") || tc("cards.none"); }
@@ -116,7 +119,7 @@ function saidWord(action) {
   const head = i < 0 ? action : action.slice(0, i), rest = i < 0 ? "" : action.slice(i + 1);
   if (ACTION_WORDS.has(action)) return has("web.said." + action) ? tc("web.said." + action) : null;
   if (head === "bid" || head === "contract") return rest === "pass" ? tc("web.said.pass") : contractName(rest);
-  if (head === "trump" && SUIT[rest]) return t("trumpSuit", { symbol: suitSymbol(rest), suit: suitName(rest) });
+  if (head === "trump" && SUIT[rest]) return trumpWords(rest);
   if (head === "call" && isCard(rest)) return t("withCard", { verb: t("c_call"), card: cardShort(rest) });
   if (head === "exchange") {
     const n = rest === "-" ? 0 : /^\d+$/.test(rest) ? Number(rest) : rest.split(",").filter(isCard).length;
@@ -210,7 +213,7 @@ function actionLabel(a) {
   const arg = rest.join(":");
   if (!arg) return has("web.a_" + head) ? t("a_" + head) : a;
   if (head === "bid" || head === "contract") return arg === "pass" ? t("a_pass") : contractName(arg);
-  if (head === "trump") return t("trumpIs", { symbol: suitSymbol(arg), suit: suitName(arg) });
+  if (head === "trump") return germanSuits ? t("trumpIsGerman", { suit: suitName(arg) }) : t("trumpIs", { symbol: SUIT[arg], suit: suitName(arg) });
   if (isCard(arg) && has("web.c_" + head)) return t("withCard", { verb: t("c_" + head), card: cardShort(arg) });
   return a;
 }
@@ -924,7 +927,7 @@ function render() {
   // ledger's; the top bar and the score sheet's total show this same number.
   const potNow = v ? v.pot + (v.reserve || 0) : info.pot + info.reserve;
   $("t-pot").textContent = String(potNow);
-  $("t-trump").textContent = v && v.trump ? t("trumpSuit", { symbol: suitSymbol(v.trump), suit: suitName(v.trump) }) : "–";
+  $("t-trump").textContent = v && v.trump ? trumpWords(v.trump) : "–";
   $("t-contract-box").hidden = !(v && v.contract);
   $("t-contract").textContent = v && v.contract ? (v.declarer !== null && v.declarer !== undefined
     ? t("contractBy", { contract: contractName(v.contract), name: name(v.declarer) }) : contractName(v.contract)) : "";

@@ -110,7 +110,7 @@ function renderReplay() {
   $("t-title").textContent = replay.file ? rulesetTitle(replay.file.ruleset, replay.file.ruleset) : $("t-title").textContent;
   $("t-deal").textContent = String(d.deal);
   $("t-pot").parentElement.hidden = true;
-  $("t-trump").textContent = v.trump ? t("trumpSuit", { symbol: suitSymbol(v.trump), suit: suitName(v.trump) }) : "–";
+  $("t-trump").textContent = v.trump ? trumpWords(v.trump) : "–";
   $("t-contract-box").hidden = !v.contract;
   $("t-contract").textContent = v.contract ? (v.declarer !== null && v.declarer !== undefined
     ? t("contractBy", { contract: contractName(v.contract), name: replayName(v.declarer) }) : contractName(v.contract)) : "";
