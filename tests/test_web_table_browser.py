@@ -389,11 +389,11 @@ def test_a_tapp_auction_shows_every_bid_on_the_tiles_and_the_bid_to_beat(server,
             for width, lang in VIEWS:
                 set_view(page, width, lang)
                 assert tiles_said(page, 3) == said_expected(view["log"], 3, lang)
-                # every bid button says the server's words for it
+                # every bid button is named by the server's words for it
                 choices = page.evaluate("game.msg.choices")
                 for a, m in zip(view["legal_actions"], choices, strict=True):
                     if a.startswith("bid:"):
-                        assert page.get_by_test_id(f"action-{a}").text_content() == render(m, lang)
+                        assert page.get_by_test_id(f"action-{a}").get_attribute("aria-label") == render(m, lang)
                 standing = view.get("standing")
                 if standing and standing["seat"] != 0:
                     text = page.get_by_test_id("standing").text_content()
@@ -424,7 +424,8 @@ def test_contract_buttons_say_goal_and_value_in_the_tables_unit(server, browser)
             for a, m in zip(legal, choices, strict=True):
                 if not a.startswith("contract:") or a == "contract:pass":
                     continue
-                text = page.get_by_test_id(f"action-{a}").text_content()
+                # the whole sentence is the button's name (its face: name and value, the goal below)
+                text = page.get_by_test_id(f"action-{a}").get_attribute("aria-label")
                 assert text == render(m, lang)
                 assert contract_name(a.partition(":")[2], lang) in text and unit in text, text
                 assert re.search(r"\d", text)

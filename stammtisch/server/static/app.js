@@ -336,6 +336,8 @@ function rememberTable(entry) {
   localStorage.setItem("stammtisch.tables", JSON.stringify(list.slice(0, 20)));
 }
 
+function madeHere(id) { return JSON.parse(localStorage.getItem("stammtisch.tables") || "[]").some((e) => e.id === id && e.admin); }
+
 function renderMine() {
   const list = JSON.parse(localStorage.getItem("stammtisch.tables") || "[]");
   $("mine").hidden = list.length === 0;
@@ -764,16 +766,29 @@ function renderHand(v) {
       const choice = said ? renderText(said) : null;
       const cs = argCards(a);
       const long = choice && (h === "bid" || h === "contract" || h === "trump");
-      const content = long ? [choice]
+      const content = long ? choiceContent(said, choice)
         : cs && cs.length === 1 ? [el("span", { text: verb(h) + " " }), cardEl(cs[0], { class: "mini" })] : [actionLabel(a)];
       buttons.push(el("button", { type: "button", class: long ? "choice" : null, "data-testid": `action-${a}`, "data-action": a,
-        title: choice && !long ? choice : null, "aria-label": cs && cs.length === 1 && !long ? (choice || actionPhrase(a, null)) : null,
+        title: choice || null,
+        "aria-label": long ? choice : cs && cs.length === 1 ? (choice || actionPhrase(a, null)) : null,
         onclick: () => act(a) }, ...content));
     }
   }
   $("prompt").hidden = !prompt;
   $("prompt").textContent = prompt;
   $("actions").replaceChildren(...buttons);
+}
+
+// A contract's button: its name and value on the first line, its goal smaller below (the whole
+// sentence is the button's name for a screen reader); other choices as the server says them.
+function choiceContent(said, choice) {
+  const p = said.params || {};
+  if (said.key !== "choice.contract" && said.key !== "choice.contract_no_value") return [choice];
+  // a value in cents is short ("5 ¢"); a formula (historic Tapp) goes below, with the goal
+  const short = p.value && p.value.key === "value.cents" ? t("valueShort", p.value.params) : null;
+  const head = renderText(p.contract) + (short ? " · " + short : "");
+  const below = [p.value && !short ? renderText(p.value) : null, renderText(p.goal || "")].filter(Boolean).join("; ");
+  return [el("span", { class: "name", text: head }), el("span", { class: "goal", text: below })];
 }
 
 // a card chosen in the hand (click, Enter or Space): played, or added to / taken from the choice
@@ -920,6 +935,8 @@ function render() {
   $("t-title").textContent = rulesetTitle(info.ruleset, info.title);
   $("t-direction").textContent = info.clockwise === false ? t("counterClockwise") : t("clockwise");
   $("t-deal").textContent = String(info.deal_number);
+  $("t-deal").parentElement.hidden = !info.started;  // before the start: no "Deal 0", no trump
+  $("t-trump-box").hidden = !info.started;
   // Modern Tapp (and historic Tapp without pot=true) has no pot: don't show one
   const hasPot = info.family !== "tapp" || opts.pot === true || opts.pot === "true";
   $("t-pot").parentElement.hidden = !hasPot;
@@ -932,7 +949,10 @@ function render() {
   $("t-contract").textContent = v && v.contract ? (v.declarer !== null && v.declarer !== undefined
     ? t("contractBy", { contract: contractName(v.contract), name: name(v.declarer) }) : contractName(v.contract)) : "";
   $("lobby-wait").hidden = info.started;
-  $("start-ws").hidden = game.seat === null;
+  // the host (this browser made the table: "My tables") starts it; a guest waits for him
+  const host = game.seat !== null && madeHere(game.tableId);
+  $("start-ws").hidden = !host;
+  $("not-started").textContent = host ? t("notStarted") : t("waitForHost");
   $("start-ws").onclick = () => send({ type: "start" });
   // during play the download leaves out the cards this link did not see; once the table has
   // ended, a seat's or the admin's link downloads the whole record that replay and analyze read
@@ -957,7 +977,10 @@ function render() {
   if (held) showTrick($("trick"), $("trick-winner"), held.trick, where);
   else { cardList($("trick"), v ? v.trick : [], true, null, where); $("trick-winner").textContent = ""; }
   showTrick($("last-trick"), $("last-trick-winner"), held ? held.previous : (v && v.last_trick) || null);
-  $("last-trick-box").hidden = !$("last-trick").children.length;
+  // during a deal the last trick keeps its room, empty before the first trick is taken: the hand
+  // below does not move down when it comes
+  $("last-trick-box").hidden = !v || (v.terminal && !$("last-trick").children.length);
+  $("last-trick-box").classList.toggle("empty", !$("last-trick").children.length);
   $("open-hand-box").hidden = !(v && v.open_hand && v.open_hand.length && v.declarer !== game.seat);
   if (v && v.open_hand) cardList($("open-hand"), v.open_hand, false);
 
@@ -966,7 +989,7 @@ function render() {
   const legal = v ? v.legal_actions : [];
   if (ended) turnText = t("tableEnded");
   else if (!info.started) turnText = t("waiting");
-  else if (v && v.terminal) turnText = t("dealOver");
+  else if (v && v.terminal) turnText = "";  // the result below says it
   else if (v && v.current_player === game.seat) turnText = legal.some((a) => a.startsWith("play:")) ? t("yourTurnPlay") : t("yourTurn");
   else if (v) turnText = t("turnOf", { name: name(v.current_player) });
   if (game.seat === null && info.started && !ended) turnText = t("spectatingSuffix", { turn: turnText });

@@ -133,7 +133,8 @@ function renderReplay() {
   else { cardList($("trick"), v.trick, true, null, where); $("trick-winner").textContent = ""; }
   $("trick").dataset.finished = swept ? "true" : "false";
   showTrick($("last-trick"), $("last-trick-winner"), swept ? null : v.last_trick || null);
-  $("last-trick-box").hidden = !$("last-trick").children.length;
+  $("last-trick-box").hidden = false;
+  $("last-trick-box").classList.toggle("empty", !$("last-trick").children.length);
   $("open-hand-box").hidden = true;
 
   // the hands: the viewer's at the bottom; every hand, the tapp and what was laid away when whole
