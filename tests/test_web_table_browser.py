@@ -110,7 +110,14 @@ OVERFLOW = """() => {
 }"""
 
 
+def at_rest(page) -> None:
+    """Wait until no card moves (a card played, dealt or swept is animated): the layout is
+    measured as it stays."""
+    page.wait_for_function("document.getAnimations().every((a) => a.playState !== 'running')")
+
+
 def assert_fits(page) -> None:
+    at_rest(page)
     seen = page.evaluate(OVERFLOW)
     assert seen["scroll"] <= seen["width"] and seen["out"] == [], seen
 
@@ -243,6 +250,7 @@ def test_the_table_seats_the_trick_and_the_hand_at_every_width_and_language(serv
             set_view(page, width, lang)
             check_table(page, lang, trump)
             # the seats are in the direction of play: the next seat after mine is to my left
+            at_rest(page)
             lay = page.evaluate(LAYOUT)
             me = next(x for x in lay["tiles"] if x["me"])
             nxt = next(x for x in lay["tiles"] if x["seat"] == (me["seat"] + 1) % 4)

@@ -448,12 +448,67 @@ const game = { ws: null, tableId: null, token: null, seat: null, role: null, msg
 
 const TRICK_HOLD_MS = 1200;
 
+// ---------------------------------------------------------------- motion
+// Cards dealt into the hand, played onto the felt and swept to the trick's winner move (CSS
+// animations, style.css); none where the reader asked for reduced motion. Every render makes
+// the elements anew: each animation keeps its own clock (when its card was first shown) and
+// goes on where it was, by a negative delay.
+const DEAL_MS = 450, DEAL_STEP_MS = 45, ARRIVE_MS = 350, SWEEP_AFTER_MS = 700;
+const motion = { shown: new Map(), dealt: null, opened: false };
+const stillMoves = () => !window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+
+function animate(e, cls, since, delay, length) {
+  const t0 = performance.now() - since - delay;  // how far into its animation it is
+  if (t0 >= length) return;
+  e.classList.add(cls);
+  e.style.animationDelay = `${-t0}ms`;
+}
+
+// the cards of the trick: each new one comes from its player; a finished trick goes to its winner
+function moveTrick(held, where) {
+  if (!stillMoves()) return;
+  const now = performance.now();
+  const keep = new Map();
+  for (const e of $("trick").querySelectorAll(".played")) {
+    const key = e.dataset.seat + ":" + e.querySelector(".card").dataset.card;
+    // the cards on the felt when the page opens lie there already
+    const since = motion.shown.get(key) || (motion.opened ? now : -Infinity);
+    keep.set(key, since);
+    animate(e, "arrive", since, 0, ARRIVE_MS);
+    if (held) {
+      const to = where(held.trick.winner);
+      e.style.setProperty("--wx", to.x.toFixed(3));
+      e.style.setProperty("--wy", to.y.toFixed(3));
+      animate(e, "sweep", held.at, SWEEP_AFTER_MS, TRICK_HOLD_MS - SWEEP_AFTER_MS);
+    }
+  }
+  motion.shown = keep;
+  motion.opened = true;
+}
+
+// a new deal's hand: its cards come in one after the other
+function dealHand(deal) {
+  if (!stillMoves()) return;
+  const cards = [...$("hand").querySelectorAll(".card")];
+  if (!cards.length) return;
+  // the deal on the table when the page opens is not dealt again
+  if (!motion.dealt) motion.dealt = { deal, at: -Infinity };
+  if (motion.dealt.deal !== deal) motion.dealt = { deal, at: performance.now() };
+  cards.forEach((c, i) => animate(c, "dealt", motion.dealt.at, i * DEAL_STEP_MS, DEAL_MS));
+}
+
+// the page's title says so when it is this player's turn and he looks at another tab
+const BASE_TITLE = document.title;
+function showTurnInTitle(mine) {
+  document.title = mine && document.hidden ? t("yourTurnTitle", { title: BASE_TITLE }) : BASE_TITLE;
+}
+
 // Called with each new state: if a trick was just completed, hold it in the middle for a moment.
 function noteTrick(v, first) {
   const key = v && v.last_trick ? JSON.stringify(v.last_trick) : null;
   if (key !== game.lastTrickKey && key !== null && !first) {
     const previous = game.lastTrickKey === null ? null : JSON.parse(game.lastTrickKey);
-    game.held = { trick: v.last_trick, previous };
+    game.held = { trick: v.last_trick, previous, at: performance.now() };
     clearTimeout(game.heldTimer);
     game.heldTimer = setTimeout(() => { game.held = null; render(); }, TRICK_HOLD_MS);
   } else if (key === null) {
@@ -976,6 +1031,7 @@ function render() {
   $("trick").dataset.finished = held ? "true" : "false";
   if (held) showTrick($("trick"), $("trick-winner"), held.trick, where);
   else { cardList($("trick"), v ? v.trick : [], true, null, where); $("trick-winner").textContent = ""; }
+  moveTrick(held, where);
   showTrick($("last-trick"), $("last-trick-winner"), held ? held.previous : (v && v.last_trick) || null);
   // during a deal the last trick keeps its room, empty before the first trick is taken: the hand
   // below does not move down when it comes
@@ -997,6 +1053,7 @@ function render() {
   $("turn").dataset.mine = v && !v.terminal && v.current_player === game.seat ? "true" : "false";
   $("legal").textContent = JSON.stringify(legal);
   renderHand(v);
+  if (v && !v.terminal) dealHand(info.deal_number);
   renderResult(info, v);
 
   // log: every action in words, "you" for one's own
@@ -1021,6 +1078,7 @@ function render() {
   // what is due now: a new deal, a new turn of this player's, a choice that was not asked before
   const seen = game.inView, prompting = !$("prompt").hidden;
   const mine = $("turn").dataset.mine === "true" && legal.length > 0;
+  showTurnInTitle(mine);
   if (info.deal_number !== seen.deal || (mine && m.event !== seen.event) || (prompting && !seen.prompt)) bringPlayIntoView();
   Object.assign(seen, { deal: info.deal_number, prompt: prompting, event: mine ? m.event : seen.event });
 }
@@ -1225,6 +1283,7 @@ async function downloadRecord(ev) {
 
 function showTable(id) {
   $("table").hidden = false;
+  document.addEventListener("visibilitychange", () => { if (!document.hidden) showTurnInTitle(false); else if (page.render) page.render(); });
   game.tableId = id;
   game.token = decodeURIComponent(location.hash.slice(1));
   if (!game.token) { $("turn").textContent = t("badLink"); return; }
