@@ -73,7 +73,7 @@ function replayGraph(findings) {
     svg.append(at(document.createElementNS(SVG_NS, "circle"), { cx: X(k).toFixed(1), cy: Y(y).toFixed(1), r: 3.5, class: "mistake" }));
   }
   line(X(replay.step), pad / 2, X(replay.step), H - pad / 2, "now");
-  for (const [y, dy] of [[hi, 9], [lo, -2]]) {
+  for (const [y, dy] of hi === lo ? [[lo, -2]] : [[hi, 9], [lo, -2]]) {
     const txt = at(document.createElementNS(SVG_NS, "text"), { x: 1, y: Y(y) + dy - (y === hi ? pad : 0), class: "tick" });
     txt.textContent = String(y);
     svg.append(txt);
