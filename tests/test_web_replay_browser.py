@@ -29,6 +29,20 @@ SWIPE = """(dx) => {
 }"""
 
 
+def open_under_csp(browser, base, link, width, lang):  # noqa: F811
+    """The page under the server's Content-Security-Policy (no inline style, no eval: only
+    locators wait here); a violation it reports counts as an error."""
+    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    ctx.add_init_script(f"localStorage.setItem('stammtisch.lang', {lang!r})")
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if "Content Security Policy" in m.text else None)
+    page.goto(base + link)
+    page.get_by_test_id("players").locator(".player").first.wait_for()
+    return ctx, page, errors
+
+
 def step_of(page) -> int:
     return int(page.get_by_test_id("replay-slider").input_value())
 
@@ -96,11 +110,12 @@ def test_a_finished_deal_replays_on_the_felt(browser, tmp_path):  # noqa: F811
 
         # once the table has ended: every hand
         post(base, f"/api/tables/{t['id']}/close", {"token": t["admin_token"]})
-        ctx, page, errors = open_page(browser, base, t["seats"][0]["link"], 1280, "de")
+        ctx, page, errors = open_under_csp(browser, base, t["seats"][0]["link"], 1280, "de")
         try:
             page.get_by_test_id("deals-button").click()
             page.get_by_test_id("deal-replay-btn").click()
             page.get_by_test_id("replay-hands").wait_for()
+            page.get_by_test_id("replay-graph").wait_for()  # the timeline's marks placed under the policy too
             assert page.get_by_test_id("replay-hand-1").locator(".card").count() == 11
             assert page.get_by_test_id("replay-hand-2").locator(".card").count() == 11
             assert page.get_by_test_id("replay-title").text_content().startswith(

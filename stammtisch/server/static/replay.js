@@ -161,9 +161,12 @@ function renderReplay() {
   const findings = replayFindings();
   const marks = findings.filter((f) => f.play.loss > 0 && f.play.line);
   $("replay-marks").style.setProperty("--steps", String(last + 1));
-  $("replay-marks").replaceChildren(...marks.map((f) => el("button", { type: "button", class: "mark" + (f.step === k ? " here" : ""),
-    style: `left: ${(100 * f.step / Math.max(1, last)).toFixed(2)}%`, "data-testid": `replay-mark-${f.step}`,
-    "aria-label": findingText(f), title: findingText(f), onclick: () => goStep(f.step) })));
+  $("replay-marks").replaceChildren(...marks.map((f) => {
+    const mark = el("button", { type: "button", class: "mark" + (f.step === k ? " here" : ""), "data-testid": `replay-mark-${f.step}`,
+      "aria-label": findingText(f), title: findingText(f), onclick: () => goStep(f.step) });
+    mark.style.left = `${(100 * f.step / Math.max(1, last)).toFixed(2)}%`;  // (CSSOM: the page's CSP allows no style attribute)
+    return mark;
+  }));
   const here = marks.find((f) => f.step === k);
   $("replay-finding").textContent = here ? findingText(here) : "";
   const a = replay.analysis;
