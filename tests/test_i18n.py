@@ -51,6 +51,22 @@ def test_t_fills_parameters_and_falls_back():
         catalogue("fr")
 
 
+@pytest.mark.parametrize("lang", ["en", "de"])
+def test_german_suited_short_labels_use_no_french_sign_and_name_each_card_once(lang):
+    """Bells, Acorns and Leaves have no sign: a letter of their name marks them (Hearts keep ♥),
+    and "D" is the Daus there; every card of the pack has its own label, in words.py and in the
+    analysis's lines alike."""
+    from stammtisch.analysis.lines import card_label
+    from stammtisch.i18n import render
+
+    pack = [s + r for s in "HDCS" for r in "AKQJT98765432"]
+    labels = [card_short(c, lang, "german") for c in pack]
+    assert not set("♠♦♣") & set("".join(labels))
+    assert len(set(labels)) == len(pack)
+    assert labels == [render(card_label(c, "german"), lang) for c in pack]
+    assert card_short("DA", "de", "german") == "SD" and card_short("DQ", "de", "german") == "SO"
+
+
 def test_german_card_names():
     # French suits read as a German player reads them: Ass, Dame, Bube (faces A K D B) ...
     assert card_name("HA", "de") == "Herz-Ass"

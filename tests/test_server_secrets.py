@@ -253,11 +253,13 @@ def answers_of(http, tid: str, token: str, finished: int) -> dict:
     return {
         "analysis": {n: get(f"/api/tables/{tid}/analysis/{n}", token=token) for n in range(1, finished + 1)},
         "deal": {n: get(f"/api/tables/{tid}/deals/{n}", token=token) for n in range(1, finished + 1)},
+        "replay": {n: get(f"/api/tables/{tid}/replay/{n}", token=token) for n in range(1, finished + 1)},
         "record": get(f"/api/tables/{tid}/record", token=token),
         "info": get(f"/api/tables/{tid}"),
         "lobby": get("/api/tables"),
         "refused": [get(f"/api/tables/{tid}/analysis/{finished + 1}", token=token),
                     get(f"/api/tables/{tid}/deals/{finished + 1}", token=token),
+                    get(f"/api/tables/{tid}/replay/{finished + 1}", token=token),
                     get(f"/api/tables/{tid}/record", token=token[::-1]),
                     get(f"/api/tables/{tid}/analysis/{finished}", token="x" * 30)],
     }
@@ -268,7 +270,8 @@ def test_no_answer_of_the_http_api_names_a_card_its_token_was_not_shown(roomy, r
     """Deal after deal of random play, every token (each seat, the spectator, the admin) asks
     for everything; each answer of a finished deal names only cards its token was shown in
     that deal (the admin's: what a spectator was shown), the others none. Once the admin has
-    closed the table, a seat and the admin read each analysis whole, the spectator still not."""
+    closed the table, a seat and the admin read each analysis and replay whole, the spectator
+    still not."""
     from seen_helpers import cards_in, shown_per_deal
 
     from stammtisch.server.analysis import analyse_deal
@@ -289,7 +292,7 @@ def test_no_answer_of_the_http_api_names_a_card_its_token_was_not_shown(roomy, r
             for token, reader in readers.items():
                 got = answers_of(http, tid, token, finished)
                 for n in range(1, finished + 1):
-                    for kind in ("analysis", "deal"):
+                    for kind in ("analysis", "deal", "replay"):
                         named = cards_in(got[kind][n])
                         assert named <= shown[n - 1][reader], (kind, n, reader, sorted(named - shown[n - 1][reader]))
                 assert got["record"]["format"] == "stammtisch-redacted/1"
@@ -312,3 +315,9 @@ def test_no_answer_of_the_http_api_names_a_card_its_token_was_not_shown(roomy, r
                 assert cards_in(answer) <= shown[n - 1][None]
             else:
                 assert answer == whole
+            replay = http.get(f"/api/tables/{tid}/replay/{n}", headers=bearer(token)).json()
+            if token == t["spectator"]["token"]:
+                assert not replay["whole"] and cards_in(replay) <= shown[n - 1][None]
+            else:  # every hand once the table has ended
+                assert replay["whole"] and all(replay["steps"][0]["hands"])
+                assert cards_in(replay) <= set(record["deals"][n - 1]["deck"])

@@ -17,6 +17,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from server_helpers import roomy_limits
 from test_browser import ARGS, CHROMIUM, choose, event_of, perform, wait_moved_on
 
+from stammtisch.i18n import catalogue
 from stammtisch.server.app import create_app
 from stammtisch.server.threaded import serve_in_thread
 
@@ -206,7 +207,10 @@ def test_a_listed_table_is_joined_by_a_stranger(server, browser):
         p1.locator("[data-testid=seat-status-1][data-connected=true]").wait_for()
         p1.get_by_test_id("player-1").filter(has_text="Zoë").wait_for()
         assert p1.get_by_test_id("open-1").count() == 0
-        p2.get_by_test_id("start-from-table").click()  # he may start the table, as any seat
+        # the host starts the table; the guest is told he will
+        assert p2.get_by_test_id("start-from-table").is_hidden()
+        assert p2.get_by_test_id("not-started").text_content() == catalogue("en")["web.waitForHost"]
+        p1.get_by_test_id("start-from-table").click()
         p1.get_by_test_id("hand").locator(".card").first.wait_for()
         p2.get_by_test_id("hand").locator(".card").first.wait_for()
         # the table has no free seat now: the lobby no longer lists it
@@ -233,7 +237,7 @@ def test_the_lobby_says_which_listed_table_gives_hints(server, browser):
         assert "practice table: hints" in page.get_by_test_id(f"open-table-{practice}").text_content()
         assert "hints" not in page.get_by_test_id(f"open-table-{plain}").text_content()
         page.get_by_test_id("lang-toggle").click()  # the list is drawn again in German at once
-        page.get_by_test_id(f"open-table-{practice}").filter(has_text="Übungstisch: Tipps").wait_for()
+        page.get_by_test_id(f"open-table-{practice}").filter(has_text="Übungstisch: Hinweise").wait_for()
     finally:
         context.close()
 

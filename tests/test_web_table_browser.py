@@ -110,7 +110,14 @@ OVERFLOW = """() => {
 }"""
 
 
+def at_rest(page) -> None:
+    """Wait until no card moves (a card played, dealt or swept is animated): the layout is
+    measured as it stays."""
+    page.wait_for_function("document.getAnimations().every((a) => a.playState !== 'running')")
+
+
 def assert_fits(page) -> None:
+    at_rest(page)
     seen = page.evaluate(OVERFLOW)
     assert seen["scroll"] <= seen["width"] and seen["out"] == [], seen
 
@@ -243,6 +250,7 @@ def test_the_table_seats_the_trick_and_the_hand_at_every_width_and_language(serv
             set_view(page, width, lang)
             check_table(page, lang, trump)
             # the seats are in the direction of play: the next seat after mine is to my left
+            at_rest(page)
             lay = page.evaluate(LAYOUT)
             me = next(x for x in lay["tiles"] if x["me"])
             nxt = next(x for x in lay["tiles"] if x["seat"] == (me["seat"] + 1) % 4)
@@ -389,11 +397,11 @@ def test_a_tapp_auction_shows_every_bid_on_the_tiles_and_the_bid_to_beat(server,
             for width, lang in VIEWS:
                 set_view(page, width, lang)
                 assert tiles_said(page, 3) == said_expected(view["log"], 3, lang)
-                # every bid button says the server's words for it
+                # every bid button is named by the server's words for it
                 choices = page.evaluate("game.msg.choices")
                 for a, m in zip(view["legal_actions"], choices, strict=True):
                     if a.startswith("bid:"):
-                        assert page.get_by_test_id(f"action-{a}").text_content() == render(m, lang)
+                        assert page.get_by_test_id(f"action-{a}").get_attribute("aria-label") == render(m, lang)
                 standing = view.get("standing")
                 if standing and standing["seat"] != 0:
                     text = page.get_by_test_id("standing").text_content()
@@ -424,7 +432,8 @@ def test_contract_buttons_say_goal_and_value_in_the_tables_unit(server, browser)
             for a, m in zip(legal, choices, strict=True):
                 if not a.startswith("contract:") or a == "contract:pass":
                     continue
-                text = page.get_by_test_id(f"action-{a}").text_content()
+                # the whole sentence is the button's name (its face: name and value, the goal below)
+                text = page.get_by_test_id(f"action-{a}").get_attribute("aria-label")
                 assert text == render(m, lang)
                 assert contract_name(a.partition(":")[2], lang) in text and unit in text, text
                 assert re.search(r"\d", text)

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..i18n import Message, message
-from ..i18n.words import SUIT_SYMBOLS, choice_message, contract_message, is_card
+from ..i18n.words import choice_message, contract_message, is_card, suit_symbol
 
 _UNITS = {"counters": "analyze.unit.counters", "game points": "analyze.unit.game_points",
           "cents": "analyze.unit.cents"}
@@ -26,9 +26,9 @@ def card_label(card: str, suits: str = "french") -> Message | str:
         return card
     rank = card[1]
     if rank not in "AKQJT":
-        return message("card.short", symbol=SUIT_SYMBOLS[card[0]], rank=rank)
+        return message("card.short", symbol=suit_symbol(card[0], suits), rank=rank)
     key = f"rank_short.german.{rank}" if suits == "german" and rank in "AKQJ" else f"rank_short.{rank}"
-    return message("card.short", symbol=SUIT_SYMBOLS[card[0]], rank=message(key))
+    return message("card.short", symbol=suit_symbol(card[0], suits), rank=message(key))
 
 
 def _cards(actions: list[str], suits: str) -> Message | str:
@@ -77,7 +77,8 @@ def _money(value: int) -> str:
     return f"+{value}" if value > 0 else (f"−{-value}" if value < 0 else "0")
 
 
-def _play_line(p: Any, a: Any, names: list[str], suits: str) -> Message:
+def play_line(p: Any, a: Any, names: list[str], suits: str) -> Message:
+    """A costly card in words: its trick, who played it, what it cost and what kept the value."""
     who = names[p.seat]
     card = card_label(p.action.partition(":")[2], suits)
     better = _cards(p.better, suits)
@@ -173,7 +174,7 @@ def analysis_lines(a: Any, names: list[str], suits: str = "french") -> list[Mess
     if not mistakes:
         out.append(message("analyze.clean"))
     for p in mistakes:
-        out.append(_play_line(p, a, names, suits))
+        out.append(play_line(p, a, names, suits))
         money = _money_line(p, a.unit, names)
         if money is not None:
             out.append(money)

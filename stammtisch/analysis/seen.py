@@ -27,7 +27,7 @@ from ..i18n.words import is_card
 from ..record import Record, replay
 from ..table import Table
 from .findings import DealAnalysis, DecisionJudgement, PlayJudgement
-from .lines import analysis_lines
+from .lines import analysis_lines, play_line
 
 #: the reader who sits at no seat: a spectator (the admin reads as one while the table plays)
 SPECTATOR = None
@@ -51,7 +51,12 @@ class DealFindings:
         if self.analysis is None:
             return {"deal": self.deal, "played": False, "plays": [], "mistakes": [], "lines": []}
         seen = self.analysis if whole else as_seen(self.analysis, seat, self.known.get(seat, frozenset()))
-        return {"played": True, **seen.to_json(), "lines": analysis_lines(seen, self.names, self.suits)}
+        out: dict[str, Any] = {"played": True, **seen.to_json(), "lines": analysis_lines(seen, self.names, self.suits)}
+        # each costly card with its own line (the replay marks it where it was played)
+        for judged, shown in zip(seen.plays, out["plays"], strict=True):
+            if judged.loss > 0:
+                shown["line"] = play_line(judged, seen, self.names, self.suits)
+        return out
 
 
 def known_cards(record: Record, deal: int) -> dict[int | None, frozenset[str]]:

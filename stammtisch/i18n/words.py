@@ -22,6 +22,14 @@ def is_card(text: str) -> bool:
     return len(text) == 2 and text[0] in SUIT_LETTERS and text[1] in "AKQJT98765432"
 
 
+def suit_symbol(suit: str, suits: str = "french") -> Message | str:
+    """A suit's mark in a short card label: ``♠``; German-suited Bells, Acorns and Leaves have
+    no sign of their own and are marked by a letter of their name (Hearts keep ``♥``)."""
+    if suits == "german" and suit != "H":
+        return message(f"suit_symbol.german.{suit}")
+    return SUIT_SYMBOLS[suit]
+
+
 def suit_name(suit: str, lang: str = DEFAULT_LANGUAGE, suits: str = "french") -> str:
     """``Hearts``/``Herz``; ``suits="german"`` gives Schellen, Eichel, Laub (Bells, Acorns, Leaves)."""
     return render(suit_message(suit, suits), lang)
@@ -54,11 +62,11 @@ def card_message(card: str, suits: str = "french") -> Message | str:
 
 def card_short(card: str, lang: str = DEFAULT_LANGUAGE, suits: str = "french") -> str:
     """A compact label: ``♥A``, ``♥10``; in German ``♥D`` (Dame) and ``♣B`` (Bube);
-    German-suited ``♣O`` (Ober), ``♠U`` (Unter), ``♥D`` (Daus)."""
+    German-suited ``EO`` (Eichel-Ober), ``LU`` (Laub-Unter), ``♥D`` (Herz-Daus)."""
     if not is_card(card):
         return card
     rank = t(_rank_key(card[1], suits, short=True), lang) if card[1] in "AKQJT" else card[1]
-    return t("card.short", lang, symbol=SUIT_SYMBOLS[card[0]], rank=rank)
+    return t("card.short", lang, symbol=render(suit_symbol(card[0], suits), lang), rank=rank)
 
 
 def cards_short(cards: list[str], lang: str = DEFAULT_LANGUAGE, suits: str = "french") -> str:

@@ -2,12 +2,12 @@
 
 The routes, one router per resource, are in ``routes/`` (each module lists its endpoints):
 the tables, seats and links (``routes/tables.py``), records, past deals and analyses
-(``routes/records.py``), the WebSocket (``routes/live.py``; its messages: ``protocol.py`` and
-docs/protocol.md), the web client (``routes/pages.py``) and the Rules panel
-(``routes/guide.py``). ``GET /api/docs`` and ``/api/openapi.json`` only when the app is made
-with ``api_docs=True``. ``GET /healthz`` and ``/readyz`` for a proxy or an orchestrator, and
-how the process drains when it stops: ``health.py``; the metrics for Prometheus, on a port of
-their own: ``metrics.py``.
+(``routes/records.py``), a finished deal step by step (``routes/replays.py``), the WebSocket
+(``routes/live.py``; its messages: ``protocol.py`` and docs/protocol.md), the web client
+(``routes/pages.py``) and the Rules panel (``routes/guide.py``). ``GET /api/docs`` and
+``/api/openapi.json`` only when the app is made with ``api_docs=True``. ``GET /healthz`` and
+``/readyz`` for a proxy or an orchestrator, and how the process drains when it stops:
+``health.py``; the metrics for Prometheus, on a port of their own: ``metrics.py``.
 
 Every refusal is JSON ``{"error": "…", "rule": "…"}`` with the status of its kind
 (``refusals.py``); a fault of the server's is logged with its traceback and answered 500, never
@@ -47,7 +47,7 @@ from .metrics import Metrics, MetricsServer
 from .peers import Peers, default_peer_url
 from .refusals import Refusal, RefusalKind, StorageUnavailable, error_response, refusal_response
 from .relay import PeerRelay, RelayFigures
-from .routes import live, pages, records, tables
+from .routes import live, pages, records, replays, tables
 from .routes.deps import Server
 from .routes.guide import router as guide_router
 from .spill import Spill
@@ -149,7 +149,7 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
     app.add_middleware(Guard, max_body=limits.max_body)
     app.add_middleware(KeepWebSocketSend)
     install_handlers(app)
-    for router in (tables.router, records.router, live.router, pages.router):
+    for router in (tables.router, records.router, replays.router, live.router, pages.router):
         app.include_router(router)
     app.include_router(guide_router)  # the Rules panel: how to play the table's rule set
     app.include_router(health_router)  # /healthz, /readyz

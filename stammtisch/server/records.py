@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..explain import explain_messages
-from ..record import table_to_record
+from ..record import load, replay, table_to_record
 from ..rules import ruleset as build_ruleset
 from ..table import Table
 from .replay import replay_deal
@@ -158,3 +158,45 @@ def auth_tokens(tokens: StoredTokens, token: str) -> tuple[str, int | None] | No
         found = ("admin", None)
     return found
 
+
+
+def deal_replay(record: dict[str, Any], deal: int, seat: int | None, whole: bool) -> dict[str, Any] | None:
+    """Finished deal ``deal`` (1-based) of a full record step by step, as ``seat`` (None: a
+    spectator) may see it: ``steps`` holds the view before each action and the deal's last
+    view (its first the deal as dealt), ``log`` the deal's actions as the last view tells
+    them. ``whole`` (the table has ended, or the reader holds the full record): every hand,
+    the tapp, what was laid away and folded, and every action with its cards. Raises
+    ``RecordError`` for a record that does not replay; None when it has no such finished deal."""
+    deals = load(record)["deals"]
+    if not 1 <= deal <= len(deals):
+        return None
+    steps: list[dict[str, Any]] = []
+    actions: list[list[Any]] = []
+
+    def step(table: Table) -> dict[str, Any]:
+        state = table.current_state()
+        if not whole:
+            return {k: x for k, x in state.view(seat, head=False).items() if k not in ("log", "legal_actions")}
+        shown = {k: x for k, x in state.view(None, head=False).items() if k not in ("log", "legal_actions")}
+        views = [state.view(s, head=False) for s in range(len(table.players))]
+        shown["hands"] = [v.get("hand", []) for v in views]
+        shown["folded"] = [v.get("folded") or [] for v in views]
+        for key in ("tapp", "discards"):  # the declarer's own, shown to all in a whole replay
+            shown[key] = next((v[key] for v in views if v.get(key)), None)
+        return shown
+
+    def before(table: Table, text: str) -> None:
+        if table.deal_count == deal:
+            steps.append(step(table))
+            actions.append([table.current_state().current_player(), text])
+
+    done = replay({**record, "deals": deals[:deal]}, on_action=before).table
+    state = done.state
+    if state is None or not state.is_terminal() or done.deal_count != deal:
+        return None
+    steps.append(step(done))
+    log = actions if whole else state.view(seat, head=False)["log"]
+    return {"format": "stammtisch-replay/1", "deal": deal, "players": list(done.players),
+            "seat": seat, "whole": whole, "suits": str(getattr(done.rules, "suits", "french")),
+            "family": str(done.rules.family), "clockwise": bool(getattr(done.rules, "clockwise", True)),
+            "log": log, "steps": steps}

@@ -64,7 +64,12 @@ function suitName(s) { return tc(`suit.${germanSuits ? "german" : "french"}.${s}
 const rankKey = (base, r) => (germanSuits && "AKQJ".includes(r) ? `${base}.german.${r}` : `${base}.${r}`);
 // the letters on a face: French suits A K Q J (in German A K D B), German suits D K O U
 function rankShort(r) { return "AKQJT".includes(r) ? tc(rankKey("rank_short", r)) : r; }
-function cardShort(c) { return tc("card.short", { symbol: SUIT[c[0]], rank: rankShort(c[1]) }); }
+// a suit's mark in a text (a tag, a button, the log): German-suited Bells, Acorns and Leaves
+// have no sign of their own, a letter of their name marks them (as stammtisch/i18n/words.py)
+function suitSymbol(s) { return germanSuits && s !== "H" ? tc("suit_symbol.german." + s) : SUIT[s]; }
+// the trump in words: "♠ Spades"; German-suited the suit's name alone ("Eichel")
+function trumpWords(s) { return germanSuits ? t("trumpSuitGerman", { suit: suitName(s) }) : t("trumpSuit", { symbol: SUIT[s], suit: suitName(s) }); }
+function cardShort(c) { return tc("card.short", { symbol: suitSymbol(c[0]), rank: rankShort(c[1]) }); }
 function cardName(c) { return isCard(c) ? tc("card.name", { suit: suitName(c[0]), rank: tc(rankKey("rank", c[1])) }) : c; }
 function cardsNamed(cards) { return cards.map(cardName).join(", ") || tc("cards.none"); }
 
@@ -114,7 +119,7 @@ function saidWord(action) {
   const head = i < 0 ? action : action.slice(0, i), rest = i < 0 ? "" : action.slice(i + 1);
   if (ACTION_WORDS.has(action)) return has("web.said." + action) ? tc("web.said." + action) : null;
   if (head === "bid" || head === "contract") return rest === "pass" ? tc("web.said.pass") : contractName(rest);
-  if (head === "trump" && SUIT[rest]) return t("trumpSuit", { symbol: SUIT[rest], suit: suitName(rest) });
+  if (head === "trump" && SUIT[rest]) return trumpWords(rest);
   if (head === "call" && isCard(rest)) return t("withCard", { verb: t("c_call"), card: cardShort(rest) });
   if (head === "exchange") {
     const n = rest === "-" ? 0 : /^\d+$/.test(rest) ? Number(rest) : rest.split(",").filter(isCard).length;
@@ -163,6 +168,7 @@ function applyLang() {
   // the name starts with what the button shows (DE / EN), then says what it does
   $("lang").setAttribute("aria-label", `${$("lang").textContent} – ${t("switchLanguage")}`);
   document.querySelectorAll("[data-i18n]").forEach((n) => { n.textContent = t(n.dataset.i18n); });
+  document.querySelectorAll("[data-i18n-label]").forEach((n) => { n.setAttribute("aria-label", t(n.dataset.i18nLabel)); n.title = t(n.dataset.i18nLabel); });
   $("hand").setAttribute("aria-label", t("yourHand"));
   $("score-box").setAttribute("aria-label", t("scoreSheet"));
   $("log").setAttribute("aria-label", t("log"));
@@ -207,7 +213,7 @@ function actionLabel(a) {
   const arg = rest.join(":");
   if (!arg) return has("web.a_" + head) ? t("a_" + head) : a;
   if (head === "bid" || head === "contract") return arg === "pass" ? t("a_pass") : contractName(arg);
-  if (head === "trump") return t("trumpIs", { symbol: SUIT[arg], suit: suitName(arg) });
+  if (head === "trump") return germanSuits ? t("trumpIsGerman", { suit: suitName(arg) }) : t("trumpIs", { symbol: SUIT[arg], suit: suitName(arg) });
   if (isCard(arg) && has("web.c_" + head)) return t("withCard", { verb: t("c_" + head), card: cardShort(arg) });
   return a;
 }
@@ -330,6 +336,8 @@ function rememberTable(entry) {
   localStorage.setItem("stammtisch.tables", JSON.stringify(list.slice(0, 20)));
 }
 
+function madeHere(id) { return JSON.parse(localStorage.getItem("stammtisch.tables") || "[]").some((e) => e.id === id && e.admin); }
+
 function renderMine() {
   const list = JSON.parse(localStorage.getItem("stammtisch.tables") || "[]");
   $("mine").hidden = list.length === 0;
@@ -440,12 +448,67 @@ const game = { ws: null, tableId: null, token: null, seat: null, role: null, msg
 
 const TRICK_HOLD_MS = 1200;
 
+// ---------------------------------------------------------------- motion
+// Cards dealt into the hand, played onto the felt and swept to the trick's winner move (CSS
+// animations, style.css); none where the reader asked for reduced motion. Every render makes
+// the elements anew: each animation keeps its own clock (when its card was first shown) and
+// goes on where it was, by a negative delay.
+const DEAL_MS = 450, DEAL_STEP_MS = 45, ARRIVE_MS = 350, SWEEP_AFTER_MS = 700;
+const motion = { shown: new Map(), dealt: null, opened: false };
+const stillMoves = () => !window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+
+function animate(e, cls, since, delay, length) {
+  const t0 = performance.now() - since - delay;  // how far into its animation it is
+  if (t0 >= length) return;
+  e.classList.add(cls);
+  e.style.animationDelay = `${-t0}ms`;
+}
+
+// the cards of the trick: each new one comes from its player; a finished trick goes to its winner
+function moveTrick(held, where) {
+  if (!stillMoves()) return;
+  const now = performance.now();
+  const keep = new Map();
+  for (const e of $("trick").querySelectorAll(".played")) {
+    const key = e.dataset.seat + ":" + e.querySelector(".card").dataset.card;
+    // the cards on the felt when the page opens lie there already
+    const since = motion.shown.get(key) || (motion.opened ? now : -Infinity);
+    keep.set(key, since);
+    animate(e, "arrive", since, 0, ARRIVE_MS);
+    if (held) {
+      const to = where(held.trick.winner);
+      e.style.setProperty("--wx", to.x.toFixed(3));
+      e.style.setProperty("--wy", to.y.toFixed(3));
+      animate(e, "sweep", held.at, SWEEP_AFTER_MS, TRICK_HOLD_MS - SWEEP_AFTER_MS);
+    }
+  }
+  motion.shown = keep;
+  motion.opened = true;
+}
+
+// a new deal's hand: its cards come in one after the other
+function dealHand(deal) {
+  if (!stillMoves()) return;
+  const cards = [...$("hand").querySelectorAll(".card")];
+  if (!cards.length) return;
+  // the deal on the table when the page opens is not dealt again
+  if (!motion.dealt) motion.dealt = { deal, at: -Infinity };
+  if (motion.dealt.deal !== deal) motion.dealt = { deal, at: performance.now() };
+  cards.forEach((c, i) => animate(c, "dealt", motion.dealt.at, i * DEAL_STEP_MS, DEAL_MS));
+}
+
+// the page's title says so when it is this player's turn and he looks at another tab
+const BASE_TITLE = document.title;
+function showTurnInTitle(mine) {
+  document.title = mine && document.hidden ? t("yourTurnTitle", { title: BASE_TITLE }) : BASE_TITLE;
+}
+
 // Called with each new state: if a trick was just completed, hold it in the middle for a moment.
 function noteTrick(v, first) {
   const key = v && v.last_trick ? JSON.stringify(v.last_trick) : null;
   if (key !== game.lastTrickKey && key !== null && !first) {
     const previous = game.lastTrickKey === null ? null : JSON.parse(game.lastTrickKey);
-    game.held = { trick: v.last_trick, previous };
+    game.held = { trick: v.last_trick, previous, at: performance.now() };
     clearTimeout(game.heldTimer);
     game.heldTimer = setTimeout(() => { game.held = null; render(); }, TRICK_HOLD_MS);
   } else if (key === null) {
@@ -645,7 +708,7 @@ function renderSeatTiles(info, v) {
       el("div", { class: "meta" },
         v ? el("span", { text: t("cardsOf", { n: v.hand_sizes[i] }) }) : null,
         v ? el("span", { text: t("tricksOf", { n: v.tricks_won[i] }) }) : null,
-        el("span", { "data-testid": `balance-${i}`, text: t("balanceOf", { n: info.balances[i] }) })),
+        info.balances ? el("span", { "data-testid": `balance-${i}`, text: t("balanceOf", { n: info.balances[i] }) }) : null),
       el("div", { class: "said", "data-testid": `said-${i}` }, ...words.map((w, k) => el("span", {
         class: "say" + (k === words.length - 1 ? " last" : ""), title: w.phrase, text: w.word }))));
     return place(tile, seatPlace(i, n, info.clockwise));
@@ -758,16 +821,29 @@ function renderHand(v) {
       const choice = said ? renderText(said) : null;
       const cs = argCards(a);
       const long = choice && (h === "bid" || h === "contract" || h === "trump");
-      const content = long ? [choice]
+      const content = long ? choiceContent(said, choice)
         : cs && cs.length === 1 ? [el("span", { text: verb(h) + " " }), cardEl(cs[0], { class: "mini" })] : [actionLabel(a)];
       buttons.push(el("button", { type: "button", class: long ? "choice" : null, "data-testid": `action-${a}`, "data-action": a,
-        title: choice && !long ? choice : null, "aria-label": cs && cs.length === 1 && !long ? (choice || actionPhrase(a, null)) : null,
+        title: choice || null,
+        "aria-label": long ? choice : cs && cs.length === 1 ? (choice || actionPhrase(a, null)) : null,
         onclick: () => act(a) }, ...content));
     }
   }
   $("prompt").hidden = !prompt;
   $("prompt").textContent = prompt;
   $("actions").replaceChildren(...buttons);
+}
+
+// A contract's button: its name and value on the first line, its goal smaller below (the whole
+// sentence is the button's name for a screen reader); other choices as the server says them.
+function choiceContent(said, choice) {
+  const p = said.params || {};
+  if (said.key !== "choice.contract" && said.key !== "choice.contract_no_value") return [choice];
+  // a value in cents is short ("5 ¢"); a formula (historic Tapp) goes below, with the goal
+  const short = p.value && p.value.key === "value.cents" ? t("valueShort", p.value.params) : null;
+  const head = renderText(p.contract) + (short ? " · " + short : "");
+  const below = [p.value && !short ? renderText(p.value) : null, renderText(p.goal || "")].filter(Boolean).join("; ");
+  return [el("span", { class: "name", text: head }), el("span", { class: "goal", text: below })];
 }
 
 // a card chosen in the hand (click, Enter or Space): played, or added to / taken from the choice
@@ -886,6 +962,7 @@ function renderResult(info, v) {
   const nd = el("small", { "data-testid": "next-deal-countdown" });
   kids.push(nd);
   kids.push(el("button", { type: "button", "data-testid": "analysis-btn", onclick: () => loadAnalysis(info.deal_number), text: t("analysis") }));
+  kids.push(el("button", { type: "button", "data-testid": "replay-btn", onclick: () => startReplay(info.deal_number), text: t("replay") }));
   const a = game.analysis;
   if (a && a.deal === info.deal_number) kids.push(analysisPanel(a, ""));
   res.replaceChildren(...kids);
@@ -899,6 +976,7 @@ function renderResult(info, v) {
 
 function render() {
   page.render = render;
+  if (replay.on) { renderReplay(); return; }
   const m = game.msg;
   $("error").textContent = shownError();
   if (game.dead && !m) { $("turn").textContent = t("connectionEnded"); return; }
@@ -912,6 +990,8 @@ function render() {
   $("t-title").textContent = rulesetTitle(info.ruleset, info.title);
   $("t-direction").textContent = info.clockwise === false ? t("counterClockwise") : t("clockwise");
   $("t-deal").textContent = String(info.deal_number);
+  $("t-deal").parentElement.hidden = !info.started;  // before the start: no "Deal 0", no trump
+  $("t-trump-box").hidden = !info.started;
   // Modern Tapp (and historic Tapp without pot=true) has no pot: don't show one
   const hasPot = info.family !== "tapp" || opts.pot === true || opts.pot === "true";
   $("t-pot").parentElement.hidden = !hasPot;
@@ -919,12 +999,15 @@ function render() {
   // ledger's; the top bar and the score sheet's total show this same number.
   const potNow = v ? v.pot + (v.reserve || 0) : info.pot + info.reserve;
   $("t-pot").textContent = String(potNow);
-  $("t-trump").textContent = v && v.trump ? t("trumpSuit", { symbol: SUIT[v.trump], suit: suitName(v.trump) }) : "–";
+  $("t-trump").textContent = v && v.trump ? trumpWords(v.trump) : "–";
   $("t-contract-box").hidden = !(v && v.contract);
   $("t-contract").textContent = v && v.contract ? (v.declarer !== null && v.declarer !== undefined
     ? t("contractBy", { contract: contractName(v.contract), name: name(v.declarer) }) : contractName(v.contract)) : "";
   $("lobby-wait").hidden = info.started;
-  $("start-ws").hidden = game.seat === null;
+  // the host (this browser made the table: "My tables") starts it; a guest waits for him
+  const host = game.seat !== null && madeHere(game.tableId);
+  $("start-ws").hidden = !host;
+  $("not-started").textContent = host ? t("notStarted") : t("waitForHost");
   $("start-ws").onclick = () => send({ type: "start" });
   // during play the download leaves out the cards this link did not see; once the table has
   // ended, a seat's or the admin's link downloads the whole record that replay and analyze read
@@ -948,8 +1031,12 @@ function render() {
   $("trick").dataset.finished = held ? "true" : "false";
   if (held) showTrick($("trick"), $("trick-winner"), held.trick, where);
   else { cardList($("trick"), v ? v.trick : [], true, null, where); $("trick-winner").textContent = ""; }
+  moveTrick(held, where);
   showTrick($("last-trick"), $("last-trick-winner"), held ? held.previous : (v && v.last_trick) || null);
-  $("last-trick-box").hidden = !$("last-trick").children.length;
+  // during a deal the last trick keeps its room, empty before the first trick is taken: the hand
+  // below does not move down when it comes
+  $("last-trick-box").hidden = !v || (v.terminal && !$("last-trick").children.length);
+  $("last-trick-box").classList.toggle("empty", !$("last-trick").children.length);
   $("open-hand-box").hidden = !(v && v.open_hand && v.open_hand.length && v.declarer !== game.seat);
   if (v && v.open_hand) cardList($("open-hand"), v.open_hand, false);
 
@@ -958,7 +1045,7 @@ function render() {
   const legal = v ? v.legal_actions : [];
   if (ended) turnText = t("tableEnded");
   else if (!info.started) turnText = t("waiting");
-  else if (v && v.terminal) turnText = t("dealOver");
+  else if (v && v.terminal) turnText = "";  // the result below says it
   else if (v && v.current_player === game.seat) turnText = legal.some((a) => a.startsWith("play:")) ? t("yourTurnPlay") : t("yourTurn");
   else if (v) turnText = t("turnOf", { name: name(v.current_player) });
   if (game.seat === null && info.started && !ended) turnText = t("spectatingSuffix", { turn: turnText });
@@ -966,6 +1053,7 @@ function render() {
   $("turn").dataset.mine = v && !v.terminal && v.current_player === game.seat ? "true" : "false";
   $("legal").textContent = JSON.stringify(legal);
   renderHand(v);
+  if (v && !v.terminal) dealHand(info.deal_number);
   renderResult(info, v);
 
   // log: every action in words, "you" for one's own
@@ -990,6 +1078,7 @@ function render() {
   // what is due now: a new deal, a new turn of this player's, a choice that was not asked before
   const seen = game.inView, prompting = !$("prompt").hidden;
   const mine = $("turn").dataset.mine === "true" && legal.length > 0;
+  showTurnInTitle(mine);
   if (info.deal_number !== seen.deal || (mine && m.event !== seen.event) || (prompting && !seen.prompt)) bringPlayIntoView();
   Object.assign(seen, { deal: info.deal_number, prompt: prompting, event: mine ? m.event : seen.event });
 }
@@ -1110,6 +1199,7 @@ function renderDeals() {
     cardEl(c, { label: t("playedBy", { card: cardName(c), name: who(s) }) }), el("small", { text: who(s), "aria-hidden": "true" }))));
     return el("li", { "data-testid": `deal-trick-${k + 1}` }, cards, " ", el("span", { text: t("trickWinner", { name: who(tr.winner) }) }));
   })) : el("p", { class: "hint", text: t("analysisNoPlay") }));
+  kids.push(el("button", { type: "button", class: "primary", "data-testid": "deal-replay-btn", onclick: () => startReplay(data.deal), text: t("replay") }), " ");
   kids.push(el("button", { type: "button", "data-testid": "deal-analysis-btn", onclick: async () => {
     const n = data.deal;
     d.analysis = { deal: n, loading: true }; renderDeals();
@@ -1193,6 +1283,7 @@ async function downloadRecord(ev) {
 
 function showTable(id) {
   $("table").hidden = false;
+  document.addEventListener("visibilitychange", () => { if (!document.hidden) showTurnInTitle(false); else if (page.render) page.render(); });
   game.tableId = id;
   game.token = decodeURIComponent(location.hash.slice(1));
   if (!game.token) { $("turn").textContent = t("badLink"); return; }
@@ -1221,6 +1312,7 @@ async function main() {
   const late = setTimeout(reveal, 4000);
   await loadTexts();
   applyLang();
+  initReplay();
   clearTimeout(late);
   reveal();
   const m = location.pathname.match(/^\/t\/([A-Za-z0-9_-]+)$/);

@@ -107,8 +107,20 @@ const social = {
     clearInterval(social.ticker);
     const timer = $("turn-timer");
     const tick = () => {
-      timer.textContent = info.turn_deadline && v && !v.terminal
-        ? t("turnLeft", { s: Math.max(0, Math.round(info.turn_deadline - Date.now() / 1000)) }) : "";
+      const running = info.turn_deadline && v && !v.terminal;
+      const left = running ? Math.max(0, Math.round(info.turn_deadline - Date.now() / 1000)) : 0;
+      timer.textContent = running ? t("turnLeft", { s: left }) : "";
+      // and on the seat whose turn it is: the seconds it has left
+      const tile = running ? document.querySelector(`[data-testid=player-${v.current_player}]`) : null;
+      if (!tile) return;
+      let badge = tile.querySelector(".countdown");
+      if (!badge) {
+        badge = el("span", { class: "countdown", "data-testid": `countdown-${v.current_player}`, role: "timer" });
+        tile.querySelector(".who").append(badge);
+      }
+      badge.textContent = String(left);
+      badge.setAttribute("aria-label", t("turnLeft", { s: left }));
+      badge.classList.toggle("low", left <= 5);
     };
     tick();
     if (info.turn_deadline) social.ticker = setInterval(tick, 1000);

@@ -1,0 +1,154 @@
+"""The replay of a finished deal on the felt, in Chromium against a real server: from the Deals
+panel, step through the deal (buttons, arrow keys, a swipe, the timeline) as this seat saw it
+while the table plays (no other hand), every hand once it has ended; the analysis's costly cards
+marked on the timeline and said on the felt, the value over the deal as a graph; a record file
+opened in the lobby replayed the same way, in English and German."""
+
+from __future__ import annotations
+
+import json
+import random
+
+import pytest
+from server_helpers import roomy_limits
+from test_browser import browser  # noqa: F401  (fixture)
+from test_web_table_browser import get, new_table, open_page, play_until, post
+
+from stammtisch.i18n import catalogue
+from stammtisch.server.app import create_app
+from stammtisch.server.threaded import serve_in_thread
+
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
+
+SWIPE = """(dx) => {
+  const felt = document.querySelector('[data-testid=felt]');
+  const r = felt.getBoundingClientRect(), x = r.left + r.width / 2, y = r.top + r.height / 2;
+  const touch = (cx) => new Touch({identifier: 1, target: felt, clientX: cx, clientY: y});
+  felt.dispatchEvent(new TouchEvent('touchstart', {touches: [touch(x)], changedTouches: [touch(x)], bubbles: true}));
+  felt.dispatchEvent(new TouchEvent('touchend', {touches: [], changedTouches: [touch(x + dx)], bubbles: true}));
+}"""
+
+
+def open_under_csp(browser, base, link, width, lang):  # noqa: F811
+    """The page under the server's Content-Security-Policy (no inline style, no eval: only
+    locators wait here); a violation it reports counts as an error."""
+    ctx = browser.new_context(viewport={"width": width, "height": 900})
+    ctx.add_init_script(f"localStorage.setItem('stammtisch.lang', {lang!r})")
+    page = ctx.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: errors.append(m.text) if "Content Security Policy" in m.text else None)
+    page.goto(base + link)
+    page.get_by_test_id("players").locator(".player").first.wait_for()
+    return ctx, page, errors
+
+
+def step_of(page) -> int:
+    return int(page.get_by_test_id("replay-slider").input_value())
+
+
+def test_a_finished_deal_replays_on_the_felt(browser, tmp_path):  # noqa: F811
+    with serve_in_thread(create_app(f"sqlite:///{tmp_path / 'st.sqlite'}", bot_delay=0.02, deal_pause=0.2,
+                                    limits=roomy_limits())) as base:
+        t = new_table(base, "tapp/modern", [("Anna", None), ("Bernd", "random"), ("Carla", "random")])
+        ctx, page, errors = open_page(browser, base, t["seats"][0]["link"], 390, "en")
+        texts = catalogue("en")
+        try:
+            # a deal that came to its tricks (everyone may say weg, or a contract end early)
+            play_until(page, random.Random(3), ["play"],
+                       lambda p, legal: p.get_by_test_id("deal-result").is_visible()
+                       and p.evaluate("game.msg.view.tricks_won.reduce((a, b) => a + b, 0)") >= 3)
+            deal = page.evaluate("game.info.deal_number")
+            page.get_by_test_id("deals-button").click()
+            page.get_by_test_id("deal-replay-btn").click()
+            replay = page.get_by_test_id("replay")
+            replay.wait_for()
+            page.get_by_test_id("replay-action").filter(has_text=texts["web.replayDealt"]).wait_for()
+            # step 0: the deal as dealt, Anna's own hand; nobody else's while the table plays
+            assert step_of(page) == 0
+            assert page.get_by_test_id("hand").locator(".card").count() == 11
+            assert page.get_by_test_id("replay-hands").is_hidden()
+            assert page.get_by_test_id("deal-result").is_hidden()
+            page.keyboard.press("ArrowRight")
+            page.wait_for_function("document.querySelector('[data-testid=replay-slider]').value === '1'")
+            page.get_by_test_id("replay-next").click()
+            assert step_of(page) == 2
+            page.get_by_test_id("replay-prev").click()
+            assert step_of(page) == 1
+            page.evaluate(SWIPE, -120)  # to the left: on
+            assert step_of(page) == 2
+            page.evaluate(SWIPE, 120)
+            assert step_of(page) == 1
+            # the end: fewer cards in the hand, the deal's result said
+            page.keyboard.press("End")
+            last = int(page.get_by_test_id("replay-slider").get_attribute("max"))
+            assert step_of(page) == last >= 10  # three tricks at least
+            assert page.get_by_test_id("hand").locator(".card").count() < 11
+            heading = page.get_by_test_id("deal-result").locator("h2").text_content()
+            assert page.get_by_test_id("replay-action").text_content().startswith(heading)
+            # a step in the middle of a trick: its cards on the felt
+            page.get_by_test_id("replay-first").click()
+            for _ in range(last):
+                page.get_by_test_id("replay-next").click()
+                if page.get_by_test_id("trick").locator(".card").count() == 2:
+                    break
+            assert page.get_by_test_id("trick").locator(".card").count() == 2
+            # the analysis: the value over the deal, each costly card marked and said on the felt
+            page.get_by_test_id("replay-graph").wait_for()
+            marks = page.get_by_test_id("replay-marks").locator("button")
+            if marks.count():
+                marks.first.click()
+                note = page.get_by_test_id("replay-finding")
+                assert note.text_content().strip() == marks.first.get_attribute("aria-label")
+                assert note.is_visible()
+            page.get_by_test_id("replay-close").click()
+            assert replay.is_hidden()
+            page.get_by_test_id("deal-result").wait_for()
+        finally:
+            ctx.close()
+        assert errors == []
+
+        # once the table has ended: every hand
+        post(base, f"/api/tables/{t['id']}/close", {"token": t["admin_token"]})
+        ctx, page, errors = open_under_csp(browser, base, t["seats"][0]["link"], 1280, "de")
+        try:
+            page.get_by_test_id("deals-button").click()
+            page.get_by_test_id("deal-replay-btn").click()
+            page.get_by_test_id("replay-hands").wait_for()
+            page.get_by_test_id("replay-graph").wait_for()  # the timeline's marks placed under the policy too
+            assert page.get_by_test_id("replay-hand-1").locator(".card").count() == 11
+            assert page.get_by_test_id("replay-hand-2").locator(".card").count() == 11
+            assert page.get_by_test_id("replay-title").text_content().startswith(
+                catalogue("de")["web.replayTitle"].format(n=deal))
+        finally:
+            ctx.close()
+        assert errors == []
+
+        # a record file, opened in the lobby
+        record = get(base, f"/api/tables/{t['id']}/record", token=t["admin_token"])
+        path = tmp_path / "game.json"
+        path.write_text(json.dumps(record), encoding="utf-8")
+        bad = tmp_path / "bad.json"
+        bad.write_text("not json", encoding="utf-8")
+        ctx = browser.new_context(viewport={"width": 390, "height": 844})
+        ctx.add_init_script("localStorage.setItem('stammtisch.lang', 'en')")
+        page = ctx.new_page()
+        errors = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        try:
+            page.goto(base + "/")
+            page.get_by_test_id("replay-file").set_input_files(str(bad))
+            page.get_by_test_id("replay-file-error").filter(has_text=texts["web.replayFileBad"]).wait_for()
+            page.get_by_test_id("replay-file").set_input_files(str(path))
+            page.get_by_test_id("replay-action").filter(has_text=texts["web.replayDealt"]).wait_for()
+            assert page.get_by_test_id("replay-hand-1").locator(".card").count() == 11
+            assert page.get_by_test_id("replay-deal").input_value() == "1"
+            page.get_by_test_id("replay-deal").select_option(str(deal))
+            page.get_by_test_id("replay-title").filter(has_text=texts["web.replayTitle"].format(n=deal)).wait_for()
+            page.get_by_test_id("replay-last").click()
+            assert step_of(page) == last
+            page.get_by_test_id("replay-close").click()
+            page.get_by_test_id("replay-file-box").wait_for()
+        finally:
+            ctx.close()
+        assert errors == []
