@@ -276,7 +276,8 @@ class LiveTable:
                           self.listed, self.social.rematch_id, self.social.rematch_votes, self.pace,
                           turns.deal_pause(None), self.next_ready, self.hints,
                           turns.next_deal_at, turns.waiting, turns.turn_deadline,
-                          turns.bot_trouble, self.score, self.scored, self.last_explanation)
+                          turns.bot_trouble, self.score, self.scored, self.last_explanation,
+                          self.social.rematch_waiting(), self.social.rematch_deadline)
 
     def info(self) -> dict[str, Any]:
         return self.shown().info(self.fanout.seats_online())
@@ -574,7 +575,10 @@ class LiveTable:
                 self.schedule()
             elif self.pace == "wait" and self.next_ready and not self.table.in_deal:
                 self.schedule()  # the players who asked for the next deal are all here
-            self.fanout.send_state(conn)
+            if self.social.rematch_votes and conn.seat is not None:
+                self.broadcast_state()  # the rematch question waits for him too now
+            else:
+                self.fanout.send_state(conn)
             if self.social.chat:
                 conn.send(ChatLines.encode(self.social.chat, history=True))
             if self.social.rematch_id is not None:
@@ -596,6 +600,7 @@ class LiveTable:
             self.fanout.presence_changed()
             if self.pace == "wait" and self.next_ready and self.started and not self.table.in_deal:
                 self.schedule()  # who left no longer holds up the next deal
+            self.social.seat_left()  # nor an open rematch question
 
     async def start(self) -> None:
         async with self.lock:
