@@ -317,7 +317,11 @@ def test_a_rematch_question_says_whom_it_waits_for_and_who_leaves_no_longer_hold
         bernd.goto(server + t["seats"][1]["link"])
         for p in (anna, bernd):
             p.get_by_test_id("players").locator(".player").first.wait_for()
+        bernd.get_by_test_id("chat-input").fill("one more round?")
+        bernd.get_by_test_id("chat-send").click()
+        anna.get_by_test_id("chat-log").locator("li").first.wait_for()
         play_the_deal_on(anna, bernd, rng)
+        first = table_total(anna)
         anna.get_by_test_id("rematch").click()
         waiting = anna.get_by_test_id("rematch-wait")
         waiting.filter(has_text="Bernd").wait_for()
@@ -328,9 +332,29 @@ def test_a_rematch_question_says_whom_it_waits_for_and_who_leaves_no_longer_hold
         c2.close()  # Bernd goes without answering: Anna, the only one seated, agreed
         anna.wait_for_url(lambda url: t["id"] not in url)
         anna.get_by_test_id("hand").locator(".card").first.wait_for()
+        # the evening goes on: the first table's row and the evening's total on the score
+        # sheet, the chat as it was
+        earlier = anna.get_by_test_id("evening-table-1")
+        earlier.wait_for()
+        assert earlier.locator("td").first.text_content() == "Table 1 (1 deals)"
+        assert [int(x) for x in earlier.locator("td.num").all_text_contents()[:3]] == first
+        assert anna.get_by_test_id("evening-total").locator("td").first.text_content() == "Evening"
+        # both total rows of one rendering: this table's, then the evening's
+        now, evening = anna.evaluate(
+            "() => [...document.querySelectorAll('#score tr.total')].map((r) =>"
+            " [...r.querySelectorAll('td.num')].slice(0, 3).map((td) => Number(td.textContent)))")
+        assert evening == [a + b for a, b in zip(first, now, strict=True)]
+        assert anna.get_by_test_id("chat-log").locator("li").first.text_content() == \
+            "Bernd: one more round?"
     finally:
         c1.close()
         c2.close()
+
+
+def table_total(page):
+    """The score sheet's Total row of this table: each seat's balance."""
+    row = page.locator("#score tr.total:not(.evening)")
+    return [int(x) for x in row.locator("td.num").all_text_contents()[:3]]
 
 
 def test_chat_with_html_in_it_is_shown_as_text(server, browser):
