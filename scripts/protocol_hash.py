@@ -55,7 +55,7 @@ from stammtisch.server.app import create_app
 from stammtisch.server.limits import ServerLimits
 
 # Keys whose values are wall-clock times (seconds since the epoch): different every run.
-TIME_KEYS = {"at", "created", "turn_deadline", "next_deal_at", "closed_at", "joined_at",
+TIME_KEYS = {"at", "created", "turn_deadline", "next_deal_at", "rematch_deadline", "closed_at", "joined_at",
              "archived_at"}
 
 # The limits of every scenario: the defaults, but none a fast script could run into by

@@ -31,7 +31,8 @@ def test_a_new_database_is_made_at_the_latest_version(database_url):
     storage = Storage(database_url)
     assert version(storage) == LATEST
     columns = {c["name"] for c in inspect(storage.engine).get_columns("st_table_social")}
-    assert {"creator", "lobby_seats", "humans", "rematch_claimed", "pace", "hints"} <= columns
+    assert {"creator", "lobby_seats", "humans", "rematch_claimed", "pace", "hints",
+            "evening"} <= columns
     storage.close()
     storage = Storage(database_url)  # opened again: nothing to do
     assert version(storage) == LATEST
@@ -87,6 +88,33 @@ def test_a_version_2_database_gains_the_table_choices(database_url):
     st = storage.load_table("t2")
     assert st is not None and st.social.creator == "10.0.0.1"
     assert st.social.pace is None and st.social.hints is False
+    storage.close()
+
+
+def test_a_version_5_database_gains_the_rematch_evening(database_url):
+    """A database at version 5 (no evening yet) gets the column of step 6 and keeps its
+    rows; a table made then has an empty evening, a rematch's evening is stored."""
+    storage = Storage(database_url)
+    seats = [StoredSeat(0, "Anna", None, "d0"), StoredSeat(1, "Ben", None, "d1"),
+             StoredSeat(2, "Carla", "random", None)]
+    storage.create_table("t5", "tippen/grupp-1975", {"players": 3}, seats, "admin",
+                         "spectator", social=StoredSocial(creator="10.0.0.5", pace="wait"))
+    with storage.engine.begin() as conn:
+        conn.execute(text(f"UPDATE {VERSION_TABLE} SET version = 5"))
+        conn.execute(text("ALTER TABLE st_table_social DROP COLUMN evening"))
+    storage.close()
+    storage = Storage(database_url)
+    assert version(storage) == LATEST == 6
+    st = storage.load_table("t5")
+    assert st is not None and st.social.creator == "10.0.0.5" and st.social.pace == "wait"
+    assert st.social.evening == []
+    evening = [{"table": "t5", "deals": 3, "balances": [4, -2, -2]}]
+    storage.create_table("t6", "tippen/grupp-1975", {"players": 3}, seats, "admin2",
+                         "spectator2", social=StoredSocial(evening=evening,
+                                                           chat=[(1, "again?", 1.5)], chat_count=1))
+    st = storage.load_table("t6")
+    assert st is not None and st.social.evening == evening
+    assert st.social.chat == [(1, "again?", 1.5)] and st.social.chat_count == 1
     storage.close()
 
 

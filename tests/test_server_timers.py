@@ -373,3 +373,70 @@ def test_the_next_deal_comes_after_its_pause_on_the_table_s_clock(tmp_path: Path
         assert live.table.deal_count == deals + 1 and live.table.in_deal
 
     asyncio.run(main())
+
+
+# --- a rematch question: it ends unanswered at its deadline, and who leaves no longer holds it
+
+
+def _free(live: LiveTable, done: Callable[[], bool]) -> Callable[[], bool]:
+    return lambda: done() and _idle(live)()
+
+
+def test_an_unanswered_rematch_question_ends_at_its_deadline_and_the_deals_go_on(
+        tmp_path: Path) -> None:
+    async def main() -> None:
+        clock, live, _ = await _clocked_table(tmp_path, pace=20.0, rematch_seconds=60.0)
+        await _play_the_deal(live, random.Random(4))
+        deals = live.table.deal_count
+        await live.social.rematch(0)
+        info = live.info()
+        assert info["rematch_votes"] == [0] and info["rematch_waiting"] == [1, 2]
+        deadline = clock.now + 60
+        assert info["rematch_deadline"] == deadline and info["next_deal_at"] is None
+        await clock.advance(59.5, _idle(live))
+        assert live.social.rematch_votes == {0} and live.table.deal_count == deals
+        await clock.advance(1, _free(live, lambda: not live.social.rematch_votes))
+        info = live.info()
+        assert info["rematch_votes"] == [] and info["rematch_waiting"] == []
+        assert info["rematch_deadline"] is None and not info["closed"]
+        assert info["next_deal_at"] == deadline + 20  # as if declined: the table goes on
+        await clock.advance(21, _free(live, lambda: live.table.deal_count > deals))
+        assert live.table.deal_count == deals + 1 and live.social.rematch_id is None
+
+    asyncio.run(main())
+
+
+def test_who_leaves_an_open_rematch_question_no_longer_holds_it_up(tmp_path: Path) -> None:
+    async def main() -> None:
+        clock, live, conns = await _clocked_table(tmp_path)
+        await _play_the_deal(live, random.Random(5))
+        await live.social.rematch(0)
+        await live.social.rematch(2)
+        assert live.info()["rematch_waiting"] == [1]  # Ben has not answered
+        live.detach(conns[1])  # Ben goes: everybody still seated agreed
+        await _until_idle(_free(live, lambda: live.social.rematch_id is not None))
+        assert live.closed and live.social.rematch_votes == set()
+        assert live.social.rematch_deadline is None
+
+    asyncio.run(main())
+
+
+def test_the_next_deal_comes_when_the_only_one_who_asked_for_a_rematch_leaves(
+        tmp_path: Path) -> None:
+    """Anna and Cora pressed Next deal, Ben asked for a rematch and went: the question ends
+    (nobody there asks for it) and the next deal comes."""
+    async def main() -> None:
+        clock, live, conns = await _clocked_table(tmp_path)
+        await _play_the_deal(live, random.Random(6))
+        deals = live.table.deal_count
+        await live.next_deal(early=True, seat=0)
+        await live.next_deal(early=True, seat=2)
+        await live.social.rematch(1)
+        assert live.info()["rematch_waiting"] == [0, 2]
+        live.detach(conns[1])
+        await _until_idle(_free(live, lambda: not live.social.rematch_votes))
+        await clock.advance(1, _free(live, lambda: live.table.deal_count > deals))
+        assert live.table.deal_count == deals + 1 and live.social.rematch_id is None
+        assert not live.closed and live.info()["rematch_deadline"] is None
+
+    asyncio.run(main())

@@ -426,6 +426,55 @@ def test_a_decline_ends_the_rematch_question_and_the_table_plays_on(http):
     assert len(http.app.state.manager.tables) == 1
 
 
+def test_a_rematch_goes_on_with_the_evening_s_score_sheet_and_chat(http):
+    """The group keeps one tally for the evening: the rematch shows the tables before it
+    (their deals and balances) and the evening's total per seat, and its chat goes on."""
+    rng = random.Random(11)
+    t = create(http)
+    start(http, t)
+    with connect(http, t, token_of(t, 0)) as ws0, connect(http, t, token_of(t, 1)) as ws1:
+        anna, bernd = WsClient(ws0), WsClient(ws1)
+        bernd.until(is_state)
+        anna.until(is_state)
+        assert anna.table["evening"] is None  # no table before this one
+        ws1.send_json({"type": "chat", "text": "good luck"})
+        anna.until(lambda m: m["type"] == "chat")
+        play_deal_with_two(http, t, anna, bernd, rng)
+        first = http.get(f"/api/tables/{t['id']}").json()
+        ws0.send_json({"type": "rematch"})
+        ws1.send_json({"type": "rematch"})
+        link = anna.until(lambda m: m["type"] == "rematch")["link"]
+        links = [link, bernd.until(lambda m: m["type"] == "rematch")["link"]]
+    second_id = link.split("/t/")[1].split("#")[0]
+    new = http.get(f"/api/tables/{second_id}").json()
+    assert new["evening"] == {"tables": [{"deals": 1, "balances": first["balances"]}],
+                              "total": [a + b for a, b in zip(first["balances"],
+                                                              new["balances"], strict=True)]}
+    with ws_connect(http, second_id, links[0].split("#")[1]) as ws0, \
+            ws_connect(http, second_id, links[1].split("#")[1]) as ws1:
+        anna, bernd = WsClient(ws0), WsClient(ws1)
+        history = anna.until(lambda m: m["type"] == "chat")
+        assert history["history"] and [(c["seat"], c["name"], c["text"]) for c in
+                                       history["messages"]] == [(1, "Bernd", "good luck")]
+        bernd.until(lambda m: m["type"] == "chat")
+        ws0.send_json({"type": "chat", "text": "again"})  # the chat goes on after the carried line
+        assert bernd.until(lambda m: m["type"] == "chat")["messages"][0]["text"] == "again"
+        play_deal_with_two(http, {**t, "id": second_id}, anna, bernd, rng)
+        second = http.get(f"/api/tables/{second_id}").json()
+        ws0.send_json({"type": "rematch"})
+        ws1.send_json({"type": "rematch"})
+        third_id = anna.until(lambda m: m["type"] == "rematch")["table"]
+    third = http.get(f"/api/tables/{third_id}").json()["evening"]
+    assert third["tables"] == [{"deals": 1, "balances": first["balances"]},
+                               {"deals": 1, "balances": second["balances"]}]
+    assert third["total"] == [a + b for a, b in zip(first["balances"], second["balances"],
+                                                    strict=True)]
+    # it outlives a restart: stored with the table
+    manager = http.app.state.manager
+    stored = manager.storage.load_table(third_id)
+    assert [e["table"] for e in stored.social.evening] == [t["id"], second_id]
+
+
 def test_a_rematch_counts_as_a_table_made_by_the_seat_that_asked(tmp_path):
     """A rematch chain may not make tables faster than the creation limit of its asker's
     address: the rematch is refused like a creation, and the table plays on."""

@@ -242,6 +242,22 @@ def test_the_lobby_says_which_listed_table_gives_hints(server, browser):
         context.close()
 
 
+def play_the_deal_on(anna, bernd, rng):
+    """Both pages play their turns until the deal is over."""
+    result = anna.get_by_test_id("deal-result")
+    for _ in range(400):
+        if result.is_visible():
+            return
+        for p in (anna, bernd):
+            legal = json.loads(p.get_by_test_id("legal-actions").text_content())
+            if p.get_by_test_id("turn").get_attribute("data-mine") == "true" and legal:
+                before = event_of(p)
+                perform(p, choose(legal, rng, ["tap", "exchange:", "play:"]))
+                wait_moved_on(p, before)
+        time.sleep(0.05)
+    raise AssertionError("the deal did not end")
+
+
 def test_rematch_takes_the_player_to_his_seat_at_a_new_table(server, browser):
     rng = random.Random(8)
     t = api_table(server, [{"name": "Anna"}, {"name": "Robo", "bot": "random"},
@@ -275,17 +291,7 @@ def test_a_rematch_asks_the_other_seated_player_first(server, browser):
         bernd.goto(server + t["seats"][1]["link"])
         for p in (anna, bernd):
             p.get_by_test_id("players").locator(".player").first.wait_for()
-        result = anna.get_by_test_id("deal-result")
-        for _ in range(400):  # both play their turns until the deal is over
-            if result.is_visible():
-                break
-            for p in (anna, bernd):
-                legal = json.loads(p.get_by_test_id("legal-actions").text_content())
-                if p.get_by_test_id("turn").get_attribute("data-mine") == "true" and legal:
-                    before = event_of(p)
-                    perform(p, choose(legal, rng, ["tap", "exchange:", "play:"]))
-                    wait_moved_on(p, before)
-            time.sleep(0.05)
+        play_the_deal_on(anna, bernd, rng)
         anna.get_by_test_id("rematch").click()
         asked = bernd.get_by_test_id("rematch-asked")
         asked.get_by_role("status").filter(has_text="Anna").wait_for()
@@ -298,6 +304,57 @@ def test_a_rematch_asks_the_other_seated_player_first(server, browser):
     finally:
         c1.close()
         c2.close()
+
+
+def test_a_rematch_question_says_whom_it_waits_for_and_who_leaves_no_longer_holds_it(
+        server, browser):
+    rng = random.Random(10)
+    t = api_table(server, [{"name": "Anna"}, {"name": "Bernd"}, {"name": "Robo", "bot": "random"}])
+    c1, c2 = browser.new_context(bypass_csp=True), browser.new_context(bypass_csp=True)
+    try:
+        anna, bernd = c1.new_page(), c2.new_page()
+        anna.goto(server + t["seats"][0]["link"])
+        bernd.goto(server + t["seats"][1]["link"])
+        for p in (anna, bernd):
+            p.get_by_test_id("players").locator(".player").first.wait_for()
+        bernd.get_by_test_id("chat-input").fill("one more round?")
+        bernd.get_by_test_id("chat-send").click()
+        anna.get_by_test_id("chat-log").locator("li").first.wait_for()
+        play_the_deal_on(anna, bernd, rng)
+        first = table_total(anna)
+        anna.get_by_test_id("rematch").click()
+        waiting = anna.get_by_test_id("rematch-wait")
+        waiting.filter(has_text="Bernd").wait_for()
+        text = waiting.text_content()
+        assert "Anna" not in text and " s)" in text  # whom, and the seconds left
+        left = int(text.split("(")[1].split()[0])
+        assert 0 < left <= 60
+        c2.close()  # Bernd goes without answering: Anna, the only one seated, agreed
+        anna.wait_for_url(lambda url: t["id"] not in url)
+        anna.get_by_test_id("hand").locator(".card").first.wait_for()
+        # the evening goes on: the first table's row and the evening's total on the score
+        # sheet, the chat as it was
+        earlier = anna.get_by_test_id("evening-table-1")
+        earlier.wait_for()
+        assert earlier.locator("td").first.text_content() == "Table 1 (1 deals)"
+        assert [int(x) for x in earlier.locator("td.num").all_text_contents()[:3]] == first
+        assert anna.get_by_test_id("evening-total").locator("td").first.text_content() == "Evening"
+        # both total rows of one rendering: this table's, then the evening's
+        now, evening = anna.evaluate(
+            "() => [...document.querySelectorAll('#score tr.total')].map((r) =>"
+            " [...r.querySelectorAll('td.num')].slice(0, 3).map((td) => Number(td.textContent)))")
+        assert evening == [a + b for a, b in zip(first, now, strict=True)]
+        assert anna.get_by_test_id("chat-log").locator("li").first.text_content() == \
+            "Bernd: one more round?"
+    finally:
+        c1.close()
+        c2.close()
+
+
+def table_total(page):
+    """The score sheet's Total row of this table: each seat's balance."""
+    row = page.locator("#score tr.total:not(.evening)")
+    return [int(x) for x in row.locator("td.num").all_text_contents()[:3]]
 
 
 def test_chat_with_html_in_it_is_shown_as_text(server, browser):

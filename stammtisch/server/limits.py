@@ -81,6 +81,7 @@ class ServerLimits:
     hint_rate: float = 0.2  # hints per second at a practice table per asking address (each a search)
     hint_burst: float = 3.0
     chat_keep: int = 50  # chat lines a client is shown when it connects
+    rematch_seconds: float = 60.0  # a rematch question unanswered this long ends as declined
     listed_max: int = 100  # tables the lobby lists at once
     # --- downloads and analyses: each a burst, then refilled; built off the event loop
     records_per_minute: float = 10.0  # record downloads per token

@@ -88,7 +88,7 @@ class LiveTable:
     features (see the module's docstring)."""
 
     __slots__ = ("admin_digest", "away", "broken", "buckets", "clock", "closed", "committed",
-                 "created", "creator", "deal_key", "deal_start", "dropped", "events", "fanout",
+                 "created", "creator", "deal_key", "deal_start", "dropped", "evening", "events", "fanout",
                  "first_dealer", "hints", "humans", "id", "joined", "last_activity",
                  "last_explanation", "last_watched", "lease", "limits", "listed", "lobby_seats", "lock",
                  "manager", "max_deals", "next_ready", "open_seats", "options", "pace", "record",
@@ -155,6 +155,8 @@ class LiveTable:
         self.creator = ""  # the address that made the table (its live tables are counted)
         self.lobby_seats: set[int] = set()  # seats that were the lobby's (never the admin's)
         self.humans: set[int] = set()  # human seats that ever connected
+        # a rematch's evening: the tables before it, oldest first ({"table", "deals", "balances"})
+        self.evening: list[dict[str, Any]] = []
         self.social = TableSocial(self, manager)  # chat, hints, rematch
 
     def set_social(self, social: StoredSocial) -> None:
@@ -168,6 +170,7 @@ class LiveTable:
         self.creator = social.creator
         self.lobby_seats = set(social.lobby_seats) | self.open_seats
         self.humans = set(social.humans)
+        self.evening = list(social.evening)
         self.social.load(social)
 
     def auth(self, token: str) -> tuple[str, int | None] | None:
@@ -276,7 +279,9 @@ class LiveTable:
                           self.listed, self.social.rematch_id, self.social.rematch_votes, self.pace,
                           turns.deal_pause(None), self.next_ready, self.hints,
                           turns.next_deal_at, turns.waiting, turns.turn_deadline,
-                          turns.bot_trouble, self.score, self.scored, self.last_explanation)
+                          turns.bot_trouble, self.score, self.scored, self.last_explanation,
+                          self.social.rematch_waiting(), self.social.rematch_deadline,
+                          self.evening)
 
     def info(self) -> dict[str, Any]:
         return self.shown().info(self.fanout.seats_online())
@@ -320,12 +325,20 @@ class LiveTable:
                                                int | None, StoredSocial]:
         """What a rematch of this table is made of (``TableManager.create``'s arguments):
         the same rule set, options, seats, deal limit and social settings, made by
-        ``creator``."""
+        ``creator``; and the evening goes on: this table joins the tables before it, and the
+        chat lines kept here are the new table's first."""
+        t = self.table
+        if t.in_deal and self.deal_start is not None:  # a closed table's unfinished deal: not counted
+            balances = [self.deal_start.balances.get(p, 0) for p in range(t.num_players)]
+        else:
+            balances = t.ledger.player_balances()
+        evening = [*self.evening, {"table": self.id, "deals": self.scored, "balances": balances}]
+        chat = [(line["seat"], line["text"], line["at"]) for line in self.social.chat]
         social = StoredSocial(turn_seconds=self.turn_seconds, listed=self.listed,
                               open_seats=sorted(self.open_seats), creator=creator,
                               lobby_seats=sorted(self.lobby_seats),
                               pace=None if self.pace is None else str(self.pace),
-                              hints=self.hints)
+                              hints=self.hints, evening=evening, chat=chat, chat_count=len(chat))
         return (self.ruleset_id, self.options, [(s.name, s.bot) for s in self.seats],
                 self.max_deals, social)
 
@@ -574,7 +587,10 @@ class LiveTable:
                 self.schedule()
             elif self.pace == "wait" and self.next_ready and not self.table.in_deal:
                 self.schedule()  # the players who asked for the next deal are all here
-            self.fanout.send_state(conn)
+            if self.social.rematch_votes and conn.seat is not None:
+                self.broadcast_state()  # the rematch question waits for him too now
+            else:
+                self.fanout.send_state(conn)
             if self.social.chat:
                 conn.send(ChatLines.encode(self.social.chat, history=True))
             if self.social.rematch_id is not None:
@@ -596,6 +612,7 @@ class LiveTable:
             self.fanout.presence_changed()
             if self.pace == "wait" and self.next_ready and self.started and not self.table.in_deal:
                 self.schedule()  # who left no longer holds up the next deal
+            self.social.seat_left()  # nor an open rematch question
 
     async def start(self) -> None:
         async with self.lock:

@@ -103,9 +103,14 @@ def _peer_tables(conn: Connection) -> None:
         conn.execute(text("DROP TABLE st_cluster"))
 
 
+def _rematch_evening(conn: Connection) -> None:
+    """A rematch keeps the evening: the tables before it, with their deals and balances."""
+    _add_columns(conn, "st_table_social", {"evening": "TEXT"})
+
+
 #: The steps, in order: step ``i`` (1-based) brings version ``i - 1`` to ``i``.
 STEPS: list[Callable[[Connection], None]] = [_deal_keys, _social_owners, _table_choices,
-                                             _one_action_table, _peer_tables]
+                                             _one_action_table, _peer_tables, _rematch_evening]
 LATEST = len(STEPS)
 
 

@@ -103,6 +103,9 @@ class SocialRow(Base):
     pace: Mapped[str | None] = mapped_column(String(16), nullable=True)
     # a practice table: any seat may ask the search bot for a hint
     hints: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
+    # a rematch's evening: JSON list of the tables before it, oldest first, each
+    # {"table": id, "deals": finished deals, "balances": per seat}
+    evening: Mapped[str | None] = mapped_column(Text, nullable=True)
 
 
 class ChatRow(Base):

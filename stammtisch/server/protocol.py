@@ -92,7 +92,10 @@ class Rematch(ClientMessage):
     """Ask for (or agree to) a new table with the same seats, rule set and options (a seat,
     when no deal is being played), or decline it (``agree``: false). It is made, and this
     table closed, once every seated player (a human seat whose player is connected) has
-    agreed; the table's ``rematch_votes`` lists the seats that have."""
+    agreed; the table's ``rematch_votes`` lists the seats that have, ``rematch_waiting`` the
+    seated players not yet answered. Unanswered until ``rematch_deadline`` (``rematch_seconds``
+    after it was asked), the question ends as declined; a player who leaves no longer holds it
+    up. The rematch's ``evening`` shows the tables before it and the evening's total."""
 
     type: Literal["rematch"] = "rematch"
     agree: bool = Field(default=True, description="true: ask or agree; false: decline")

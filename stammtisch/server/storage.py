@@ -130,6 +130,8 @@ class StoredSocial:
     rematch_claimed: list[int] = field(default_factory=list)  # old links that led to the rematch
     pace: str | None = None  # "wait", or seconds between deals as text; None: the server's default
     hints: bool = False  # any seat may ask the search bot for a hint
+    # a rematch's evening: the tables before it, oldest first ({"table", "deals", "balances"})
+    evening: list[dict[str, Any]] = field(default_factory=list)
 
 
 @dataclass
@@ -257,7 +259,11 @@ class Storage:
                     creator=social.creator, lobby_seats=json.dumps(social.lobby_seats),
                     humans=json.dumps(social.humans),
                     rematch_claimed=json.dumps(social.rematch_claimed), pace=social.pace,
-                    hints=social.hints))
+                    hints=social.hints, evening=json.dumps(social.evening)))
+                if social.chat:  # a rematch goes on with the chat of the table before it
+                    conn.execute(insert(core_table(ChatRow)), [
+                        dict(table_id=table_id, idx=i, seat=seat, text=text, created=at)
+                        for i, (seat, text, at) in enumerate(social.chat)])
 
     def start_deal(self, table_id: str, number: int, deck: list[str], first_dealer: int,
                    deal_key: int | None = None, fence: LeaseFence | None = None) -> None:
@@ -365,7 +371,8 @@ class Storage:
                             lobby_seats=list(json.loads(row.lobby_seats or "[]")),
                             humans=list(json.loads(row.humans or "[]")),
                             rematch_claimed=list(json.loads(row.rematch_claimed or "[]")),
-                            pace=row.pace, hints=bool(row.hints))
+                            pace=row.pace, hints=bool(row.hints),
+                            evening=list(json.loads(row.evening or "[]")))
 
     def set_spectator_digest(self, table_id: str, digest: str) -> None:
         with self.engine.begin() as conn:

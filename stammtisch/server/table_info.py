@@ -26,7 +26,8 @@ class TableShown:
 
     __slots__ = ("away", "bot_trouble", "broken", "closed", "events", "explanation", "hints",
                  "id", "listed", "max_deals", "next_deal_at", "next_ready", "open_seats",
-                 "options", "pace", "pause", "rematch_id", "rematch_votes", "rules",
+                 "evening", "options", "pace", "pause", "rematch_deadline", "rematch_id", "rematch_votes",
+                 "rematch_waiting", "rules",
                  "ruleset_id", "score", "scored", "seats", "started", "table", "turn_deadline",
                  "turn_seconds", "waiting")
 
@@ -38,7 +39,8 @@ class TableShown:
                  next_ready: set[int], hints: bool, next_deal_at: float | None, waiting: bool,
                  turn_deadline: float | None, bot_trouble: int | None,
                  score: list[dict[str, Any]], scored: int,
-                 explanation: list[CatalogueMessage] | None) -> None:
+                 explanation: list[CatalogueMessage] | None, rematch_waiting: list[int],
+                 rematch_deadline: float | None, evening: list[dict[str, Any]]) -> None:
         self.id = table_id
         self.ruleset_id = ruleset_id
         self.rules = rules
@@ -67,6 +69,9 @@ class TableShown:
         self.score = score
         self.scored = scored
         self.explanation = explanation
+        self.rematch_waiting = rematch_waiting
+        self.rematch_deadline = rematch_deadline
+        self.evening = evening
 
     def info(self, online: set[int]) -> dict[str, Any]:
         """The table's info (``online``: the seats with a client connected)."""
@@ -83,6 +88,7 @@ class TableShown:
                 self.next_deal_at, self.waiting, self.closed, self.broken, self.turn_seconds,
                 self.turn_deadline, self.listed, self.rematch_id, self.max_deals,
                 self.scored, id(self.explanation), tuple(sorted(self.rematch_votes)),
+                tuple(self.rematch_waiting), self.rematch_deadline,
                 self.bot_trouble, self.pace, tuple(sorted(self.next_ready)))
 
     def deal_key(self) -> tuple[Any, ...]:
@@ -117,7 +123,20 @@ class TableShown:
             "balances": t.ledger.player_balances(),
             "pot": t.ledger.pot,
             "reserve": t.ledger.reserve,
+            "evening": self.evening_info(),
         }
+
+    def evening_info(self) -> dict[str, Any] | None:
+        """A rematch's evening (None for a table without one before it): per earlier table,
+        oldest first, its finished deals and each seat's balance; and the evening's total per
+        seat, this table's balances included."""
+        if not self.evening:
+            return None
+        total = list(self.table.ledger.player_balances())
+        for earlier in self.evening:
+            total = [a + b for a, b in zip(total, earlier["balances"], strict=False)]
+        return {"tables": [{"deals": e["deals"], "balances": e["balances"]} for e in self.evening],
+                "total": total}
 
     def deal(self) -> dict[str, Any]:
         """Moves when a deal ends (``deal_key``); last in ``TableFanout.info_bytes``."""
@@ -141,6 +160,9 @@ class TableShown:
             "rematch": self.rematch_id,
             # seats that asked for a rematch: it is made once every seated player agrees
             "rematch_votes": sorted(self.rematch_votes),
+            # the seated players it still waits for, and when it ends unanswered (declined)
+            "rematch_waiting": self.rematch_waiting,
+            "rematch_deadline": self.rematch_deadline,
             # "wait" (the next deal when every seated player pressed Next: ``next_ready``) or
             # seconds between deals (then ``next_deal_at`` says when)
             "pace": self.pause if self.pace is None else self.pace,

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .fanout import Conn, TableFanout
     from .limits import ServerLimits
     from .locks import TableLock
-    from .scheduler import Scheduler
+    from .scheduler import Pending, Scheduler
     from .storage import StoredSocial
     from .table_core import Registry, Seat
     from .thinker import DealSoFar
@@ -106,9 +106,9 @@ class TableSocial:
     (see the module's docstring). The table's lock is the caller's where a method says so;
     ``hint`` and ``rematch`` take it themselves, as the table's own events do."""
 
-    __slots__ = ("_host", "_registry", "chat", "chat_buckets", "chat_count", "hint_buckets",
-                 "rematch_asker", "rematch_claimed", "rematch_id", "rematch_links",
-                 "rematch_votes")
+    __slots__ = ("_host", "_registry", "_rematch_timer", "chat", "chat_buckets", "chat_count",
+                 "hint_buckets", "rematch_asker", "rematch_claimed", "rematch_deadline",
+                 "rematch_id", "rematch_links", "rematch_votes")
 
     def __init__(self, host: SocialHost, registry: Registry) -> None:
         self._host = host
@@ -122,6 +122,9 @@ class TableSocial:
         self.rematch_votes: set[int] = set()  # seats that asked for (agreed to) a rematch
         self.rematch_asker = ""  # the address of the first seat that asked (its creation)
         self.rematch_claimed: set[int] = set()  # seats whose link led on to the rematch
+        # when an open rematch question ends unanswered (wall clock), and its timer
+        self.rematch_deadline: float | None = None
+        self._rematch_timer: Pending | None = None
 
     def load(self, social: StoredSocial) -> None:
         """As stored: the rematch made, the links that led on to it, the chat."""
@@ -224,6 +227,9 @@ class TableSocial:
                 raise Refusal("rematch", SOCIAL_MESSAGES["rematch"], RefusalKind.CONFLICT)
             if not self.rematch_votes:
                 self.rematch_asker = address
+                seconds = host.limits.rematch_seconds
+                self.rematch_deadline = host.clock.time() + seconds
+                self._rematch_timer = host.clock.later(seconds, self._rematch_due)
             self.rematch_votes.add(seat)
             if host.seated_humans() <= self.rematch_votes:
                 await self._make_rematch()  # tells every client
@@ -232,11 +238,62 @@ class TableSocial:
             host.schedule()  # the next deal waits for the answer
             host.broadcast_state()
 
-    def end_rematch_question(self) -> None:
-        """No rematch (declined, or refused): the votes are gone and the table goes on."""
+    def rematch_waiting(self) -> list[int]:
+        """The seated players an open rematch question waits for (none when none is open)."""
+        if not self.rematch_votes:
+            return []
+        return sorted(self._host.seated_humans() - self.rematch_votes)
+
+    def _rematch_due(self) -> None:
+        self._rematch_timer = None
+        self._host.clock.run_soon(self._rematch_timed_out())
+
+    async def _rematch_timed_out(self) -> None:
+        """Nobody answered in time: the question ends as if declined."""
+        async with self._host.lock:
+            if self.rematch_votes and self.rematch_id is None:
+                self.end_rematch_question()
+
+    def seat_left(self) -> None:
+        """A connection closed: an open question is checked again over the players still
+        seated (who left no longer holds it up)."""
+        if self.rematch_votes and self.rematch_id is None:
+            self._host.clock.run_soon(self._recheck_rematch())
+
+    async def _recheck_rematch(self) -> None:
+        """Every player still seated agreed: the rematch is made; none of those who agreed
+        is still seated: the question ends; else the table shows whom it waits for now."""
         host = self._host
+        async with host.lock:
+            if not self.rematch_votes or self.rematch_id is not None:
+                return
+            seated = host.seated_humans()
+            if not seated & self.rematch_votes:
+                self.end_rematch_question()
+            elif seated <= self.rematch_votes:
+                try:
+                    await self._make_rematch()
+                except Refusal as e:  # nobody to tell: the table goes on
+                    log.warning("table %s: no rematch (%s)", host.id, e.rule)
+                    if self.rematch_votes:
+                        self.end_rematch_question()
+            else:
+                host.fanout.seats_changed()
+                host.broadcast_state()
+
+    def _question_over(self) -> None:
         self.rematch_votes.clear()
         self.rematch_asker = ""
+        self.rematch_deadline = None
+        if self._rematch_timer is not None:
+            self._rematch_timer.cancel()
+            self._rematch_timer = None
+
+    def end_rematch_question(self) -> None:
+        """No rematch (declined, refused, unanswered in time, or nobody who agreed is still
+        there): the votes are gone and the table goes on."""
+        host = self._host
+        self._question_over()
         host.fanout.seats_changed()
         host.schedule()
         host.broadcast_state()
@@ -260,7 +317,7 @@ class TableSocial:
         self.rematch_links = {i: f"/t/{new.id}#{tok}" for i, tok in enumerate(made["seat_tokens"])
                               if tok}
         self.rematch_links[None] = f"/t/{new.id}#{made['spectator_token']}"
-        self.rematch_votes.clear()
+        self._question_over()
         host.close_for_rematch()
         try:
             await new.start()

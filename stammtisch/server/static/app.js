@@ -1070,7 +1070,14 @@ function render() {
   if (hasPot) total.lastChild.dataset.testid = "score-pot";
   const earlier = info.score_earlier ? [el("tr", { class: "earlier", "data-testid": "score-earlier" },
     el("td", { colspan: String(info.players.length + 1 + (hasPot ? 1 : 0)), text: t("scoreEarlier", { n: info.score_earlier }) }))] : [];
-  $("score").replaceChildren(el("thead", {}, head), el("tbody", {}, ...earlier, ...rows, total));
+  // a rematch keeps the evening's tally: the tables before this one, and the evening's total
+  const evening = info.evening;
+  const numbers = (xs) => xs.map((b) => el("td", { class: "num", text: String(b) }));
+  const before = evening ? evening.tables.map((e, i) => el("tr", { class: "earlier-table", "data-testid": `evening-table-${i + 1}` },
+    el("td", { text: t("eveningTable", { n: i + 1, deals: e.deals }) }), ...numbers(e.balances), ...potCell(""))) : [];
+  const eveningTotal = evening ? [el("tr", { class: "total evening", "data-testid": "evening-total" },
+    el("td", { text: t("eveningTotal") }), ...numbers(evening.total), ...potCell(""))] : [];
+  $("score").replaceChildren(el("thead", {}, head), el("tbody", {}, ...before, ...earlier, ...rows, total, ...eveningTotal));
   const live = hasPot && v && !v.terminal && potNow !== info.pot + info.reserve;
   $("score-note").textContent = live ? t("potNow") : "";
   social.renderTable(info, v);

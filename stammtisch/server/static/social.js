@@ -7,6 +7,7 @@
 const social = {
   chat: [],        // the table's chat lines, oldest first
   ticker: null,    // the turn timer's countdown
+  rematchTicker: null,  // the countdown of an open rematch question
   lobbyTimer: null,
   openTables: null,  // the lobby list's last answer
   LISTED_TIMER: 60,  // seconds: the turn timer a listed table gets by default
@@ -134,6 +135,16 @@ const social = {
       $("rematch-who").textContent = t("rematchAsked", { names: votes.map(name).join(", ") });
       $("rematch-yes").hidden = votes.includes(game.seat);
     }
+    // whom the question waits for, and the seconds until it ends unanswered (as declined)
+    clearInterval(social.rematchTicker);
+    const waiting = info.rematch_waiting || [];
+    const rematchTick = () => {
+      const left = Math.max(0, Math.round((info.rematch_deadline || 0) - Date.now() / 1000));
+      $("rematch-wait").textContent = waiting.length && info.rematch_deadline
+        ? t("rematchWaiting", { names: waiting.map(name).join(", "), s: left }) : "";
+    };
+    rematchTick();
+    if (votes.length && info.rematch_deadline) social.rematchTicker = setInterval(rematchTick, 1000);
     // chat: the seats write, everybody reads
     $("chat-box").hidden = false;
     $("chat-form").hidden = !seated;
