@@ -46,6 +46,9 @@ def audit(page, state: str, found: list[tuple[str, int, str, str, str, int, str]
         set_view(page, width, lang)
         if reopen:
             reopen()
+        # a card in motion (dealt, played, swept) is half transparent for a moment: its
+        # contrast is judged where it comes to rest
+        page.wait_for_function("document.getAnimations().every((a) => a.playState !== 'running')")
         for v in AXE.run(page).response["violations"]:
             target = ", ".join(str(n["target"]) for n in v["nodes"][:3])
             found.append((state, width, lang, v["id"], v["impact"] or "minor", len(v["nodes"]), target))
