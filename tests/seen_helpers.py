@@ -48,7 +48,9 @@ def shown_per_deal(record: dict[str, Any]) -> list[dict[int | None, set[str]]]:
 def _suit_and_rank(m: dict[str, Any]) -> str | None:
     params = m.get("params", {})
     if m["key"] == "card.short":
-        suit = SYMBOL_SUITS.get(params.get("symbol", ""))
+        symbol = params.get("symbol", "")
+        # a German-suited Bell, Acorn or Leaf is marked by a message (suit_symbol.german.B)
+        suit = symbol["key"][-1] if isinstance(symbol, dict) else SYMBOL_SUITS.get(symbol)
     else:
         suit_message = params.get("suit")
         suit = suit_message["key"][-1] if isinstance(suit_message, dict) else None
