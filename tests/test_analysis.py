@@ -59,7 +59,7 @@ def test_mistakes_are_listed_largest_first_and_the_json_has_every_card_played():
     losses = [m["loss"] for m in deal["mistakes"]]
     assert losses == sorted(losses, reverse=True) and losses and losses[0] > 0
     text = CliRunner().invoke(app, ["analyze", str(path)], catch_exceptions=False).output
-    assert "Deal 1: the declarer's card points" in text and "card points (" in text
+    assert "Deal 1, Ben plays Frage: " in text and "card points (" in text
 
 
 def test_a_missing_record_is_one_line():
@@ -180,8 +180,9 @@ def test_the_terminal_output_names_seats_and_reads_right_for_a_defender():
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert ("Trick 2, Cora (defender): ♦7 let the declarer take 17 more card points (66 → 83); "
-            "♦10 holds him to 66") in text
-    assert "Par for Ben: Solo" in text and "game points" in text
+            "♦10 holds the declarer to 66") in text
+    assert "Par for Ben, the best contract to name with all cards open: Solo, +46 game points" in text
+    assert " him" not in text and " he " not in text
     assert "{'" not in text and "seat" not in text
     tippen = " ".join(_run(RECORDS / "rules-2.4-example-3-grupp-1975.json").output.split())
     assert "Dirk, tap or pass: pass pays 0 counters" in tippen and "{'0'" not in tippen
@@ -193,7 +194,8 @@ def test_the_analysis_in_german():
     text = " ".join(result.output.split())
     assert "Stich 2, Cora (Gegenspieler): ♦10 ließ" not in text  # the card played, not the better one
     assert "Stich 2, Cora (Gegenspieler): ♦7 ließ den Spieler 17 Augen mehr machen" in text
-    assert "Par für Ben" in text and "Spielpunkte" in text
+    assert "Par für Ben, das beste Spiel, das mit offenen Karten anzusagen war: Solo, +46 Spielpunkte" in text
+    assert " ihn " not in text and " er " not in text
 
 
 def test_the_json_keeps_its_keys_and_adds_the_coachs():
@@ -235,3 +237,53 @@ def test_the_web_analysis_has_its_lines_as_catalogue_messages():
     assert all(isinstance(m, dict) and m["key"].startswith("analyze.") for m in lines)
     json.dumps(lines)  # plain JSON for the page
     assert any("Cora (Gegenspieler)" in render(m, "de") for m in lines)
+
+
+def test_the_analysis_starts_with_a_verdict_and_lists_the_costly_cards_in_trick_order():
+    """Deal 1 of the classic Frage: the first line says in one sentence how the deal was played
+    (the choices that cost something, the costliest card), the second the open-hand value
+    beside what was played; the costly cards follow in the order they were played."""
+    a = _deal(RECORDS / "rules-3-classic-frage-65.json", 1)
+    from stammtisch.analysis.lines import analysis_lines
+    from stammtisch.i18n import render
+
+    lines = [render(m) for m in analysis_lines(a, ["Anna", "Ben", "Cora"])]
+    dearest = max(a.mistakes(), key=lambda p: p.loss)
+    assert lines[0].startswith("Deal 1, Ben plays Frage: with all cards open ")
+    assert lines[0].endswith(f"by {['Anna', 'Ben', 'Cora'][dearest.seat]} in trick {dearest.trick}")
+    assert lines[1] == ("  With all cards open from the first card Frage makes "
+                        f"{a.start_value} card points; as played 65")
+    tricks = [int(line.split(",")[0].split()[-1]) for line in lines if line.startswith("  Trick ")]
+    assert tricks == sorted(tricks) and len(tricks) == len(a.mistakes())
+
+
+def test_the_par_lists_only_the_contracts_that_matter_and_counts_the_others():
+    a = _deal(RECORDS / "rules-3-classic-frage-65.json", 1)
+    from stammtisch.analysis.lines import analysis_lines
+    from stammtisch.i18n import render
+
+    text = "\n".join(render(m) for m in analysis_lines(a, ["Anna", "Ben", "Cora"]))
+    paying = [c for c in a.par["contracts"] if c["money"] > 0]
+    shown = {id(a.par["best"])} | {id(c) for c in a.par["contracts"] if c["contract"] == a.contract}
+    shown |= {id(c) for c in paying}
+    left_out = len(a.par["contracts"]) - len(shown)
+    assert left_out > 0 and f"({left_out} other contracts would not have paid)" in text
+    assert "Heart Solo with Tout" not in text  # lost, not the best, not played
+    assert "every contract" not in text and " he " not in text
+
+
+def test_a_count_of_one_is_singular_in_both_languages():
+    from stammtisch.analysis.lines import amount
+    from stammtisch.i18n import render
+
+    assert render(amount(1, "counters")) == "+1 counter" and render(amount(1, "counters"), "de") == "+1 Marke"
+    assert render(amount(-2, "counters")) == "−2 counters" and render(amount(-2, "counters"), "de") == "−2 Marken"
+    assert render(amount(1, "card points", signed=False), "de") == "1 Auge"
+    result = _run(RECORDS / "rules-3-classic-frage-65.json")
+    text = " ".join(result.output.split())
+    assert "♠10 cost 1 card point (22 → 21)" in text and "(1 game point lost)" in text
+    import re
+
+    assert not re.search(r"(?<![\d.])[+−]?1 (card|game) points", text)
+    german = " ".join(_run(RECORDS / "rules-3-classic-frage-65.json", "--german").output.split())
+    assert "♠10 kostete 1 Auge (22 → 21)" in german and "(1 Spielpunkt verloren)" in german

@@ -175,7 +175,7 @@ def test_a_reader_reads_his_own_cards_and_of_anothers_decisions_kind_count_and_m
                                 {"action": "exchange:-", "money": 1}]
     assert own["action"] == "exchange:S7" and own["options"][0]["action"] == "exchange:S7"
     text = {lang: "\n".join(render(m, lang) for m in anna["lines"]) for lang in LANGUAGES}
-    assert ("Bernd, exchange: exchange 2 cards pays −1 counters with all cards open; exchange one card "
+    assert ("Bernd, exchange: exchange 2 cards pays −1 counter with all cards open; exchange one card "
             "would have paid +2 counters") in text["en"]
     assert "♥A or another card keeps 2" in text["en"] and "♠A" not in text["en"]
     assert "2 Karten tauschen" in text["de"] and "eine andere Karte" in text["de"]

@@ -99,7 +99,34 @@ def test_the_why_of_a_card_renders_its_own_figures_in_english_and_german():
     card = advice.action.partition(":")[2]
     from stammtisch.i18n.words import card_name
 
-    assert en.startswith(card_name(card) + ":") and de.startswith(card_name(card, "de") + ":")
+    assert en.startswith(f"Best: {card_name(card)}") and de.startswith(f"Am besten: {card_name(card, 'de')}")
+    assert f"In figures: {card_name(card)}: takes" in en and f"In Zahlen: {card_name(card, 'de')}: holt" in de
+
+
+def test_a_hint_says_first_in_one_sentence_what_the_next_best_choice_would_cost():
+    """Before the figures: the choice, and the next best choice with what it costs on average
+    (the difference of the two averages, in the table's unit)."""
+    advice = _first_advice("tippen/grupp-1975", "declare")
+    own = advice.chosen
+    assert own is not None and len(advice.options) == 2
+    other = next(o for o in advice.options if o is not own)
+    gap = own.mean - other.mean
+    en, de = render(advice.why()), render(advice.why(), "de")
+    head_en, _, figures_en = en.partition(". In figures: ")
+    head_de, _, figures_de = de.partition(". In Zahlen: ")
+    from stammtisch.bots.pimc import action_message
+
+    mine, theirs = render(action_message(advice.action)), render(action_message(other.action))
+    if round(gap * 10):
+        gap_en = render(number_message(gap, signed=False))
+        assert head_en == f"Best: {mine}; {theirs} would cost {gap_en} counters on average"
+        assert head_de == (f"Am besten: {render(action_message(advice.action), 'de')}; "
+                           f"{render(action_message(other.action), 'de')} würde im Schnitt "
+                           f"{render(number_message(gap, signed=False), 'de')} Marken kosten")
+    else:
+        assert head_en == f"Best: {mine}; {theirs} is about as good"
+    assert figures_en.startswith(f"{mine}: ") and "counters on average" in figures_en
+    assert figures_de.startswith(f"{render(action_message(advice.action), 'de')}: ")
 
 
 def test_the_why_of_a_contract_names_it_and_the_next_best_with_their_averages():

@@ -136,11 +136,13 @@ def test_a_practice_table_hints_the_seat_on_turn_and_everybody_sees_it_was_asked
     assert text.text_content().startswith(prefix)
     assert me.get_by_test_id("hint").is_disabled()  # one hint per state
     assert legal  # the hint was asked on a turn with choices
-    # both logs say who asked, each in its reader's language; the other never sees the hint
+    # both logs of play (not the chats) say who asked, each in its reader's language; the other
+    # never sees the hint
     name = ["Anna", "Bernd"][seat]
     for p, lang in ((anna, "de"), (bernd, "en")):
         said = catalogue(lang)["web.hintAsked"].replace("{name}", name)
-        p.locator("[data-testid=chat-log] li[data-notice=hintAsked]").filter(has_text=said).wait_for()
+        p.locator("[data-testid=log] li[data-notice=hintAsked]").filter(has_text=said).wait_for(state="attached")
+        assert p.locator("[data-testid=chat-log] li[data-notice=hintAsked]").count() == 0  # play, not talk
     assert them.get_by_test_id("hint-text").text_content() == ""
     assert errors == []
     ctx.close()

@@ -14,7 +14,8 @@ from ..i18n import Message, message
 from ..i18n.words import choice_message, contract_message, is_card, suit_symbol
 
 _UNITS = {"counters": "analyze.unit.counters", "game points": "analyze.unit.game_points",
-          "cents": "analyze.unit.cents"}
+          "cents": "analyze.unit.cents", "card points": "analyze.unit.card_points",
+          "tricks": "analyze.unit.tricks"}
 
 
 def card_label(card: str, suits: str = "french") -> Message | str:
@@ -77,103 +78,163 @@ def _money(value: int) -> str:
     return f"+{value}" if value > 0 else (f"−{-value}" if value < 0 else "0")
 
 
+def amount(value: int, unit: str, signed: bool = True) -> Message:
+    """A count with its unit, singular for one: ``+1 counter``, ``−48 game points``, ``1 Auge``;
+    ``unit`` is the table's (counters, game points, cents) or ``card points``/``tricks``."""
+    key = _UNITS.get(unit, "analyze.unit.game_points")
+    return message(key + "_one" if abs(value) == 1 else key, n=_money(value) if signed else value)
+
+
+def _points(value: int) -> Message:
+    return amount(value, "card points", signed=False)
+
+
 def play_line(p: Any, a: Any, names: list[str], suits: str) -> Message:
     """A costly card in words: its trick, who played it, what it cost and what kept the value."""
     who = names[p.seat]
     card = card_label(p.action.partition(":")[2], suits)
     better = _cards(p.better, suits)
-    common = {"trick": p.trick, "name": who, "card": card, "better": better, "loss": p.loss,
-              "before": p.before, "after": p.after}
+    common = {"trick": p.trick, "name": who, "card": card, "better": better, "before": p.before,
+              "after": p.after}
+    if a.measure == "declarer-points" and p.side == "defender":
+        more = message("analyze.more_points_one" if p.loss == 1 else "analyze.more_points", n=p.loss)
+        return message("analyze.mistake.points_defender", loss=more, **common)
     if a.measure == "declarer-points":
-        return message(f"analyze.mistake.points_{p.side}", **common)
+        return message(f"analyze.mistake.points_{p.side}", loss=_points(p.loss), **common)
     if a.measure == "won":
         return message(f"analyze.mistake.won_{p.side}", **common)
     if a.measure == "own-points":
-        return message("analyze.mistake.ramsch", **common)
-    return message("analyze.mistake.tricks_one" if p.loss == 1 else "analyze.mistake.tricks", **common)
+        return message("analyze.mistake.ramsch", loss=_points(p.loss), **common)
+    return message("analyze.mistake.tricks", loss=amount(p.loss, "tricks", signed=False), **common)
 
 
 def _money_line(p: Any, unit: str, names: list[str]) -> Message | None:
     if p.money_best is None or p.money_played is None or p.money_best == p.money_played:
         return None
-    cost = p.money_best - p.money_played
-    key = _UNITS.get(unit, "analyze.unit.game_points")
     return message("analyze.money", name=names[p.seat], played=_money(p.money_played),
-                   best=_money(p.money_best), cost=cost, unit=message(key),
-                   cost_unit=message(key + "_one" if cost == 1 else key))
+                   best=amount(p.money_best, unit), cost=amount(p.money_best - p.money_played, unit, signed=False))
 
 
-def _heading(a: Any, names: list[str], suits: str) -> list[Message]:
+def _costly(a: Any) -> list[Any]:
+    """The cards that cost something, in the order they were played."""
+    return [p for p in a.plays if p.loss > 0]
+
+
+def _verdict(a: Any, names: list[str], suits: str) -> Message:
+    """The first line: the deal, and in one sentence how well it was played with all cards open."""
     deal = a.deal + 1
     if a.measure in ("declarer-points", "won"):
         declarer = names[a.declarer] if a.declarer is not None else "?"
-        contract = contract_label(a.contract, suits)
-        if a.measure == "declarer-points":
-            return [message("analyze.deal.points", deal=deal, name=declarer, contract=contract,
-                            value=a.start_value)]
-        key = "analyze.deal.won" if a.start_value else "analyze.deal.lost"
-        return [message(key, deal=deal, name=declarer, contract=contract)]
-    key = "analyze.deal.ramsch" if a.measure == "own-points" else "analyze.deal.tippen"
-    out = [message(key, deal=deal)]
-    each = "analyze.start.own_points" if a.measure == "own-points" else "analyze.start.tricks"
+        head = message("analyze.deal.contract", deal=deal, name=declarer,
+                       contract=contract_label(a.contract, suits))
+    else:
+        head = message("analyze.deal.ramsch" if a.measure == "own-points" else "analyze.deal.tippen", deal=deal)
+    costly = _costly(a)
+    decisions = sum(1 for d in a.decisions if d.loss)
+    par = a.par or {}
+    played = next((c for c in par.get("contracts", []) if c["contract"] == a.contract), None)
+    if par.get("best") and played is not None and played["money"] < par["best"]["money"]:
+        decisions += 1
+    if not costly and not decisions:
+        return message("analyze.verdict", head=head, summary=message("analyze.summary.clean"))
+    choices = message("analyze.choices_one" if len(costly) + decisions == 1 else "analyze.choices",
+                      n=len(costly) + decisions)
+    if not costly:
+        return message("analyze.verdict", head=head, summary=message("analyze.summary.no_card", choices=choices))
+    dearest = max(costly, key=lambda p: (p.loss, -a.plays.index(p)))
+    return message("analyze.verdict", head=head, summary=message(
+        "analyze.summary.costly", choices=choices, trick=dearest.trick, name=names[dearest.seat],
+        card=card_label(dearest.action.partition(":")[2], suits)))
+
+
+def _open_value(a: Any, names: list[str], suits: str) -> list[Message]:
+    """What best play by all from the first card gives, beside what the deal gave as played."""
+    final = a.plays[-1].after if a.plays else None
+    if a.measure == "declarer-points":
+        return [message("analyze.open.points", contract=contract_label(a.contract, suits),
+                        value=_points(a.start_value), played=final)]
+    if a.measure == "won":
+        name = names[a.declarer] if a.declarer is not None else "?"
+        key = "analyze.open.won" if a.start_value else "analyze.open.lost"
+        return [message(key, name=name, contract=contract_label(a.contract, suits),
+                        played=message("analyze.played.won" if final else "analyze.played.lost"))]
+    unit = "card points" if a.measure == "own-points" else "tricks"
+    out = [message("analyze.open.each_points" if a.measure == "own-points" else "analyze.open.each_tricks")]
     for seat, value in a.start_value.items():
-        one = value == 1 and each == "analyze.start.tricks"
-        out.append(message(each + "_one" if one else each, name=names[int(seat)], value=value))
+        last = next((p for p in reversed(a.plays) if p.seat == int(seat)), None)
+        line = {"name": names[int(seat)], "value": amount(value, unit, signed=False)}
+        if last is None:
+            out.append(message("analyze.start", **line))
+        else:
+            out.append(message("analyze.start.played", played=last.after, **line))
+    return out
+
+
+def _par_lines(a: Any, names: list[str], suits: str) -> list[Message]:
+    """The declarer's par: the best contract, then only the contracts that matter — the one
+    played, the best, and those that would have paid; the others are counted."""
+    par = a.par
+    if not par or not par.get("best"):
+        return []
+    best = par["best"]
+    seat = par["seat"]
+    played = next((c for c in par["contracts"] if c["contract"] == a.contract), None)
+    out = [message("analyze.par", name=names[seat], contract=contract_label(best["contract"], suits),
+                   money=amount(best["money"], a.unit))]
+    left_out = 0
+    for c in par["contracts"]:
+        if not (c is best or c is played or c["money"] > 0):
+            left_out += 1
+            continue
+        contract = contract_label(c["contract"], suits)
+        money = amount(c["money"], a.unit)
+        value = c.get("value")
+        if value is None:
+            out.append(message("analyze.par.pass", contract=contract, money=money))
+        elif c.get("measure") == "declarer-points":
+            out.append(message("analyze.par.points", contract=contract, value=_points(value), money=money))
+        else:
+            out.append(message("analyze.par.won" if value else "analyze.par.lost", contract=contract, money=money))
+    if left_out:
+        out.append(message("analyze.par.others_one" if left_out == 1 else "analyze.par.others", n=left_out))
+    if played is not None and played is not best and played["money"] < best["money"]:
+        out.append(message("analyze.par.cost", cost=amount(best["money"] - played["money"], a.unit, signed=False)))
+    if par.get("total"):
+        key = "analyze.discards.all" if par["searched"] >= par["total"] else "analyze.discards.some"
+        out.append(message(key, searched=par["searched"], total=par["total"]))
     return out
 
 
 def _decision_lines(a: Any, names: list[str], suits: str) -> list[Message]:
     out: list[Message] = []
-    unit = message(_UNITS.get(a.unit, "analyze.unit.game_points"))
     for d in a.decisions:
         kind = d.kind if d.kind in ("declare", "exchange", "discard") else "other"
-        params = {"name": names[d.seat], "made": action_label(d.action, suits), "money": _money(d.money),
-                  "unit": unit, "what": message(f"analyze.what.{kind}")}
+        params = {"name": names[d.seat], "made": action_label(d.action, suits), "money": amount(d.money, a.unit),
+                  "what": message(f"analyze.what.{kind}")}
         if d.loss:
             out.append(message("analyze.decision.worse", best=action_label(d.best, suits),
-                               best_money=_money(d.best_money), **params))
+                               best_money=amount(d.best_money, a.unit), **params))
         else:
             out.append(message("analyze.decision.best", **params))
         if d.total:
             key = "analyze.discards.all" if d.searched >= d.total else "analyze.discards.some"
             out.append(message(key, searched=d.searched, total=d.total))
-    if a.par and a.par.get("best"):
-        best = a.par["best"]
-        seat = a.par["seat"]
-        played = next((c for c in a.par["contracts"] if c["contract"] == a.contract), None)
-        out.append(message("analyze.par", name=names[seat], contract=contract_label(best["contract"], suits),
-                           money=_money(best["money"]), unit=unit))
-        for c in a.par["contracts"]:
-            value = c.get("value")
-            if value is None:
-                out.append(message("analyze.par.pass", contract=contract_label(c["contract"], suits),
-                                   money=_money(c["money"]), unit=unit))
-            elif c.get("measure") == "declarer-points":
-                out.append(message("analyze.par.points", contract=contract_label(c["contract"], suits),
-                                   value=value, money=_money(c["money"]), unit=unit))
-            else:
-                out.append(message("analyze.par.won" if value else "analyze.par.lost",
-                                   contract=contract_label(c["contract"], suits),
-                                   money=_money(c["money"]), unit=unit))
-        if played is not None and played is not best and played["money"] < best["money"]:
-            out.append(message("analyze.par.cost", name=names[seat], cost=best["money"] - played["money"],
-                               unit=unit))
-        if a.par.get("total"):
-            key = "analyze.discards.all" if a.par["searched"] >= a.par["total"] else "analyze.discards.some"
-            out.append(message(key, searched=a.par["searched"], total=a.par["total"]))
     return out
 
 
 def analysis_lines(a: Any, names: list[str], suits: str = "french") -> list[Message]:
     """A deal's analysis (``analysis.DealAnalysis``) as catalogue messages, one per line:
-    the heading, the decisions before the play and the par, then the mistakes of the play,
-    the largest first, each with its cost in money where the money changes."""
-    out = _heading(a, names, suits)
+    a one-line verdict, what best play by all from the first card gives beside what was
+    played, the decisions before the play and the par, then the costly cards in the order
+    they were played, each with its cost in money where the money changes."""
+    out = [_verdict(a, names, suits)]
+    out.extend(_open_value(a, names, suits))
     out.extend(_decision_lines(a, names, suits))
-    mistakes = a.mistakes()
-    if not mistakes:
+    out.extend(_par_lines(a, names, suits))
+    costly = _costly(a)
+    if not costly:
         out.append(message("analyze.clean"))
-    for p in mistakes:
+    for p in costly:
         out.append(play_line(p, a, names, suits))
         money = _money_line(p, a.unit, names)
         if money is not None:

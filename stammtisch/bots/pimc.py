@@ -307,21 +307,41 @@ class Advice:
         return next((o for o in self.options if o.action == self.action), None)
 
     def why(self) -> Message:
-        """One line of why, as a catalogue message (``hint.*``)."""
+        """One line of why, as a catalogue message (``hint.*``): one sentence first (the choice
+        and what the next best would cost), then the figures behind it."""
         name = action_message(self.action, self.suits)
         own = self.chosen
         if self.measure == "forced" or own is None:
             return message("hint.only", action=name)
         seen = message("hint.seen", worlds=own.worlds)
-        if own.takes is not None:
-            return message("hint.card", action=name, takes=own.takes, worlds=own.worlds, seen=seen,
-                           result=self._result(own))
         others = sorted((o for o in self.options if o is not own), key=lambda o: -o.mean)
-        if not others:
-            return message("hint.choice", action=name, result=self._result(own), seen=seen)
-        other = others[0]
-        return message("hint.choice_versus", action=name, result=self._result(own), seen=seen,
-                       other=action_message(other.action, self.suits), other_result=self._result(other))
+        head = self._head(name, own, others[0] if others else None)
+        if own.takes is not None:
+            figures = message("hint.card", action=name, takes=own.takes, worlds=own.worlds, seen=seen,
+                              result=self._result(own))
+        elif not others:
+            figures = message("hint.choice", action=name, result=self._result(own), seen=seen)
+        else:
+            figures = message("hint.choice_versus", action=name, result=self._result(own), seen=seen,
+                              other=action_message(others[0].action, self.suits),
+                              other_result=self._result(others[0]))
+        return message("hint.why", head=head, figures=figures)
+
+    def _head(self, name: Message | str, own: OptionFigures, other: OptionFigures | None) -> Message:
+        """The sentence a hint starts with: the choice, and what the next best choice costs."""
+        if other is None:
+            return message("hint.head.alone", action=name)
+        other_name = action_message(other.action, self.suits)
+        if self.measure == "wins":
+            key = "hint.head.won" if self.declarer else "hint.head.beaten"
+            return message(key, action=name, other=other_name, good=own.good, worlds=own.worlds,
+                           other_good=other.good)
+        gap = own.mean - other.mean
+        if round(gap * 10) == 0:
+            return message("hint.head.even", action=name, other=other_name)
+        unit = "card_points" if self.measure in ("points", "ramsch") else self.unit.replace(" ", "_")
+        return message("hint.head.better", action=name, other=other_name,
+                       loss=message(f"hint.amount.{unit}", n=number_message(gap, signed=False)))
 
     def _result(self, option: OptionFigures) -> Message:
         if self.measure == "wins":

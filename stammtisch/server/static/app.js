@@ -577,7 +577,10 @@ function connect() {
     if (m.type === "hello") { game.seat = m.seat; game.role = m.role; }
     else if (m.type === "hint") { game.hint = { event: m.event, action: m.action, why: m.why }; render(); announce([hintLine(game.hint)]); }
     else if (m.type === "hint asked") {
-      social.onMessage({ type: "chat", messages: [{ seat: m.seat, name: m.name, notice: "hintAsked" }] });
+      // a notice of play, not talk: it goes to the log, after the action it was asked at
+      const v = game.msg && game.msg.view;
+      game.hintNotices = (game.hintNotices || []).concat([{ deal: game.info ? game.info.deal_number : null, at: v ? v.log.length : 0, name: m.name }]);
+      render();
     }
     else if (m.type === "state") {
       // a refusal (e.g. "stale": the click answered an older state) stays shown until the state moves on
@@ -1058,7 +1061,12 @@ function render() {
 
   // log: every action in words, "you" for one's own
   const log = v ? v.log : [];
-  $("log").replaceChildren(...log.map(([s, a]) => el("li", { text: actionPhrase(a, s === game.seat ? null : name(s)) })));
+  const items = log.map(([s, a]) => el("li", { text: actionPhrase(a, s === game.seat ? null : name(s)) }));
+  // who asked for a hint this deal, each after the action it was asked at
+  for (const h of (game.hintNotices || []).filter((x) => x.deal === info.deal_number).reverse()) {
+    items.splice(Math.min(h.at, items.length), 0, el("li", { class: "notice", "data-notice": "hintAsked" }, el("i", { text: t("hintAsked", { name: h.name }) })));
+  }
+  $("log").replaceChildren(...items);
 
   // score sheet
   const potCell = (text, tag = "td") => (hasPot ? [el(tag, { class: tag === "td" ? "num" : "", text })] : []);
