@@ -381,5 +381,6 @@ def test_play_with_hints_in_german():
                answers=["?"] + ["1"] * 40)
     assert proc.returncode == 0, proc.stderr
     out = " ".join(proc.stdout.split())
-    assert re.search(r"Hinweis: Am besten: (tappen|passen)\b.*im Schnitt [+-]?\d+,\d Marken.*gerechnet über 48 Verteilungen", out)
+    assert re.search(r"Hinweis: Am besten: (tappen|passen)\b"
+                     r".*im Schnitt [+-]?\d+,\d Marken.*gerechnet über 48 Verteilungen", out)
     assert "Hint:" not in out and "on average" not in out
