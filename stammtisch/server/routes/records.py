@@ -21,8 +21,9 @@ or of uncached requests costs a refusal, not a table read each.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated
+from typing import Annotated, Any
 
 import orjson
 from fastapi import APIRouter, Depends
@@ -154,18 +155,21 @@ async def get_record(table_id: KnownId, token: TokenDep, server: ServerDep, addr
     return Response(body, media_type="application/json", headers=headers)
 
 
-@router.get("/api/tables/{table_id}/deals/{deal}")
-async def get_deal(table_id: KnownId, deal: int, token: TokenDep, server: ServerDep,
-                   address: AddressDep) -> Response:
-    """A finished deal as this token saw it (the Deals panel): its last view (a seat's own,
-    a spectator's for the spectator and the admin), the explanation of its result, and its
-    tricks card by card. Built off the event loop and kept."""
+async def finished_deal_answer(server: Server, table_id: str, deal: int, token: str,
+                               address: str, kind: str,
+                               answer: Callable[[StoredTable, int | None, bool], Any],
+                               errors: tuple[type[BaseException], ...] = REPLAY_ERRORS
+                               ) -> Response:
+    """A finished deal's answer for this token (``answer(stored, seat, whole)``, built off the
+    event loop from the stored record and kept per ``kind``): refused while the deal is not
+    over, rate-limited per token before the database is read."""
     a = await asker(server, table_id, token, address, "deal token")
     if not a.over(deal):
         raise Refusal("deal in progress", MESSAGES["deal not over"].format(
             deal=deal, finished=max(a.finished, 0)))
-    seat = a.seat
-    kept = server.deals_kept.get((table_id, deal, seat))
+    seat, whole = a.seat, a.whole
+    key = (kind, table_id, deal, seat, whole)
+    kept = server.deals_kept.get(key)
     if kept is not None:
         return Response(kept, media_type="application/json")
     server.limit(server.deal_takes.allow(token_digest(token)), "deal rate",
@@ -173,12 +177,12 @@ async def get_deal(table_id: KnownId, deal: int, token: TokenDep, server: Server
     st = await stored_record(server, table_id, address)
 
     def build() -> bytes | None:
-        answer = records.deal_as_seen(st, deal, seat)
-        return None if answer is None else orjson.dumps(answer)
+        built = answer(st, seat, whole)
+        return None if built is None else orjson.dumps(built)
 
     try:
         body = await server.off_loop(build)
-    except REPLAY_ERRORS:
+    except errors:
         log.warning("table %s: its stored record does not replay", table_id, exc_info=True)
         raise record_behind() from None
     if body is None:
@@ -186,8 +190,19 @@ async def get_deal(table_id: KnownId, deal: int, token: TokenDep, server: Server
             raise Refusal("deal in progress", MESSAGES["deal not over"].format(
                 deal=deal, finished=len(st.deals)))
         raise record_behind()
-    server.deals_kept.put((table_id, deal, seat), body)
+    server.deals_kept.put(key, body)
     return Response(body, media_type="application/json")
+
+
+@router.get("/api/tables/{table_id}/deals/{deal}")
+async def get_deal(table_id: KnownId, deal: int, token: TokenDep, server: ServerDep,
+                   address: AddressDep) -> Response:
+    """A finished deal as this token saw it (the Deals panel): its last view (a seat's own,
+    a spectator's for the spectator and the admin), the explanation of its result, and its
+    tricks card by card. Built off the event loop and kept."""
+    return await finished_deal_answer(
+        server, table_id, deal, token, address, "deal",
+        lambda st, seat, _whole: records.deal_as_seen(st, deal, seat))
 
 
 @router.get("/api/tables/{table_id}/analysis/{deal}")

@@ -12,7 +12,6 @@ The replay's state (which step is shown) stays in the page: the server only answ
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
 import orjson
@@ -22,12 +21,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from ...record import RecordError
 from .. import records
-from ..refusals import MESSAGES, Refusal, RefusalKind
-from ..storage import token_digest
+from ..refusals import Refusal, RefusalKind
+from ..storage import StoredTable
 from .deps import AddressDep, ServerDep, TokenDep
-from .records import REPLAY_ERRORS, KnownId, asker, may_read, record_behind, stored_record
-
-log = logging.getLogger("stammtisch.server")
+from .records import REPLAY_ERRORS, KnownId, finished_deal_answer, may_read
 
 router = APIRouter()
 
@@ -37,38 +34,14 @@ async def get_replay(table_id: KnownId, deal: int, token: TokenDep, server: Serv
                      address: AddressDep) -> Response:
     """Finished deal ``deal`` (1-based) view by view, as this token may see it. Built off the
     event loop and kept."""
-    a = await asker(server, table_id, token, address, "deal token")
-    if not a.over(deal):
-        raise Refusal("deal in progress", MESSAGES["deal not over"].format(
-            deal=deal, finished=max(a.finished, 0)))
-    seat, whole = a.seat, a.whole
-    key = ("replay", table_id, deal, seat, whole)
-    kept = server.deals_kept.get(key)
-    if kept is not None:
-        return Response(kept, media_type="application/json")
-    server.limit(server.deal_takes.allow(token_digest(token)), "deal rate",
-                 MESSAGES["record rate"], 10)
-    st = await stored_record(server, table_id, address)
-
-    def build() -> bytes | None:
+    def answer(st: StoredTable, seat: int | None, whole: bool) -> dict[str, Any] | None:
         table = records.replayed(st, deal)
         if records.finished_deals(table) < deal:
             return None
-        answer = records.deal_replay(records.public_record(table), deal, seat, whole)
-        return None if answer is None else orjson.dumps(answer)
+        return records.deal_replay(records.public_record(table), deal, seat, whole)
 
-    try:
-        body = await server.off_loop(build)
-    except (*REPLAY_ERRORS, RecordError):
-        log.warning("table %s: its stored record does not replay", table_id, exc_info=True)
-        raise record_behind() from None
-    if body is None:
-        if a.finished < 0:
-            raise Refusal("deal in progress", MESSAGES["deal not over"].format(
-                deal=deal, finished=len(st.deals)))
-        raise record_behind()
-    server.deals_kept.put(key, body)
-    return Response(body, media_type="application/json")
+    return await finished_deal_answer(server, table_id, deal, token, address, "replay", answer,
+                                      (*REPLAY_ERRORS, RecordError))
 
 
 class RecordReplay(BaseModel):
