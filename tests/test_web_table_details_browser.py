@@ -75,6 +75,14 @@ def test_contract_buttons_are_short_and_fit_a_phone(server, browser, lang):  # n
             assert button.get_attribute("title") == render(m, lang)
         box = page.get_by_test_id("actions").bounding_box()
         assert box["height"] <= 600, box
+        # a message that changes nothing here (a chat line, a seat's presence) re-renders the
+        # table: the buttons and cards under the pointer stay the same elements
+        kept = page.evaluate("""() => {
+          const nodes = () => [...document.querySelectorAll('[data-testid=actions] button, [data-testid=hand] .card')];
+          const before = nodes(); render(); const after = nodes();
+          return before.length > 0 && before.every((n, i) => n === after[i]);
+        }""")
+        assert kept
     finally:
         ctx.close()
     assert errors == []

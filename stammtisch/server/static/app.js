@@ -162,6 +162,13 @@ const el = (tag, attrs = {}, ...kids) => {
   return e;
 };
 
+// The same children as before stay in place: a re-render on every message must not swap a
+// button or a card under the pointer (a click between press and release would be lost).
+function keepOrReplace(box, nodes) {
+  if (box.innerHTML === nodes.map((n) => n.outerHTML).join("")) return;
+  box.replaceChildren(...nodes);
+}
+
 function applyLang() {
   document.documentElement.lang = lang;
   $("lang").textContent = lang === "de" ? "EN" : "DE";
@@ -779,7 +786,7 @@ function renderHand(v) {
   const trump = v ? v.trump : null;
   // each card is a button with its name; a card that cannot be chosen now says so (aria-disabled)
   // and, while a choice is due, is dimmed and not raised; the keyboard walks all of them
-  $("hand").replaceChildren(...hand.map((c) => {
+  keepOrReplace($("hand"), hand.map((c) => {
     const legalCard = selecting ? selectable.has(c) : playable.has(c);
     const isTrump = trump && c[0] === trump;
     let label = cardName(c);
@@ -834,7 +841,7 @@ function renderHand(v) {
   }
   $("prompt").hidden = !prompt;
   $("prompt").textContent = prompt;
-  $("actions").replaceChildren(...buttons);
+  keepOrReplace($("actions"), buttons);
 }
 
 // A contract's button: its name and value on the first line, its goal smaller below (the whole
