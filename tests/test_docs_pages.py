@@ -1,4 +1,4 @@
-"""The repository's pages for users: the changelog short and in Keep a Changelog's form, the README's
+"""The repository's pages for users: the changelog short and in Keep a Changelog's form, the
 hosting steps and FAQ true to the server."""
 
 import re
@@ -30,16 +30,17 @@ def test_the_changelog_sorts_changes_by_keep_a_changelog_kinds():
     assert kinds and set(kinds) <= CHANGE_KINDS, sorted(set(kinds) - CHANGE_KINDS)
 
 
-# ---------------------------------------------------------------- the README's hosting steps and FAQ
-README = ROOT / "README.md"
-HOSTING = "## Host a game for friends over the internet"
+# ---------------------------------------------------------------- the hosting steps and FAQ
+HOSTING = ROOT / "docs" / "hosting.md"
 
 
 def hosting_section() -> str:
-    text = README.read_text(encoding="utf-8")
-    start = text.index(HOSTING)
-    end = text.index("\n## ", start + len(HOSTING))
-    return text[start:end]
+    return HOSTING.read_text(encoding="utf-8")
+
+
+def test_the_readme_points_to_the_hosting_page():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert "[docs/hosting.md](docs/hosting.md)" in readme
 
 
 def test_hosting_a_game_takes_three_steps():
