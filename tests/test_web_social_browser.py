@@ -336,7 +336,7 @@ def test_a_rematch_question_says_whom_it_waits_for_and_who_leaves_no_longer_hold
         # sheet, the chat as it was
         earlier = anna.get_by_test_id("evening-table-1")
         earlier.wait_for()
-        assert earlier.locator("td").first.text_content() == "Table 1 (1 deals)"
+        assert earlier.locator("td").first.text_content() == "Table 1 (1 deal)"  # one deal, said in the singular
         assert [int(x) for x in earlier.locator("td.num").all_text_contents()[:3]] == first
         assert anna.get_by_test_id("evening-total").locator("td").first.text_content() == "Evening"
         # both total rows of one rendering: this table's, then the evening's

@@ -1089,7 +1089,7 @@ function render() {
   const evening = info.evening;
   const numbers = (xs) => xs.map((b) => el("td", { class: "num", text: String(b) }));
   const before = evening ? evening.tables.map((e, i) => el("tr", { class: "earlier-table", "data-testid": `evening-table-${i + 1}` },
-    el("td", { text: t("eveningTable", { n: i + 1, deals: e.deals }) }), ...numbers(e.balances), ...potCell(""))) : [];
+    el("td", { text: t(e.deals === 1 ? "eveningTable_one" : "eveningTable", { n: i + 1, deals: e.deals }) }), ...numbers(e.balances), ...potCell(""))) : [];
   const eveningTotal = evening ? [el("tr", { class: "total evening", "data-testid": "evening-total" },
     el("td", { text: t("eveningTotal") }), ...numbers(evening.total), ...potCell(""))] : [];
   $("score").replaceChildren(el("thead", {}, head), el("tbody", {}, ...before, ...earlier, ...rows, total, ...eveningTotal));
