@@ -170,3 +170,12 @@ def test_serve_on_every_address_says_where_to_open_the_page(tmp_path):
     said = out.decode().splitlines()
     assert said[:2] == [t("serve.listening", host="0.0.0.0", port=port),
                         t("serve.listening_everywhere", name=socket.gethostname(), port=port)], said
+
+
+def test_the_terminal_width_is_measured_when_printing_not_at_start(monkeypatch):
+    from stammtisch.cli.common import TerminalConsole
+
+    monkeypatch.setenv("COLUMNS", "80")
+    made = TerminalConsole()  # as at import, under a runner that sets COLUMNS (pytest-xdist does)
+    monkeypatch.setenv("COLUMNS", "200")  # the window grew
+    assert made.width == 200

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import string
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -36,8 +37,20 @@ app = typer.Typer(
     # Markdown: a paragraph of help flows with the terminal's width; the source's line breaks do not show
     rich_markup_mode="markdown",
 )
-console = Console(emoji=False)
-err_console = Console(stderr=True, emoji=False)
+
+
+class TerminalConsole(Console):
+    """A rich console that measures the terminal each time it prints: rich fixes ``$COLUMNS`` when
+    the console is made, at import, so a window resized during a game (or a width set per run)
+    would not be seen."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(**options)
+        self._width = None  # rich's own: measured again (terminal size, then $COLUMNS) per print
+
+
+console = TerminalConsole(emoji=False)
+err_console = TerminalConsole(stderr=True, emoji=False)
 
 
 #: exit statuses of a batch command that printed a partial answer: some work failed, or Ctrl-C
