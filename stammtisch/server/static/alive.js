@@ -16,6 +16,7 @@ const alive = {
   notifyOn: () => alive.canNotify() && Notification.permission === "granted" && localStorage.getItem("stammtisch.notify") === "on",
 
   initTable() {
+    $("switches").hidden = false;  // (a replay of a record file has no table to hear)
     $("sound-btn").addEventListener("click", () => {
       localStorage.setItem("stammtisch.sound", alive.soundOn() ? "off" : "on");
       alive.renderSwitches();
