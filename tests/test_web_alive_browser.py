@@ -260,3 +260,19 @@ def test_the_sounds_are_served_and_play_under_the_content_security_policy(server
         ctx.close()
     assert violations == []
     assert errors == []
+
+
+def test_a_browser_that_refuses_notifications_leaves_the_switch_off_and_says_why(server, browser):  # noqa: F811
+    t = new_table(server, "tippen/grupp-1975", [("Anna", None), ("Bernd", "random"), ("Carla", "random")])
+    refusing = NOTIFICATIONS.replace("Promise.resolve('granted')", "Promise.resolve('denied')").replace(
+        "localStorage.setItem('test.granted', '1'); window.Notification.permission = 'granted';",
+        "window.Notification.permission = 'denied';")
+    ctx, page, errors = open_table(browser, server, t["seats"][0]["link"], "reduce", [refusing])
+    try:
+        page.get_by_test_id("notify-switch").click()
+        note = page.get_by_test_id("notify-note")
+        note.filter(has_text=catalogue("en")["web.notifyDenied"]).wait_for()
+        assert not switch(page, "notify") and page.evaluate("window.__asked") == 1
+    finally:
+        ctx.close()
+    assert errors == []
