@@ -17,8 +17,9 @@ from stammtisch.rules import PRESETS, option_specs
 from stammtisch.server.app import create_app
 
 STATIC = Path(server_pkg.__file__).parent / "static"
-# social.js (lobby list, timer, rematch, chat) and replay.js use app.js's t(): scanned as part of it
-APP_JS = "\n".join((STATIC / f).read_text(encoding="utf-8") for f in ("app.js", "social.js", "replay.js"))
+# social.js (lobby list, timer, rematch, chat), replay.js and alive.js (sounds, notification) use
+# app.js's t(): scanned as part of it
+APP_JS = "\n".join((STATIC / f).read_text(encoding="utf-8") for f in ("app.js", "social.js", "replay.js", "alive.js"))
 RULES_JS = (STATIC / "rules.js").read_text(encoding="utf-8")
 INDEX = (STATIC / "index.html").read_text(encoding="utf-8")
 

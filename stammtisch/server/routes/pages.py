@@ -4,12 +4,16 @@ token rides in the URL fragment, which browsers never send to a server), its fav
 
 from __future__ import annotations
 
+import mimetypes
 from pathlib import Path
 
 from fastapi import APIRouter
 from fastapi.responses import FileResponse
 
 STATIC = Path(__file__).parent.parent / "static"
+# the table's sounds (static/sounds/*.wav) under one type on every host: Python's own table and
+# a host's /etc/mime.types name it differently (audio/x-wav, audio/vnd.wave)
+mimetypes.add_type("audio/wav", ".wav")
 
 router = APIRouter()
 

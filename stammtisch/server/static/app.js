@@ -540,24 +540,34 @@ function resultHeading(v) {
   return what ? t("dealOverWith", { what }) : t("dealOver");
 }
 
-// What changed from the last state to this one, in words (nothing on the first state).
-function whatHappened(prev, m) {
+// What changed from the last state to this one (null on the first state): a new deal or not, the
+// actions since, a trick just taken, the deal just ended; whether it is this player's turn, and
+// whether that turn just came.
+function changes(prev, m) {
   const v = m.view, p = prev && prev.view;
-  if (!v || !prev) return [];
+  if (!v || !prev) return null;
   const info = m.table || game.info;
-  const lines = [];
-  const sameDeal = p && prev.table && prev.table.deal_number === info.deal_number && p.log.length <= v.log.length;
-  if (!sameDeal) lines.push(t("dealStarts", { n: info.deal_number }));
-  const from = sameDeal ? p.log.length : 0;
-  for (const [s, a] of v.log.slice(from)) lines.push(actionPhrase(a, s === game.seat ? null : name(s)));
+  const sameDeal = !!(p && prev.table && prev.table.deal_number === info.deal_number && p.log.length <= v.log.length);
   const key = v.last_trick ? JSON.stringify(v.last_trick) : null;
-  if (key && (!p || !p.last_trick || JSON.stringify(p.last_trick) !== key)) lines.push(t("trickWinner", { name: name(v.last_trick.winner) }));
-  if (v.terminal && !(sameDeal && p.terminal)) {
+  const mine = (x) => !!x && !x.terminal && x.current_player === game.seat && x.legal_actions.length > 0;
+  return { sameDeal, actions: v.log.slice(sameDeal ? p.log.length : 0),
+    trick: !!key && (!p || !p.last_trick || JSON.stringify(p.last_trick) !== key),
+    ended: v.terminal && !(sameDeal && p.terminal), mine: mine(v), myTurn: mine(v) && !(sameDeal && mine(p)) };
+}
+
+// The changes in words (nothing on the first state).
+function whatHappened(m, c) {
+  if (!c) return [];
+  const v = m.view, info = m.table || game.info;
+  const lines = [];
+  if (!c.sameDeal) lines.push(t("dealStarts", { n: info.deal_number }));
+  for (const [s, a] of c.actions) lines.push(actionPhrase(a, s === game.seat ? null : name(s)));
+  if (c.trick) lines.push(t("trickWinner", { name: name(v.last_trick.winner) }));
+  if (c.ended) {
     lines.push(resultHeading(v));
     if (game.seat !== null && v.net) lines.push(t("yourNet", { n: (v.net[game.seat] > 0 ? "+" : "") + v.net[game.seat] }));
   }
-  const mine = (x) => x && !x.terminal && x.current_player === game.seat && x.legal_actions.length > 0;
-  if (mine(v) && !(sameDeal && mine(p))) lines.push(t("yourTurn"));
+  if (c.myTurn) lines.push(t("yourTurn"));
   return lines;
 }
 
@@ -599,7 +609,9 @@ function connect() {
       game.lastEvent = m.event; game.msg = m; document.body.dataset.event = String(m.event);
       noteTrick(m.view, first);
       render();
-      announce(whatHappened(prev, m));
+      const c = changes(prev, m);
+      announce(whatHappened(m, c));
+      alive.onChange(c);
     } else if (m.type === "presence") { if (game.info) { game.info.seats = m.seats; render(); } }
     else if (m.type === "rematch") { game.leaving = true; social.onMessage(m); }
     else if (m.type === "chat") social.onMessage(m);
@@ -1313,6 +1325,7 @@ function showTable(id) {
   initDeals();
   initAdmin();
   social.initTable();
+  alive.initTable();
   $("record-link").addEventListener("click", downloadRecord);
   connect();
 }
