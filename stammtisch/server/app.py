@@ -146,7 +146,8 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         app.add_middleware(PeerRelay, peers=peers, max_body=limits.max_body,
                            max_listed=limits.listed_max, figures=relay_figures)
     app.add_middleware(RefuseWhileDraining, manager=manager)
-    app.add_middleware(Guard, max_body=limits.max_body)
+    app.add_middleware(Guard, max_body=limits.max_body,
+                       larger=dict.fromkeys(replays.RECORD_PATHS, limits.max_record_body))
     app.add_middleware(KeepWebSocketSend)
     install_handlers(app)
     for router in (tables.router, records.router, replays.router, live.router, pages.router):

@@ -3,13 +3,14 @@ headers on every HTTP response (pure ASGI, so it sees a chunked body chunk by ch
 
 A ``Content-Length`` above the limit is refused before a byte is read; a body without one
 (``Transfer-Encoding: chunked``) is counted as it arrives and refused with 413 as soon as it
-passes the limit, so a 200 MB chunked upload costs at most the limit in memory.
+passes the limit, so a 200 MB chunked upload costs at most the limit in memory. A few paths
+take a larger body (``larger``: a record file uploaded to be replayed or analysed).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -43,9 +44,10 @@ class BodyTooLarge(HTTPException):
 
 
 class Guard:
-    def __init__(self, app: ASGIApp, max_body: int = 65_536):
+    def __init__(self, app: ASGIApp, max_body: int = 65_536, larger: Mapping[str, int] | None = None):
         self.app = app
         self.max_body = max_body
+        self.larger = dict(larger or {})  # path → its own limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -63,12 +65,13 @@ class Guard:
                 message["headers"] = headers
             await send(message)
 
+        limit = self.larger.get(scope.get("path", ""), self.max_body)
         length = None
         for key, value in scope.get("headers", []):
             if key == b"content-length":
                 length = value
-        if length is not None and (not length.isdigit() or int(length) > self.max_body):
-            await self._too_large(send_with_headers)
+        if length is not None and (not length.isdigit() or int(length) > limit):
+            await self._too_large(send_with_headers, limit)
             return
 
         seen = 0
@@ -78,19 +81,19 @@ class Guard:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.max_body:
-                    raise BodyTooLarge(self.max_body)
+                if seen > limit:
+                    raise BodyTooLarge(limit)
             return message
 
         try:
             await self.app(scope, counting_receive, send_with_headers)
         except BodyTooLarge:
             if not started:
-                await self._too_large(send_with_headers)
+                await self._too_large(send_with_headers, limit)
 
-    async def _too_large(self, send: Send) -> None:
-        body = json.dumps({"error": f"request body too large ({self.max_body // 1024} KiB at most)",
-                           "rule": "size"}).encode()
+    async def _too_large(self, send: Send, limit: int) -> None:
+        body = json.dumps({"error": f"request body too large ({limit // 1024} KiB at most)",
+                           "rule": "size", "max_bytes": limit}).encode()
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json"),
                                 (b"content-length", str(len(body)).encode()),
