@@ -38,7 +38,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .analysis import Analyst
 from .api_docs import api_docs_router
-from .guard import Guard
+from .guard import BodyTooLarge, Guard, too_large
 from .health import Drain, DrainingServer, Readiness, RefuseWhileDraining
 from .health import router as health_router
 from .limits import ServerLimits
@@ -180,6 +180,8 @@ def install_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if isinstance(exc, BodyTooLarge):
+            return JSONResponse(too_large(exc.limit), status_code=413)
         return error_response(exc.status_code, str(exc.detail), "size" if exc.status_code == 413 else None)
 
     @app.exception_handler(Exception)

@@ -35,12 +35,20 @@ SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
 ]
 
 
+def too_large(limit: int) -> dict[str, Any]:
+    """The body of the 413 answer to a request body over ``limit`` bytes (the page says the
+    limit of a record file in its own words)."""
+    return {"error": f"request body too large ({limit // 1024} KiB at most)", "rule": "size",
+            "max_bytes": limit}
+
+
 class BodyTooLarge(HTTPException):
     """Raised inside the app when a streamed body passes the limit (an HTTPException, so
-    FastAPI's body parsing lets it through and the app answers 413)."""
+    FastAPI's body parsing lets it through and the app answers 413 with ``too_large``)."""
 
     def __init__(self, max_body: int):
-        super().__init__(413, f"request body too large ({max_body // 1024} KiB at most)")
+        super().__init__(413, too_large(max_body)["error"])
+        self.limit = max_body
 
 
 class Guard:
@@ -92,8 +100,7 @@ class Guard:
                 await self._too_large(send_with_headers, limit)
 
     async def _too_large(self, send: Send, limit: int) -> None:
-        body = json.dumps({"error": f"request body too large ({limit // 1024} KiB at most)",
-                           "rule": "size", "max_bytes": limit}).encode()
+        body = json.dumps(too_large(limit)).encode()
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json"),
                                 (b"content-length", str(len(body)).encode()),
