@@ -239,3 +239,46 @@ def test_a_tippen_replays_graph_follows_one_side_per_line(browser, tmp_path):  #
         finally:
             ctx.close()
         assert errors == []
+
+
+def test_a_record_file_the_server_refuses_is_said_why(browser, tmp_path):  # noqa: F811
+    """Too large for the server, or a deal that does not replay: said in the page's words,
+    with the server's reason; a deal that is fine still replays with its analysis."""
+    from pathlib import Path
+
+    record = json.loads((Path(__file__).parent / "records" / "rules-2.4-example-6-max-bete-dreiblatt-1859.json")
+                        .read_text(encoding="utf-8"))
+    first = len(json.dumps({"record": {**record, "deals": record["deals"][:1]}, "deal": 1}))
+    limit = first + 4096  # the first deals fit, the whole record does not
+    assert len(json.dumps({"record": record, "deal": len(record["deals"])})) > limit
+    broken = json.loads(json.dumps(record))
+    broken["deals"][1]["actions"][0] = "play:XX"
+    with serve_in_thread(create_app(f"sqlite:///{tmp_path / 'st.sqlite'}", bot_delay=0.02, deal_pause=0.2,
+                                    limits=roomy_limits(max_record_body=limit))) as base:
+        ctx = browser.new_context(viewport={"width": 1280, "height": 900})
+        ctx.add_init_script("localStorage.setItem('stammtisch.lang', 'en')")
+        page = ctx.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        texts = catalogue("en")
+        try:
+            page.goto(base + "/")
+            path = tmp_path / "long.json"
+            path.write_text(json.dumps(record), encoding="utf-8")
+            page.get_by_test_id("replay-file").set_input_files(str(path))
+            page.get_by_test_id("replay-graph").wait_for()  # deal 1 fits, and came to its cards
+            page.get_by_test_id("replay-deal").select_option(str(len(record["deals"])))
+            page.get_by_test_id("replay-error").filter(
+                has_text=texts["web.replayFileTooBig"].format(kib=limit // 1024)).wait_for()
+            page.get_by_test_id("replay-close").click()
+            path = tmp_path / "broken.json"
+            path.write_text(json.dumps(broken), encoding="utf-8")
+            page.get_by_test_id("replay-file").set_input_files(str(path))
+            page.get_by_test_id("replay-graph").wait_for()
+            page.get_by_test_id("replay-deal").select_option("2")
+            said = page.get_by_test_id("replay-error").filter(has_text=texts["web.replayFileInvalid"].format(reason=""))
+            said.wait_for()
+            assert "deal 2, action 1" in said.text_content() and "Traceback" not in said.text_content()
+        finally:
+            ctx.close()
+        assert errors == []
