@@ -289,14 +289,20 @@ def test_a_count_of_one_is_singular_in_both_languages():
     assert "♠10 kostete 1 Auge (22 → 21)" in german and "(1 Spielpunkt verloren)" in german
 
 
-@pytest.mark.parametrize("path", [*TIPPEN, RECORDS / "rules-3-ramsch-4p.json"], ids=lambda p: p.stem)
+# the records whose deals come to their cards (a lone tapper's or a pushed deal is not played)
+PLAYED = [p for p in TIPPEN if "lone-tapper" not in p.stem and "schieben" not in p.stem]
+
+
+@pytest.mark.parametrize("path", [*PLAYED, RECORDS / "rules-3-ramsch-4p.json"], ids=lambda p: p.stem)
 def test_where_everyone_plays_for_himself_each_card_leaves_every_seat_a_value(path):
     """Tippen and Ramsch: ``before``/``after`` are the mover's figures, another seat's from card
     to card, so a line through them mixes the sides; each card also carries every active seat's
     value, which chains from the start value to the seat's real result."""
     data = json.loads(path.read_text())
     summaries = replay(path).summary()["deals"]
-    for a in analyze_record(path):
+    analyses = analyze_record(path)
+    assert analyses
+    for a in analyses:
         assert isinstance(a.start_value, dict)
         seats = set(a.start_value)
         for p in a.plays:
