@@ -287,3 +287,38 @@ def test_a_count_of_one_is_singular_in_both_languages():
     assert not re.search(r"(?<![\d.])[+−]?1 (card|game) points", text)
     german = " ".join(_run(RECORDS / "rules-3-classic-frage-65.json", "--german").output.split())
     assert "♠10 kostete 1 Auge (22 → 21)" in german and "(1 Spielpunkt verloren)" in german
+
+
+# the records whose deals come to their cards (a lone tapper's or a pushed deal is not played)
+PLAYED = [p for p in TIPPEN if "lone-tapper" not in p.stem and "schieben" not in p.stem]
+
+
+@pytest.mark.parametrize("path", [*PLAYED, RECORDS / "rules-3-ramsch-4p.json"], ids=lambda p: p.stem)
+def test_where_everyone_plays_for_himself_each_card_leaves_every_seat_a_value(path):
+    """Tippen and Ramsch: ``before``/``after`` are the mover's figures, another seat's from card
+    to card, so a line through them mixes the sides; each card also carries every active seat's
+    value, which chains from the start value to the seat's real result."""
+    data = json.loads(path.read_text())
+    summaries = replay(path).summary()["deals"]
+    analyses = analyze_record(path)
+    assert analyses
+    for a in analyses:
+        assert isinstance(a.start_value, dict)
+        seats = set(a.start_value)
+        for p in a.plays:
+            assert p.values is not None and set(p.values) == seats
+            assert p.values[str(p.seat)] == p.after  # the mover's own value is the one judged
+        if a.measure == "own-tricks":
+            for seat in seats:
+                name = data["players"][int(seat)]
+                assert a.plays[-1].values[seat] == summaries[a.deal]["tricks"].get(name, 0)
+                # paranoid values: another seat's card never lowers what a seat is sure of
+                line = [a.start_value[seat], *(p.values[seat] for p in a.plays)]
+                for p, (x, y) in zip(a.plays, zip(line, line[1:], strict=False), strict=True):
+                    assert y >= x or str(p.seat) == seat, (seat, line)
+
+
+def test_where_one_side_is_judged_the_plays_carry_no_values_per_seat():
+    a = analyze_record(RECORDS / "rules-3-classic-frage-65.json")[0]
+    assert a.plays and all(p.values is None for p in a.plays)
+    assert a.plays[0].to_json()["values"] is None

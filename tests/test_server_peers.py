@@ -521,3 +521,29 @@ def test_chat_and_a_rematch_across_processes(peers):
     for i, c in enumerate(again):
         state = c.until_state()
         assert state["table"]["id"] == new and state["view"] is not None and state["view"]["seat"] == i
+
+
+def test_a_record_files_analyses_count_against_the_address_for_the_whole_service(peers):
+    """``POST /api/replay/analysis`` takes from the address's allowance of analyses in the
+    database's shared bucket: spread over the processes, the burst is the service's (one
+    process's buckets would let each process's burst through)."""
+    from pathlib import Path
+
+    from stammtisch.server.limits import ServerLimits
+
+    record = json.loads((Path(__file__).parent / "records" / "rules-2.4-example-6-max-bete-dreiblatt-1859.json")
+                        .read_text(encoding="utf-8"))
+    limits, ports = ServerLimits(), peers["ports"]
+    started, answered, refused = time.monotonic(), 0, None
+    for deal in range(1, len(record["deals"]) + 1):  # each a new analysis: none is kept yet
+        status, answer = http(ports[deal % len(ports)], "POST", "/api/replay/analysis",
+                              {"record": record, "deal": deal})
+        if status == 429:
+            refused = answer
+            break
+        assert status == 200, answer
+        assert answer["deal"] == deal and answer["players"] == record["players"]
+        answered += 1
+    refilled = (time.monotonic() - started) * limits.analyses_per_minute_per_address / 60
+    assert refused is not None and refused["rule"] == "analysis rate", answered
+    assert limits.analysis_burst_per_address <= answered <= limits.analysis_burst_per_address + refilled + 1

@@ -457,6 +457,30 @@ def test_a_chunked_body_is_refused_while_it_streams(server, path):
     assert b'"rule":"size"' in answer
 
 
+@pytest.mark.parametrize("path", ["/api/replay", "/api/replay/analysis"])
+def test_a_chunked_record_file_is_refused_while_it_streams_past_its_own_limit(server, path):
+    """A record file may be larger than other bodies (``max_record_body``), not endless."""
+    from stammtisch.server.limits import ServerLimits
+
+    with open_socket(server) as s:
+        s.sendall(f"POST {path} HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                  "Transfer-Encoding: chunked\r\n\r\n".encode())
+        chunk = b"4000\r\n" + b" " * 0x4000 + b"\r\n"
+        answer = b""
+        for _ in range(ServerLimits().max_record_body // 0x4000 + 2):  # past the limit; never ends
+            try:
+                s.sendall(chunk)
+            except OSError:  # the server answered and closed while this was still sending
+                break
+        while not answer.endswith(b"}"):
+            got = s.recv(4096)
+            assert got, answer
+            answer += got
+    assert answer.startswith(b"HTTP/1.1 413"), answer[:200]
+    refused = json.loads(answer.partition(b"\r\n\r\n")[2])
+    assert refused["rule"] == "size" and refused["max_bytes"] == ServerLimits().max_record_body
+
+
 def test_half_open_requests_are_timed_out_and_honest_requests_answered(server):
     slow = []
     for _ in range(25):  # more than the per-address cap

@@ -49,6 +49,8 @@ def _measure(pos: Position) -> str:
 
 
 def _start_value(solver: Solver, pos: Position) -> Any:
+    """The open-hand value of ``pos``: one figure for the declarer's side, or per seat
+    (``_per_seat``)."""
     if pos.kind == Kind.POINTS:
         return solver.declarer_points(pos)
     if pos.kind == Kind.ALL_TRICKS:
@@ -60,8 +62,13 @@ def _start_value(solver: Solver, pos: Position) -> Any:
     return {str(s): v for s, v in solver.guaranteed_tricks(pos).items()}
 
 
+def _per_seat(pos: Position) -> bool:
+    """Whether everyone plays for himself (Ramsch, Tippen): then a value is per seat."""
+    return pos.kind not in (Kind.POINTS, Kind.ALL_TRICKS, Kind.NO_TRICK)
+
+
 def _side(pos: Position) -> str:
-    if pos.kind in (Kind.POINTS, Kind.ALL_TRICKS, Kind.NO_TRICK):
+    if not _per_seat(pos):
         return "declarer" if pos.side >> pos.turn & 1 else "defender"
     return "own"
 
@@ -71,7 +78,7 @@ def _mover_wants_more(pos: Position) -> bool:
     Tippen player for his tricks) or low (a defender; a Ramsch player for his own points)."""
     if pos.kind == Kind.RAMSCH:
         return False
-    if pos.kind in (Kind.POINTS, Kind.ALL_TRICKS, Kind.NO_TRICK):
+    if not _per_seat(pos):
         return bool((pos.side >> pos.turn) & 1)
     return True
 
@@ -182,7 +189,8 @@ def _analyze_deals(data: Record, wanted: range | None, backend: str,
         card = state.string_to_action(text)
         best, after, better = _judge_card(solver, pos, card)
         judgement = PlayJudgement(pos.turn, text, best, after, abs(best - after), pos.tricks_played + 1,
-                                  side=_side(pos))
+                                  side=_side(pos),
+                                  values=_start_value(solver, pos.play(card)) if _per_seat(pos) else None)
         if judgement.loss:
             judgement.better = [state.action_to_string(c) for c in better]
             judgement.money_best = _money_after(state, better[0], pos.turn, solver)

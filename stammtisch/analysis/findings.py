@@ -51,11 +51,16 @@ class PlayJudgement:
     side: str = "own"  # whose figure it is: "declarer", "defender" or the mover's "own"
     money_best: int | None = None  # the mover's payment after the best card (a mistake only)
     money_played: int | None = None  # … and after the card played
+    # where everyone plays for himself (Ramsch, Tippen; measure own-*): per seat (as in
+    # ``DealAnalysis.start_value``) the value the card leaves him, so that each seat's value
+    # can be followed over the deal (``before``/``after`` are the mover's, a different seat's
+    # from card to card); None where one value is the declarer's side's for every card
+    values: dict[str, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"seat": self.seat, "action": self.action, "before": self.before, "after": self.after,
                 "loss": self.loss, "trick": self.trick, "better": self.better, "side": self.side,
-                "money_best": self.money_best, "money_played": self.money_played}
+                "money_best": self.money_best, "money_played": self.money_played, "values": self.values}
 
 
 @dataclass

@@ -19,7 +19,8 @@ def analyze_cmd(
     record: Path = typer.Argument(..., help="A game record (stammtisch-record/1 JSON)."),
     deal: int | None = typer.Option(None, "--deal", min=1, help="Only this deal (1 = the first)."),
     as_json: bool = typer.Option(False, "--json", help="Print deals[i].start_value and per card played "
-                                                        "{seat, action, before, after, loss} as JSON."),
+                                                        "{seat, action, before, after, loss, values} as JSON "
+                                                        "(values: per seat, in Tippen and Ramsch)."),
     workers: int | None = typer.Option(None, "--workers", "-w", min=1,
                                        help="Worker processes (default: all cores; 1 = this process; "
                                             "one deal or a Tippen record is analysed in this process)."),

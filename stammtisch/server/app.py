@@ -38,7 +38,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from .analysis import Analyst
 from .api_docs import api_docs_router
-from .guard import Guard
+from .guard import BodyTooLarge, Guard, too_large
 from .health import Drain, DrainingServer, Readiness, RefuseWhileDraining
 from .health import router as health_router
 from .limits import ServerLimits
@@ -146,7 +146,8 @@ def create_app(database_url: str | None = None, data_dir: Path | None = None,
         app.add_middleware(PeerRelay, peers=peers, max_body=limits.max_body,
                            max_listed=limits.listed_max, figures=relay_figures)
     app.add_middleware(RefuseWhileDraining, manager=manager)
-    app.add_middleware(Guard, max_body=limits.max_body)
+    app.add_middleware(Guard, max_body=limits.max_body,
+                       larger=dict.fromkeys(replays.RECORD_PATHS, limits.max_record_body))
     app.add_middleware(KeepWebSocketSend)
     install_handlers(app)
     for router in (tables.router, records.router, replays.router, live.router, pages.router):
@@ -179,6 +180,8 @@ def install_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(StarletteHTTPException)
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if isinstance(exc, BodyTooLarge):
+            return JSONResponse(too_large(exc.limit), status_code=413)
         return error_response(exc.status_code, str(exc.detail), "size" if exc.status_code == 413 else None)
 
     @app.exception_handler(Exception)

@@ -3,13 +3,14 @@ headers on every HTTP response (pure ASGI, so it sees a chunked body chunk by ch
 
 A ``Content-Length`` above the limit is refused before a byte is read; a body without one
 (``Transfer-Encoding: chunked``) is counted as it arrives and refused with 413 as soon as it
-passes the limit, so a 200 MB chunked upload costs at most the limit in memory.
+passes the limit, so a 200 MB chunked upload costs at most the limit in memory. A few paths
+take a larger body (``larger``: a record file uploaded to be replayed or analysed).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Awaitable, Callable, MutableMapping
+from collections.abc import Awaitable, Callable, Mapping, MutableMapping
 from typing import Any
 
 from starlette.exceptions import HTTPException
@@ -34,18 +35,27 @@ SECURITY_HEADERS: list[tuple[bytes, bytes]] = [
 ]
 
 
+def too_large(limit: int) -> dict[str, Any]:
+    """The body of the 413 answer to a request body over ``limit`` bytes (the page says the
+    limit of a record file in its own words)."""
+    return {"error": f"request body too large ({limit // 1024} KiB at most)", "rule": "size",
+            "max_bytes": limit}
+
+
 class BodyTooLarge(HTTPException):
     """Raised inside the app when a streamed body passes the limit (an HTTPException, so
-    FastAPI's body parsing lets it through and the app answers 413)."""
+    FastAPI's body parsing lets it through and the app answers 413 with ``too_large``)."""
 
     def __init__(self, max_body: int):
-        super().__init__(413, f"request body too large ({max_body // 1024} KiB at most)")
+        super().__init__(413, too_large(max_body)["error"])
+        self.limit = max_body
 
 
 class Guard:
-    def __init__(self, app: ASGIApp, max_body: int = 65_536):
+    def __init__(self, app: ASGIApp, max_body: int = 65_536, larger: Mapping[str, int] | None = None):
         self.app = app
         self.max_body = max_body
+        self.larger = dict(larger or {})  # path → its own limit
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -63,12 +73,13 @@ class Guard:
                 message["headers"] = headers
             await send(message)
 
+        limit = self.larger.get(scope.get("path", ""), self.max_body)
         length = None
         for key, value in scope.get("headers", []):
             if key == b"content-length":
                 length = value
-        if length is not None and (not length.isdigit() or int(length) > self.max_body):
-            await self._too_large(send_with_headers)
+        if length is not None and (not length.isdigit() or int(length) > limit):
+            await self._too_large(send_with_headers, limit)
             return
 
         seen = 0
@@ -78,19 +89,18 @@ class Guard:
             message = await receive()
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
-                if seen > self.max_body:
-                    raise BodyTooLarge(self.max_body)
+                if seen > limit:
+                    raise BodyTooLarge(limit)
             return message
 
         try:
             await self.app(scope, counting_receive, send_with_headers)
         except BodyTooLarge:
             if not started:
-                await self._too_large(send_with_headers)
+                await self._too_large(send_with_headers, limit)
 
-    async def _too_large(self, send: Send) -> None:
-        body = json.dumps({"error": f"request body too large ({self.max_body // 1024} KiB at most)",
-                           "rule": "size"}).encode()
+    async def _too_large(self, send: Send, limit: int) -> None:
+        body = json.dumps(too_large(limit)).encode()
         await send({"type": "http.response.start", "status": 413,
                     "headers": [(b"content-type", b"application/json"),
                                 (b"content-length", str(len(body)).encode()),

@@ -57,6 +57,9 @@ class ServerLimits:
     search_bots_per_address: int = 8  # search-bot seats (pimc, ismcts) at the live tables of one address
     # --- requests and messages: sizes bounded before they are parsed
     max_body: int = 65_536  # bytes of an HTTP request body, enforced while it streams
+    # … of a record file sent to be replayed or analysed (POST /api/replay, /api/replay/analysis):
+    # an evening's record, below the 1 MiB the nginx site of docs/deployment.md lets through there
+    max_record_body: int = 960 * 1024
     max_message: int = 4_096  # bytes of a WebSocket message
     max_json_depth: int = 32  # nesting of a WebSocket message
     # --- connections: per table, per address and in all, so one client cannot starve the rest

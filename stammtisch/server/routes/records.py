@@ -30,7 +30,7 @@ from fastapi import APIRouter, Depends
 from fastapi.responses import JSONResponse, Response
 
 from .. import records
-from ..analysis import AnalysisBusy, AnalysisQueueFull, AnalysisShareFull, deal_cost
+from ..analysis import AnalysisBusy, AnalysisQueueFull, AnalysisShareFull, DealFindings, deal_cost
 from ..refusals import MESSAGES, Refusal, RefusalKind, StorageUnavailable
 from ..storage import StoredTable, token_digest
 from ..table_core import TRY_AGAIN
@@ -205,6 +205,33 @@ async def get_deal(table_id: KnownId, deal: int, token: TokenDep, server: Server
         lambda st, seat, _whole: records.deal_as_seen(st, deal, seat))
 
 
+async def may_analyse(server: Server, address: str) -> bool:
+    """Whether ``address`` may have one more deal analysed now (taken from its allowance: in
+    this process, or with several processes from the service's shared bucket)."""
+    peers, limits = server.manager.peers, server.limits
+    if peers is None:
+        return server.analysis_takes_by_address.allow(address)
+    return await peers.allow("analysis", address, limits.analyses_per_minute_per_address,
+                             limits.analysis_burst_per_address)
+
+
+async def analysed(server: Server, key: str, deal: int, record: dict[str, Any], address: str,
+                   cost: float) -> DealFindings:
+    """The analysis of deal ``deal`` of the full ``record``, kept under ``key`` (a table's id),
+    by the Analyst's worker; its refusals as the client's."""
+    try:
+        return await server.analyst.analyse(key, deal, record, owner=address, cost=cost)
+    except (AnalysisBusy, AnalysisShareFull, AnalysisQueueFull) as e:
+        server.manager.count_refusal(e.rule)
+        raise Refusal(e.rule, MESSAGES[e.rule], RefusalKind.TOO_MANY, 5) from None
+    except WorkersFailing as e:
+        raise Refusal(e.rule, MESSAGES["workers failing"], RefusalKind.UNAVAILABLE,
+                      e.retry_after) from None
+    except JobFailed:  # a worker's fault: logged with its traceback, the client may retry
+        log.exception("%s: the analysis of deal %d failed", key, deal)
+        raise Refusal("server", MESSAGES["analysis failed"], RefusalKind.UNAVAILABLE) from None
+
+
 @router.get("/api/tables/{table_id}/analysis/{deal}")
 async def get_analysis(table_id: KnownId, deal: int, token: TokenDep, server: ServerDep,
                        address: AddressDep) -> JSONResponse:
@@ -219,12 +246,7 @@ async def get_analysis(table_id: KnownId, deal: int, token: TokenDep, server: Se
             deal=deal, finished=max(a.finished, 0)))
     result = server.analyst.cached(table_id, deal)
     if result is None:  # the first request: the deal's record from the database
-        peers, limits = server.manager.peers, server.limits
-        server.limit(server.analysis_takes.allow(token_digest(token))
-                     and (server.analysis_takes_by_address.allow(address) if peers is None
-                          else await peers.allow("analysis", address,
-                                                   limits.analyses_per_minute_per_address,
-                                                   limits.analysis_burst_per_address)),
+        server.limit(server.analysis_takes.allow(token_digest(token)) and await may_analyse(server, address),
                      "analysis rate", MESSAGES["analysis rate"], 20)
         loaded = await stored_record(server, table_id, address)  # the live table keeps no old deals
         try:  # the deals up to this one are all the analysis replays
@@ -237,16 +259,6 @@ async def get_analysis(table_id: KnownId, deal: int, token: TokenDep, server: Se
                 raise Refusal("deal in progress", MESSAGES["analysis not over"].format(
                     deal=deal, finished=records.finished_deals(table)))
             raise record_behind()
-        try:
-            result = await server.analyst.analyse(table_id, deal, records.public_record(table),
-                                                  owner=address, cost=deal_cost(table, deal))
-        except (AnalysisBusy, AnalysisShareFull, AnalysisQueueFull) as e:
-            server.manager.count_refusal(e.rule)
-            raise Refusal(e.rule, MESSAGES[e.rule], RefusalKind.TOO_MANY, 5) from None
-        except WorkersFailing as e:
-            raise Refusal(e.rule, MESSAGES["workers failing"], RefusalKind.UNAVAILABLE,
-                          e.retry_after) from None
-        except JobFailed:  # a worker's fault: logged with its traceback, the client may retry
-            log.exception("table %s: the analysis of deal %d failed", table_id, deal)
-            raise Refusal("server", MESSAGES["analysis failed"], RefusalKind.UNAVAILABLE) from None
+        result = await analysed(server, table_id, deal, records.public_record(table), address,
+                                deal_cost(table, deal))
     return JSONResponse({"players": result.names, **result.read_by(a.seat, a.whole)})

@@ -2,7 +2,8 @@
 // the felt, the timeline) view by view, with the analysis's findings marked on the timeline and
 // said on the felt, and a graph of the open-hand value over the deal.
 // The views come from the server (GET /api/tables/{id}/replay/{n}: as this link may see the
-// deal; POST /api/replay: a record file's deal, whole); which step is shown lives here only.
+// deal; POST /api/replay: a record file's deal, whole), and so does the analysis (GET
+// /api/tables/{id}/analysis/{n}; POST /api/replay/analysis); which step is shown lives here only.
 // Uses app.js's helpers (t, tc, el, $, cardEl, cardList, actionPhrase, renderSeatTiles, …).
 "use strict";
 
@@ -46,31 +47,65 @@ function replayFindings() {
 // A costly card in the analysis's own words (its line, as the analysis lists it)
 const findingText = (f) => renderText(f.play.line).trim();
 
-// The open-hand value over the deal: the value before the first card, then after each card.
+// The lines of the value graph: one point before the first card, then one after each card.
+// Tapp's contracts are judged for the declarer's side, so one line serves every reader. In Tippen
+// and Ramsch everyone plays for himself and each card carries every active seat's value
+// (``values``): the graph follows the viewer's own when he played the deal, else one line per
+// active player (a spectator, the admin, a record file), each labelled with its player.
+function replaySeries(findings) {
+  const a = replay.analysis.data, sv = a.start_value;
+  if (sv === null || typeof sv !== "object") {
+    const pts = [];
+    for (const f of findings) {
+      if (typeof f.play.before !== "number" || typeof f.play.after !== "number") return null;
+      if (!pts.length) pts.push([f.step - 1, f.play.before, null]);
+      pts.push([f.step, f.play.after, f.play.loss > 0 ? f : null]);
+    }
+    return { mine: false, lines: [{ seat: null, pts }] };
+  }
+  if (findings.some((f) => !f.play.values)) return null;
+  const seats = Object.keys(sv).map(Number).sort((x, y) => x - y);
+  const me = replay.file ? null : game.seat;
+  const mine = me !== null && seats.includes(me);
+  const lines = (mine ? [me] : seats).map((seat) => ({ seat, pts: [[findings[0].step - 1, sv[String(seat)], null],
+    ...findings.map((f) => [f.step, f.play.values[String(seat)], f.play.loss > 0 && f.play.seat === seat ? f : null])] }));
+  return { mine, lines };
+}
+
+// What the graph shows, in words: under the graph and as its label
+function replayLegend(series) {
+  const m = replay.analysis.data.measure;
+  if (series.lines[0].seat === null) return t("replayLegendOne", { measure: t("measure." + m) });
+  if (m === "own-points") return series.mine ? t("replayLegendMinePoints") : t("replayLegendEachPoints");
+  return series.mine ? t("replayLegendMineTricks") : t("replayLegendEachTricks");
+}
+
+// The open-hand value over the deal as a graph, its lines named beneath it.
 function replayGraph(findings) {
   const d = replay.data, n = d.steps.length - 1;
-  const pts = [];
-  for (const f of findings) {
-    if (typeof f.play.before !== "number" || typeof f.play.after !== "number") return null;
-    if (!pts.length) pts.push([f.step - 1, f.play.before, null]);
-    pts.push([f.step, f.play.after, f]);
-  }
-  if (pts.length < 2) return null;
+  const series = replaySeries(findings);
+  if (!series || series.lines[0].pts.length < 2) return null;
   const W = 300, H = 80, pad = 6;
-  const ys = pts.map((p) => p[1]);
+  const ys = series.lines.flatMap((l) => l.pts.map((p) => p[1]));
   const lo = Math.min(...ys), hi = Math.max(...ys), span = hi - lo || 1;
   const X = (k) => pad + (W - 2 * pad) * k / Math.max(1, n), Y = (y) => H - pad - (H - 2 * pad) * (y - lo) / span;
+  const lineName = (l) => (l.seat === null ? t("measure." + replay.analysis.data.measure) : replayName(l.seat));
+  const said = series.lines.map((l) => t("replayGraphLine", { name: lineName(l), from: l.pts[0][1], to: l.pts[l.pts.length - 1][1] })).join("; ");
   const svg = document.createElementNS(SVG_NS, "svg");
   const at = (e, attrs) => { for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, String(v)); return e; };
   at(svg, { viewBox: `0 0 ${W} ${H}`, class: "replay-graph", "data-testid": "replay-graph", role: "img",
-    "aria-label": t("replayGraph", { measure: t("measure." + replay.analysis.data.measure), from: pts[0][1], to: pts[pts.length - 1][1] }) });
+    "aria-label": t("replayGraph", { legend: replayLegend(series), lines: said }) });
   const line = (x1, y1, x2, y2, cls) => svg.append(at(document.createElementNS(SVG_NS, "line"), { x1, y1, x2, y2, class: cls }));
   line(pad, Y(lo), W - pad, Y(lo), "axis");
-  svg.append(at(document.createElementNS(SVG_NS, "polyline"), { points: pts.map(([k, y]) => `${X(k).toFixed(1)},${Y(y).toFixed(1)}`).join(" "),
-    class: "value", "data-testid": "replay-graph-line" }));
-  for (const [k, y, f] of pts) {
-    if (!f || f.play.loss <= 0) continue;
-    svg.append(at(document.createElementNS(SVG_NS, "circle"), { cx: X(k).toFixed(1), cy: Y(y).toFixed(1), r: 3.5, class: "mistake" }));
+  series.lines.forEach((l, i) => {
+    svg.append(at(document.createElementNS(SVG_NS, "polyline"), { points: l.pts.map(([k, y]) => `${X(k).toFixed(1)},${Y(y).toFixed(1)}`).join(" "),
+      class: `value line-${i % 6}`, "data-testid": "replay-graph-line", "data-seat": l.seat === null ? "" : l.seat,
+      "data-values": l.pts.map((p) => p[1]).join(",") }));
+  });
+  for (const l of series.lines) {
+    for (const [k, y, f] of l.pts) {
+      if (f) svg.append(at(document.createElementNS(SVG_NS, "circle"), { cx: X(k).toFixed(1), cy: Y(y).toFixed(1), r: 3.5, class: "mistake" }));
+    }
   }
   line(X(replay.step), pad / 2, X(replay.step), H - pad / 2, "now");
   for (const [y, dy] of hi === lo ? [[lo, -2]] : [[hi, 9], [lo, -2]]) {
@@ -78,7 +113,10 @@ function replayGraph(findings) {
     txt.textContent = String(y);
     svg.append(txt);
   }
-  return svg;
+  const names = series.lines.map((l, i) => el("li", { class: `line-${i % 6}`, "data-seat": l.seat === null ? "" : String(l.seat) },
+    el("span", { class: "swatch", "aria-hidden": "true" }), lineName(l)));
+  return [svg, el("p", { class: "replay-legend hint", "data-testid": "replay-graph-legend", text: replayLegend(series) }),
+    el("ul", { class: "replay-lines", "data-testid": "replay-graph-lines" }, ...names)];
 }
 
 function goStep(k) {
@@ -170,13 +208,37 @@ function renderReplay() {
   const here = marks.find((f) => f.step === k);
   $("replay-finding").textContent = here ? findingText(here) : "";
   const a = replay.analysis;
-  $("replay-analysis-state").textContent = replay.file ? t("replayNoAnalysis")
-    : !a || a.loading ? t("analysisLoading") : a.error ? (a.error.key ? t(a.error.key) : errorText(a.error.message, a.error.rule))
+  $("replay-analysis-state").textContent = !a || a.loading ? t("analysisLoading")
+    : a.error ? (a.error.text || (a.error.key ? t(a.error.key) : errorText(a.error.message, a.error.rule)))
       : a.data && !a.data.played ? t("analysisNoPlay") : "";
   const graph = findings.length ? replayGraph(findings) : null;
-  $("replay-graph-box").replaceChildren(...(graph ? [graph] : []));
+  $("replay-graph-box").replaceChildren(...(graph || []));
   $("replay-graph-box").hidden = !graph;
   $("turn").textContent = "";
+}
+
+// A record file's deal n sent to the server (its deals up to n: the server needs no more)
+const postRecord = (url, n) => fetch(url, { method: "POST", headers: { "content-type": "application/json" },
+  body: JSON.stringify({ record: { ...replay.file, deals: replay.file.deals.slice(0, n) }, deal: n }) });
+
+// Why the server refused a record file, in the page's language: too large, a download made
+// during play, a record that does not replay (the server names what is wrong), or any refusal
+function recordRefusal(r, data) {
+  if (r.status === 413 && data.max_bytes) return t("replayFileTooBig", { kib: Math.floor(data.max_bytes / 1024) });
+  if (data.rule === "redacted record") return t("replayAnalysisRedacted");
+  if (r.status === 400 || r.status === 422) return t("replayFileInvalid", { reason: data.error || r.statusText });
+  return errorText(data.error || r.statusText, data.rule || null);
+}
+
+// The analysis of a record file's deal n (POST /api/replay/analysis), as fetchAnalysis answers
+async function fetchRecordAnalysis(n) {
+  try {
+    const r = await postRecord("/api/replay/analysis", n);
+    const data = await r.json().catch(() => ({ error: r.statusText }));
+    return r.ok ? { deal: n, data } : { deal: n, error: { text: recordRefusal(r, data) } };
+  } catch (e) {
+    return { deal: n, error: { key: "analysisFailed" } };
+  }
 }
 
 async function loadReplay() {
@@ -184,21 +246,20 @@ async function loadReplay() {
   Object.assign(replay, { data: null, analysis: null, step: 0, error: null, loading: true });
   render();
   try {
-    const r = replay.file
-      ? await fetch("/api/replay", { method: "POST", headers: { "content-type": "application/json" },
-        body: JSON.stringify({ record: { ...replay.file, deals: replay.file.deals.slice(0, n) }, deal: n }) })
-      : await fetch(`/api/tables/${game.tableId}/replay/${n}`, withToken());
+    const r = replay.file ? await postRecord("/api/replay", n) : await fetch(`/api/tables/${game.tableId}/replay/${n}`, withToken());
     const data = await r.json().catch(() => ({ error: r.statusText }));
     if (replay.deal !== n || !replay.on) return;
-    if (r.ok) replay.data = data; else replay.error = errorText(data.error || r.statusText, data.rule || null);
+    if (r.ok) replay.data = data;
+    else replay.error = replay.file ? recordRefusal(r, data) : errorText(data.error || r.statusText, data.rule || null);
   } catch (e) {
     if (replay.deal === n) replay.error = t("dealFailed");
   }
   replay.loading = false;
   render();
-  if (replay.data && !replay.file) {
+  if (replay.data) {
     replay.analysis = { deal: n, loading: true };
-    const a = await fetchAnalysis(n);
+    render();
+    const a = replay.file ? await fetchRecordAnalysis(n) : await fetchAnalysis(n);
     if (replay.deal === n && replay.on) { replay.analysis = a; render(); }
   }
 }
