@@ -1341,13 +1341,16 @@ $("rules-btn").addEventListener("click", () => {
   });
 });
 
+const textsLoaded = loadTexts();
+
 async function main() {
   // the page is shown once its texts are in; should they never come, after a few seconds anyway
   const reveal = () => document.documentElement.classList.remove("loading");
   const late = setTimeout(reveal, 4000);
-  await loadTexts();
-  applyLang();
+  // the lobby's controls answer from the start (a file may be chosen before the texts are in)
   initReplay();
+  await textsLoaded;
+  applyLang();
   clearTimeout(late);
   reveal();
   const m = location.pathname.match(/^\/t\/([A-Za-z0-9_-]+)$/);

@@ -284,6 +284,7 @@ function closeReplay() {
 
 // A record file chosen in the lobby: read here, its deals replayed by the server one at a time
 async function openRecordFile(file) {
+  await textsLoaded;  // its answers are said in the page's words
   $("replay-file-error").textContent = "";
   let rec;
   try {
