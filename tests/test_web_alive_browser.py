@@ -276,3 +276,20 @@ def test_a_browser_that_refuses_notifications_leaves_the_switch_off_and_says_why
     finally:
         ctx.close()
     assert errors == []
+
+
+def test_a_spectator_is_offered_sounds_but_no_call_to_a_turn_he_never_has(server, browser):  # noqa: F811
+    t = new_table(server, "tippen/grupp-1975", [("Anna", None), ("Bernd", "random"), ("Carla", "random")])
+    ctx, page, errors = open_table(browser, server, t["spectator"]["link"], "reduce", [NOTIFICATIONS])
+    try:
+        page.get_by_test_id("sound-switch").wait_for()
+        page.wait_for_function("document.body.dataset.event !== undefined")
+        assert page.get_by_test_id("notify-switch").is_hidden()
+    finally:
+        ctx.close()
+    ctx, page, errors2 = open_table(browser, server, t["seats"][0]["link"], "reduce", [NOTIFICATIONS])
+    try:
+        page.get_by_test_id("notify-switch").wait_for()
+    finally:
+        ctx.close()
+    assert errors == errors2 == []

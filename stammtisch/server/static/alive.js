@@ -21,7 +21,6 @@ const alive = {
       localStorage.setItem("stammtisch.sound", alive.soundOn() ? "off" : "on");
       alive.renderSwitches();
     });
-    $("notify-btn").hidden = !alive.canNotify();
     $("notify-btn").addEventListener("click", async () => {
       let on = !alive.notifyOn();
       // the browser is asked only here, on the player's click (unprompted, it refuses or buries the question)
@@ -36,6 +35,8 @@ const alive = {
   },
 
   renderSwitches() {
+    // a spectator has no turn to be called for
+    $("notify-btn").hidden = !alive.canNotify() || game.seat === null;
     $("sound-btn").setAttribute("aria-pressed", String(alive.soundOn()));
     $("notify-btn").setAttribute("aria-pressed", String(alive.notifyOn()));
   },
@@ -59,6 +60,7 @@ const alive = {
   // whose turn came while he looks at another tab. The steps of a replay never come here; while
   // a replay is open only the player's own turn sounds.
   onChange(c) {
+    alive.renderSwitches();
     if (!c) return;
     // the card that ends a trick sounds as the trick (whose sound begins with cards swept together)
     if (!replay.on && c.trick) alive.play("trick");
