@@ -214,3 +214,35 @@ def test_rufer_partnership_side_against_plain_minimax(backend: str) -> None:
         assert solver.declarer_points() == brute_force_value(pos, points) + pos.tapp_points
         total = pos.tricks_played + pos.tricks_left
         assert solver.all_tricks() == (brute_force_value(pos, tricks) == total)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_rufer_goal_counts_the_sides_the_engine_pays(backend: str) -> None:
+    """Rufer (rules reference §3.4): the called card's holder hands it over and defends, so the
+    solver's side is the declarer alone, and its verdict is the engine's own result with the
+    holder among the seats that play against the declarer; the search bot plays for that side."""
+    from stammtisch.bots.pimc import _with_declarer
+
+    rng = random.Random(21)
+    seen = 0
+    while seen < 3:
+        state = ending(rng, tapp_state(rng, "rufer:C", 4), 3)
+        if state is None or state.holder < 0:
+            continue
+        seen += 1
+        pos = position_from_state(state)
+        declarer, holder = pos.declarer, state.holder
+        assert pos.side == 1 << declarer and pos.partner == holder
+        assert _with_declarer(pos, declarer) and not _with_declarer(pos, holder)
+
+        def won(s: Any) -> int:
+            return int(bool(s.won()))
+
+        assert int(Solver(pos, backend).all_tricks()) == engine_minimax(state, won, {declarer})
+        # the holder pays like any defender when the declarer takes every trick
+        final = state.clone()
+        while not final.is_terminal():
+            final.apply(final.legal_actions()[0])
+        returns = final.returns()
+        assert len({returns[s] for s in range(4) if s != declarer}) == 1
+        assert (returns[holder] < 0) == bool(final.won())

@@ -205,7 +205,7 @@ class PimcBot:
         def tapp(world: Any, options: list[int]) -> list[float]:
             pos = position_from_state(world)
             solver = Solver(pos, backend)
-            sign = 1.0 if pos.declarer == seat else -1.0
+            sign = 1.0 if _with_declarer(pos, seat) else -1.0
             kind = _tapp_query(pos.kind, query)
             out = []
             for a in options:
@@ -288,8 +288,8 @@ class Advice:
     """The search bot's choice for a seat (``action``, ``action_id``) and its figures.
 
     ``measure`` says what the values are: ``money`` (the seat's net in ``unit``), ``wins``
-    (the contract won (1) or lost with best play by all; ``declarer``: whether the seat is
-    the declarer, else the values are 0 when the contract is beaten and -1 when it is made),
+    (the contract won (1) or lost with best play by all; ``declarer``: whether the seat plays
+    on the declarer's side, else the values are 0 when the contract is beaten and -1 when it is made),
     ``points`` (the declarer's card points, negative for a defender), ``ramsch`` (the seat's
     own card points, negative) or ``forced`` (one legal action, nothing compared).
     """
@@ -428,7 +428,7 @@ class _Tally:
                 pos = position_from_state(world)
             kind = _tapp_query(pos.kind, self.tapp_query)
             self.measure = {"ramsch": "ramsch", "points": "points"}.get(kind, "wins")
-            self.declarer = pos.declarer == self.seat
+            self.declarer = _with_declarer(pos, self.seat)
         for i, value in enumerate(values):
             self.totals[i] += value
             if self.measure == "wins":
@@ -436,6 +436,14 @@ class _Tally:
             else:
                 self.good[i] += value > 0
         self.worlds += 1
+
+
+def _with_declarer(pos: Any, seat: int) -> bool:
+    """Does ``seat`` play on the declarer's side in this world? The side is the solver
+    position's (``Position.side``, the seats the contract's winning condition counts), the one
+    place that says who plays with whom; in a Rufer it is the declarer alone (the called card's
+    holder is a defender, docs/rules-reference.md §3.4)."""
+    return bool((pos.side >> seat) & 1)
 
 
 def _takes_trick(pos: Any, card: int) -> bool:
