@@ -172,17 +172,17 @@ PINNED_SIMULATIONS: dict[str, list[str]] = {
     'tippen/meyers-1905|{}|["heuristic"]|1': ['00e2375d38febdfc0f1874b5', '1ecb555fe40eb5e9d3c40c73'],
     'tippen/grupp-1975|{}|["heuristic"]|1': ['58689636c371778e3324beb1', '7169a63db6c9dc828b31f401'],
     'tippen/katira-1983|{}|["heuristic"]|1': ['8e7ccff3d8288f94e89b2aad', 'ee63a31350ff45f19796f5ff'],
-    'tapp/wuerttemberg-tarock|{}|["heuristic"]|1': ['b5dfbd5e8343e8589c74a5d0', '1dea542a97a8536d46429f5a'],
-    'tapp/classic-1879|{}|["heuristic"]|1': ['0f3c586499ae5eb412289e6c', '2b588286ab4f83124d52163d'],
-    'tapp/modern|{}|["heuristic"]|1': ['6d979b039134700f54575bb7', 'cdd784476e0f00b146f2f5c1'],
+    'tapp/wuerttemberg-tarock|{}|["heuristic"]|1': ['0c5e9bd50a8c4dd9fff87ccc', '53ab1f1fa76295e938fcfdc4'],
+    'tapp/classic-1879|{}|["heuristic"]|1': ['6c9c2193efaa351b605427bf', 'b927073cd144c01ea621e316'],
+    'tapp/modern|{}|["heuristic"]|1': ['6d979b039134700f54575bb7', '4d2a2d7f7ce76ebd01adee0a'],
     'tippen/grupp-1975|{}|["beginner", "random", "heuristic"]|2':
         ['8a1d978a996cc971a5899528', '165345ec0c39f943ff641383'],
-    'tapp/modern|{}|["beginner", "random", "heuristic"]|2': ['680f32b9f39e4dfc9e5fc6fe', '2684a3be84051e130017466a'],
-    'tapp/modern|{"players": 4}|["heuristic"]|3': ['17f70a080e3d26421ade30bb', '804a4b3d3007e7e43ac6e2d8'],
+    'tapp/modern|{}|["beginner", "random", "heuristic"]|2': ['d857e90c503a95fd3c0a1ec4', '74422ce1562f384ba3218450'],
+    'tapp/modern|{"players": 4}|["heuristic"]|3': ['17f70a080e3d26421ade30bb', '088ffaa76b51b16b35f2752a'],
     'tapp/modern|{"pack": "skat32", "rufer_in_tapp": "swap"}|["heuristic"]|4':
-        ['e5b6cd0c53fcd27074c9036b', '857952900c667b51f29e1d42'],
+        ['5bc7b67bbd6c7264182c35f7', '627ff9e2305f083420a7c692'],
     'tapp/classic-1879|{"pot": true}|["beginner", "heuristic"]|5':
-        ['9de12e9cdc5facf2d887feef', 'f147b1b176342890dcd82a07'],
+        ['5b1a99c14d55c323e699746e', '28c58949b4eeb9c1c7dd4679'],
     'tippen/dreiblatt-1859|{"knocking": true, "players": 5, "sniffing": "modern"}|["heuristic"]|6':
         ['21fed2655aec04d407832946', '57ca99cae2854674723cac47'],
 }
@@ -194,15 +194,15 @@ PINNED_HEURISTIC: dict[str, str] = {
     'tippen/meyers-1905': '59adb0050987e62fb004f369',
     'tippen/grupp-1975': '905c28eb6fdca6b61124b9e3',
     'tippen/katira-1983': 'b9a67b0112583ec2f8384e53',
-    'tapp/wuerttemberg-tarock': '3c840067e631e8bea8aeb8b7',
-    'tapp/classic-1879': '9d9e4f1f68bde34f2923170d',
-    'tapp/modern': '2d14316ab15a5d5761e1ee48',
+    'tapp/wuerttemberg-tarock': '24763d150868109cad9d2e21',
+    'tapp/classic-1879': 'a05960e0f34150a948e7e489',
+    'tapp/modern': '731a2751a3ec481641a451ed',
 }
 PINNED_SEARCH: dict[str, str] = {
     'tapp/modern|{}': 'd1363fd75a929ce27cdc7434',
     'tapp/modern|{"players": 4}': 'b614f56a63cee79663535751',
     'tapp/classic-1879|{}': 'd0dc34eb5ca00f78fd5b9588',
-    'tapp/wuerttemberg-tarock|{}': '5cd37e1928b25633e7c82e4a',
+    'tapp/wuerttemberg-tarock|{}': '7be7f216e5d55c25722f3d1b',
     'tippen/grupp-1975|{}': '1b90744bf6254c85f6e75fd5',
     'tippen/dreiblatt-1859|{}': '71f648152a96aad63b088aab',
 }

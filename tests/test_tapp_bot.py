@@ -22,8 +22,9 @@ def observation(phase, hand, ruleset_id="tapp/modern", seat=0, declarer=-1, play
     def mask(names):
         return sum(1 << index[c] for c in names)
 
-    kind = (Kind.BETTEL if (contract or "").startswith("bettel") else Kind.RAMSCH if contract == "ramsch"
-            else Kind.POINTS)
+    name = contract or ""
+    kind = (Kind.BETTEL if name.startswith("bettel") else Kind.RAMSCH if name == "ramsch"
+            else Kind.ALL if "rufer" in name or "durch" in name else Kind.POINTS)
     return TappObservation(
         game, seat, PHASE_NAMES.index(phase), n - 1, seat, mask(hand), (len(hand),) * n,
         -1 if trump is None else "HDCS".index(trump), tuple((s, index[c]) for s, c in trick), (), -1,
@@ -187,6 +188,39 @@ def test_defender_does_not_smear_when_the_declarer_can_still_overtake():
                       trick=[(2, "SA")])
     assert choose(bot, obs, ["play:S7", "play:ST"]) == "play:ST"
 
+
+def test_a_defender_wins_a_trick_that_only_his_partners_still_play_to():
+    """The trick is the defenders' once the declarer has played to it: a winner that a fellow
+    defender might beat still keeps it for the side (rules reference §3.4: in Rufer and Durch
+    one defender trick beats the contract; the called card's holder is a defender)."""
+    bot = TappHeuristic(0)
+    # Rufer, four players: declarer 3 led the S7, seat 0 (the holder of the called card) is next,
+    # seats 1 and 2, the other defenders, follow; the SA and ST are unseen
+    obs = observation("play", ["SK", "S8", "D6"], seat=0, declarer=3, players=4, trump="C",
+                      contract="rufer:C", trick=[(3, "S7")])
+    assert choose(bot, obs, ["play:S8", "play:SK"]) == "play:SK"
+    # a point contract: the King's points go to the side, not the declarer's low lead alone
+    obs = observation("play", ["SK", "S8", "D6"], seat=1, declarer=0, trump="H", contract="solo",
+                      trick=[(0, "S7")])
+    assert choose(bot, obs, ["play:S8", "play:SK"]) == "play:SK"
+
+
+def test_against_every_trick_a_defender_takes_even_a_pointless_trick():
+    bot = TappHeuristic(0)
+    # Heart Durch: a trick with no points is worth the high trump to the defenders (it beats
+    # the contract); seat 0, last, must follow trumps with the 9 or the 6
+    obs = observation("play", ["H9", "H6", "D6"], seat=0, declarer=1, trump="H", contract="herzdurch",
+                      trick=[(1, "H8"), (2, "H7")])
+    assert choose(bot, obs, ["play:H6", "play:H9"]) == "play:H9"
+    # the same in a Heart Solo: the trump is kept for a trick worth having
+    obs = observation("play", ["H9", "H6", "D6"], seat=0, declarer=1, trump="H", contract="herzsolo",
+                      trick=[(1, "H8"), (2, "H7")])
+    assert choose(bot, obs, ["play:H6", "play:H9"]) == "play:H6"
+    # Rufer: the partner's Queen leads, the declarer behind may hold the King or the Ten: the
+    # Ace takes the trick over for the side rather than leave it to be overtaken
+    obs = observation("play", ["SA", "S7", "D6"], seat=0, declarer=1, trump="C", contract="rufer:C",
+                      trick=[(2, "SQ")])
+    assert choose(bot, obs, ["play:S7", "play:SA"]) == "play:SA"
 
 def test_declarer_draws_trumps_with_the_best_one_then_cashes_aces():
     bot = TappHeuristic(0)

@@ -4,10 +4,13 @@ and the legal actions.
 It bids from a point model (``features`` · ``MODEL``: trumps, top trumps, side Aces and Tens,
 voids, singletons) and declares only the contract of best expected value that it wins with at
 least ``MIN_WIN`` chance; Bettel with a hand that ducks every suit, Durch only with a sure Tout.
-In play it remembers the cards played: the declarer draws trumps and cashes top cards;
+In play it remembers the cards played and plays for its side (the declarer alone, or the
+defenders, the Rufer holder among them): the declarer draws trumps and cashes top cards;
 defenders smear points onto a partner's trick that holds; followers win with cards that stay
-on top, take a trick last with the card worth most, and spend no trump on a pointless trick;
-it plays low in Bettel and Ramsch. Fast and deterministic up to its ``rng`` tie-breaks.
+on top of the opponents still to play, take a trick no opponent can overtake with the card
+worth most, and spend no trump on a pointless trick, except defenders against every trick
+(Rufer, Durch, Tout), where any trick beats the contract; it plays low in Bettel and Ramsch.
+Fast and deterministic up to its ``rng`` tie-breaks.
 
 Cards are pack indices and hands bit masks (``stammtisch.cards``); ties between cards are broken
 by their names where a person would read them in a list (``CardTables.name_order``).
@@ -378,31 +381,41 @@ class TappHeuristic:
         for _, c in trick:
             on_table += points[c]
         gone = played | hand
-        if me != declarer and best_seat != declarer:  # the partner wins the trick
-            declarer_behind = not last and declarer >= 0 and all(s != declarer for s, _ in trick)
-            if not declarer_behind or not t.higher[best] & ~gone:
+        # The sides: the declarer alone against the defenders (in Rufer the called card's
+        # holder is a defender too, rules reference §3.4). Only an opponent still to play can
+        # take a trick away from the side that wins it now: for a defender that is the declarer.
+        defender = me != declarer
+        opponent_behind = not last and (not defender or declarer >= 0 and all(s != declarer for s, _ in trick))
+        # against every trick (Rufer, Durch, a Tout) one trick beats the contract, whatever its points
+        keen = not defender or obs.kind == Kind.ALL or obs.tout
+        winners = [c for c in cards if beats(c, best, trump, t)]
+        if defender and best_seat != declarer:  # the partner wins the trick
+            if not opponent_behind or not t.higher[best] & ~gone:
                 # schmieren: points onto the partner's trick, keeping trumps if possible
                 return max(cards, key=lambda c: (points[c] - (30 if suit[c] == trump else 0), -strength[c]))
+            if keen:  # take it over with a card the declarer cannot beat
+                sure = [c for c in winners if suit[c] != trump and not t.higher[c] & ~gone]
+                if sure:
+                    return max(sure, key=lambda c: (points[c], -strength[c]))
             return min(cards, key=lambda c: (points[c], suit[c] == trump, strength[c]))
-        winners = [c for c in cards if beats(c, best, trump, t)]
         if winners:
             plain = [c for c in winners if suit[c] != trump]
-            if last:
+            if not opponent_behind:
                 if plain:  # safe: take the trick with the card worth most
                     return max(plain, key=lambda c: (points[c], -strength[c]))
-                if on_table > 0 or me == declarer:
+                if on_table > 0 or keen:
                     return min(winners, key=lambda c: strength[c])
                 # a pointless trick is not worth a trump: keep it
             else:
-                # someone still plays after me: win only with a card that stays on top
+                # an opponent still plays after me: win only with a card that stays on top
                 # (a ruff of a side-suit lead counts as holding: over-ruffs are rare)
                 if plain:
                     sure_plain = [c for c in plain if not t.higher[c] & ~gone]
                     if sure_plain:
                         return max(sure_plain, key=lambda c: (points[c], -strength[c]))
-                    if on_table >= 10 or me == declarer:
+                    if on_table >= 10 or keen:
                         return min(winners, key=lambda c: (suit[c] == trump, strength[c]))
-                elif on_table > 0 or me == declarer:
+                elif on_table > 0 or keen:
                     return min(winners, key=lambda c: strength[c])
         return min(cards, key=lambda c: (points[c], suit[c] == trump, strength[c]))
 
