@@ -79,6 +79,7 @@ class DealAnalysis:
     contract: str | None = None
     decisions: list[DecisionJudgement] = field(default_factory=list)
     par: dict[str, Any] | None = None  # Tapp: per contract the declarer could name (decisions.par)
+    decisions_pending: bool = False  # the cards judged, the decisions and the par not yet
 
     def mistakes(self) -> list[PlayJudgement]:
         """The plays that cost something, the largest first (ties in order of play)."""

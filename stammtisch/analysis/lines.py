@@ -145,6 +145,13 @@ def _verdict(a: Any, names: list[str], suits: str) -> Message:
     else:
         head = message("analyze.deal.ramsch" if a.measure == "own-points" else "analyze.deal.tippen", deal=deal)
     costly = _costly(a)
+    if a.decisions_pending:  # the cards only: the choices before the play are still being judged
+        if not costly:
+            return message("analyze.verdict", head=head, summary=message("analyze.summary.pending_clean"))
+        dearest = max(costly, key=lambda p: (p.loss, -a.plays.index(p)))
+        return message("analyze.verdict", head=head, summary=message(
+            "analyze.summary.pending_costly", trick=dearest.trick, name=names[dearest.seat],
+            card=card_label(dearest.action.partition(":")[2], suits)))
     decisions = sum(1 for d in a.decisions if d.loss)
     par = a.par or {}
     played = next((c for c in par.get("contracts", []) if c["contract"] == a.contract), None)
@@ -245,10 +252,13 @@ def _decision_lines(a: Any, names: list[str], suits: str) -> list[Message]:
 def analysis_lines(a: Any, names: list[str], suits: str = "french") -> list[Message]:
     """A deal's analysis (``analysis.DealAnalysis``) as catalogue messages, one per line:
     a one-line verdict, what best play by all from the first card gives beside what was
-    played, the decisions before the play and the par, then the costly cards in the order
+    played (only these while its decisions are still being judged), the decisions before
+    the play and the par, then the costly cards in the order
     they were played, each with its cost in money where the money changes."""
     out = [_verdict(a, names, suits)]
     out.extend(_open_value(a, names, suits))
+    if a.decisions_pending:  # the first part of a deal's analysis: the rest follows
+        return out
     out.extend(_decision_lines(a, names, suits))
     out.extend(_par_lines(a, names, suits))
     costly = _costly(a)
