@@ -327,7 +327,7 @@ def test_the_settlement_waits_for_every_person_and_deals_reopen(server, browser)
                 both_press_next(anna, bernd, deal)
         # the result, its explanation and the Analysis stay until the next deal
         anna.get_by_test_id("analysis-btn").click()
-        anna.locator("[data-testid=analysis]:not([data-state=loading])").wait_for(timeout=120_000)
+        anna.locator("[data-testid=analysis]:not([data-state=loading]):not([data-state=partial])").wait_for(timeout=120_000)
         assert anna.get_by_test_id("deal-result").is_visible()
         # the Deals panel reopens deal 1: explanation, tricks card by card, Analysis
         table_id = t["id"]
