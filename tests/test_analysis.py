@@ -361,3 +361,33 @@ def test_an_average_reads_with_the_decimal_mark_and_one_is_singular():
     assert render(amount(-1.5, "counters"), "de") == "−1,5 Marken"
     assert render(amount(1.0, "counters")) == "+1 counter"
     assert render(amount(1.0, "card points", signed=False)) == "1 card point"
+
+
+def test_the_talons_an_exchange_is_averaged_over_keep_every_hand_and_hold_only_unseen_cards():
+    """``TippenState.redraw_unseen``: every hand stays, the talon still to come is drawn from
+    the cards the exchanging seat has not seen and no hand holds, and it differs from draw to draw."""
+    import random
+
+    from stammtisch.record import replay
+
+    states = []
+
+    def on_action(table, text):
+        state = table.current_state()
+        if text.startswith("exchange:") and not states:
+            states.append(state.clone())
+
+    replay(_exchange_record("CK HK DK", "exchange:H7,CQ,SA"), on_action=on_action)
+    (state,) = states
+    seat = state.current_player()
+    held = 0
+    for hand in state.hands:
+        held |= hand
+    draws = set()
+    for i in range(8):
+        world = state.redraw_unseen(seat, random.Random(i))
+        assert world.hands == state.hands and world.talon_pos == state.talon_pos
+        rest = world.talon[world.talon_pos:]
+        assert not any((held | state.known_mask(seat)) >> c & 1 for c in rest)
+        draws.add(rest[:3])
+    assert len(draws) > 1
