@@ -322,3 +322,107 @@ def test_where_one_side_is_judged_the_plays_carry_no_values_per_seat():
     a = analyze_record(RECORDS / "rules-3-classic-frage-65.json")[0]
     assert a.plays and all(p.values is None for p in a.plays)
     assert a.plays[0].to_json()["values"] is None
+
+
+def _exchange_record(talon: str, exchange: str) -> dict:
+    """Grupp 1975, one deal: Anna deals, Ben (♥7 ♠A ♣Q) and Cora (♣9 ♠K ♦Q) tap, Dirk and
+    Anna pass, ♦ is trump; Ben makes ``exchange`` and draws from ``talon``, Cora keeps her
+    cards; the play is each seat's first legal card."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    from test_tippen_support import make_deck
+
+    from stammtisch.record import table_to_record
+    from stammtisch.rules import ruleset
+    from stammtisch.table import Table
+
+    table = Table(ruleset("tippen/grupp-1975", {"players": 4}), ["Anna", "Ben", "Cora", "Dirk"])
+    table.start_deal(make_deck(table.game, 0, hands={1: "H7 SA CQ", 2: "C9 SK DQ"}, upcard="D7",
+                               talon=talon))
+    for text in ("tap", "tap", "pass", "pass", exchange, "exchange:-"):
+        table.apply(text)
+    while table.in_deal:
+        state = table.current_state()
+        table.apply(state.action_to_string(state.legal_actions()[0]))
+    return table_to_record(table)
+
+
+def _bens_exchange(talon: str, exchange: str):
+    (a,) = analyze_record(_exchange_record(talon, exchange))
+    (ben,) = [d for d in a.decisions if d.kind == "exchange" and d.seat == 1]
+    return a, ben
+
+
+def test_a_lucky_exchange_is_judged_over_the_talons_the_player_could_not_see():
+    """Ben throws his ♠A and all away and draws ♣K ♥K ♦K: with the talon that came nothing
+    would have paid more, but over the talons Ben could have drawn (the other hands as dealt)
+    exchanging the ♥7 alone pays more on average, and the analysis says so, in tenths."""
+    a, ben = _bens_exchange("CK HK DK", "exchange:H7,CQ,SA")
+    assert ben.best == "exchange:H7" and ben.loss >= 1
+    assert ben.draws >= 32 and sorted(ben.hand) == ["CQ", "H7", "SA"]
+    money = {o["action"]: o["money"] for o in ben.options}
+    assert money[ben.action] == ben.money < money["exchange:H7"] == ben.best_money
+    assert ben.money != int(ben.money)  # an average, not what the talon that came paid
+    from stammtisch.analysis.lines import analysis_lines
+    from stammtisch.i18n import render
+
+    names = ["Anna", "Ben", "Cora", "Dirk"]
+    text = " ".join(" ".join(render(m) for m in analysis_lines(a, names)).split())
+    assert ("Ben, exchange: exchanging all 3 pays " in text
+            and " on average over the cards Ben could not see; keeping ♣Q ♠A and exchanging 1 would "
+                "have paid " in text)
+    assert f"(the average of {ben.draws} talons drawn from the cards Ben could not see" in text
+    german = " ".join(" ".join(render(m, "de") for m in analysis_lines(a, names)).split())
+    assert "Ben, tauschen: alle 3 tauschen bringt im Mittel über die Karten, die Ben nicht sehen konnte, " in german
+    assert "; ♣D ♠A behalten und 1 tauschen hätte " in german
+    assert "," in german.split("die Ben nicht sehen konnte, ")[1].split(" Marken")[0]  # the German decimal mark
+
+
+def test_a_sound_exchange_with_an_unlucky_talon_is_the_best_choice():
+    """Ben exchanges only the ♥7 and draws the ♥9, where exchanging all three would have drawn
+    the ♦K: with the talon that came that pays less, but it was the best choice over the
+    talons Ben could have drawn. The same draws every time: the analysis is reproducible."""
+    _, ben = _bens_exchange("H9 HT DK", "exchange:H7")
+    assert ben.best == ben.action == "exchange:H7" and ben.loss == 0
+    assert _bens_exchange("H9 HT DK", "exchange:H7")[1].options == ben.options
+
+
+def test_an_average_reads_with_the_decimal_mark_and_one_is_singular():
+    from stammtisch.analysis.lines import amount
+    from stammtisch.i18n import render
+
+    assert render(amount(0.4, "counters")) == "+0.4 counters" and render(amount(0.4, "counters"), "de") == "+0,4 Marken"
+    assert render(amount(-1.5, "counters"), "de") == "−1,5 Marken"
+    assert render(amount(1.0, "counters")) == "+1 counter"
+    assert render(amount(1.0, "card points", signed=False)) == "1 card point"
+
+
+def test_the_talons_an_exchange_is_averaged_over_keep_every_hand_and_hold_only_unseen_cards():
+    """``TippenState.redraw_unseen``: every hand stays, the talon still to come is drawn from
+    the cards the exchanging seat has not seen and no hand holds, and it differs from draw to draw."""
+    import random
+
+    from stammtisch.record import replay
+
+    states = []
+
+    def on_action(table, text):
+        state = table.current_state()
+        if text.startswith("exchange:") and not states:
+            states.append(state.clone())
+
+    replay(_exchange_record("CK HK DK", "exchange:H7,CQ,SA"), on_action=on_action)
+    (state,) = states
+    seat = state.current_player()
+    held = 0
+    for hand in state.hands:
+        held |= hand
+    draws = set()
+    for i in range(8):
+        world = state.redraw_unseen(seat, random.Random(i))
+        assert world.hands == state.hands and world.talon_pos == state.talon_pos
+        rest = world.talon[world.talon_pos:]
+        assert not any((held | state.known_mask(seat)) >> c & 1 for c in rest)
+        draws.add(rest[:3])
+    assert len(draws) > 1

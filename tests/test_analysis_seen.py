@@ -212,3 +212,32 @@ def test_the_par_of_another_seat_names_contracts_and_money_not_the_cards_on_the_
     own = findings.read_by(1)["par"]
     assert [c["choices"] for c in own["contracts"]] == [
         ["bid:frage", "discard:DQ,SA"], ["contract:rufer:C", "call:?", "give:D7"], ["pass"]]
+
+
+def test_an_exchange_judged_over_the_unseen_talons_names_its_hand_to_its_player_only():
+    """An exchange averaged over the talons its player could have drawn carries the hand it
+    was made from (what each option keeps): Bernd reads it, another reader reads kind, count
+    and the averages only."""
+    from dataclasses import replace
+
+    base = _handmade()
+    assert base.analysis is not None
+    bernd = replace(base.analysis.decisions[0], draws=32, hand=["DQ", "DJ", "SA"], money=-0.6, best_money=1.4,
+                    options=[{"action": "exchange:DQ,DJ", "money": -0.6}, {"action": "exchange:DQ", "money": 1.4}],
+                    best="exchange:DQ")
+    findings = replace(base, analysis=replace(base.analysis, decisions=[bernd]))
+    anna = findings.read_by(0)
+    (told,) = anna["decisions"]
+    assert told["hand"] == [] and told["draws"] == 32 and not cards_in(told)
+    assert (told["money"], told["best_money"]) == (-0.6, 1.4)
+    assert cards_in(anna) <= findings.known[0]
+    text = "\n".join(render(m) for m in anna["lines"])
+    assert ("Bernd, exchange: exchange 2 cards pays −0.6 counters on average over the cards Bernd could not see; "
+            "exchange one card would have paid +1.4 counters") in text
+    assert "keeping" not in text
+    mine = findings.read_by(1)
+    assert mine["decisions"][0]["hand"] == ["DQ", "DJ", "SA"]
+    own = "\n".join(render(m, "de") for m in mine["lines"])
+    assert ("Bernd, tauschen: ♠A behalten und 2 tauschen bringt im Mittel über die Karten, die Bernd nicht "
+            "sehen konnte, −0,6 Marken; ♦B ♠A behalten und 1 tauschen hätte +1,4 Marken gebracht") in own
+    assert findings.read_by(None)["decisions"][0]["hand"] == []

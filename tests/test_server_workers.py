@@ -592,13 +592,13 @@ def test_the_analysis_route_answers_its_refusals_by_kind(tmp_path, monkeypatch):
     answers = [AnalysisBusy("busy"), AnalysisShareFull("share"), WorkersFailing("dying", retry_after=42.0)]
     costs = []
 
-    async def analyse(table_id, deal, record, owner="", cost=1.0):
+    def begin(table_id, deal, record, owner="", cost=1.0, staged=False):
         costs.append(cost)
         raise answers.pop(0)
 
     with TestClient(app) as http:
         monkeypatch.setattr(app.state.manager, "deal_pause", 1000)
-        monkeypatch.setattr(app.state.analyst, "analyse", analyse)
+        monkeypatch.setattr(app.state.analyst, "begin", begin)
         t = create_table(http, seats=[{"name": "A"}, {"name": "B", "bot": "random"}, {"name": "C", "bot": "random"}])
         http.post(f"/api/tables/{t['id']}/start", json={"token": t["admin_token"]})
         with ws_connect(http, t["id"], t["seats"][0]["token"]) as ws:

@@ -104,7 +104,7 @@ def test_a_table_in_every_phase_the_deals_panel_and_the_rules(server, browser): 
         audit(page, "play", found)
         play_until(page, rng, prefer, lambda p, legal: p.get_by_test_id("deal-result").is_visible())
         page.get_by_test_id("analysis-btn").click()
-        page.locator("[data-testid=analysis]:not([data-state=loading])").wait_for(timeout=120_000)
+        page.locator("[data-testid=analysis]:not([data-state=loading]):not([data-state=partial])").wait_for(timeout=120_000)
         audit(page, "settlement", found)
 
         def deals():

@@ -327,7 +327,7 @@ def test_the_settlement_waits_for_every_person_and_deals_reopen(server, browser)
                 both_press_next(anna, bernd, deal)
         # the result, its explanation and the Analysis stay until the next deal
         anna.get_by_test_id("analysis-btn").click()
-        anna.locator("[data-testid=analysis]:not([data-state=loading])").wait_for(timeout=120_000)
+        anna.locator("[data-testid=analysis]:not([data-state=loading]):not([data-state=partial])").wait_for(timeout=120_000)
         assert anna.get_by_test_id("deal-result").is_visible()
         # the Deals panel reopens deal 1: explanation, tricks card by card, Analysis
         table_id = t["id"]
@@ -350,7 +350,8 @@ def test_the_settlement_waits_for_every_person_and_deals_reopen(server, browser)
                 assert shown_cards == [c for _, c in trick["cards"]]
                 assert row.locator(".played[data-winner=true]").get_attribute("data-seat") == str(trick["winner"])
             panel.get_by_test_id("deal-analysis-btn").click()
-            panel.locator("[data-testid=deal-analysis]:not([data-state=loading])").wait_for(timeout=120_000)
+            panel.locator("[data-testid=deal-analysis]:not([data-state=loading]):not([data-state=partial])").wait_for(
+                timeout=120_000)
             assert panel.get_by_test_id("deal-analysis").get_attribute("data-state") == "done"
             assert_fits(page)
             if width == 390:  # Close in reach on a phone

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -83,14 +84,28 @@ def _mover_wants_more(pos: Position) -> bool:
     return True
 
 
+#: what ``analyze_record`` judges: everything, only the cards played (the quick part, with the
+#: open-hand value at the start), or only the decisions before the play and the par
+PARTS = ("all", "play", "before")
+
+
 def analyze_record(source: str | Path | Record, deal: int | None = None, backend: str = "numba",
                    progress: Callable[[int], None] | None = None,
-                   all_discards: bool = False) -> list[DealAnalysis]:
+                   all_discards: bool = False, part: str = "all") -> list[DealAnalysis]:
     """Analyse every deal of a record (or only deal number ``deal``, 1-based) that reached the
     play phase, in this process. The record is replayed and verified on the way
     (``record.replay``); ``progress`` is called with the plays judged so far in the deal.
-    ``all_discards``: solve every Frage discard, not the bounded set (``decisions.DISCARD_LIMIT``)."""
-    return _analyze_deals(load(source), _wanted(deal), backend, progress, all_discards)
+    ``all_discards``: solve every Frage discard, not the bounded set (``decisions.DISCARD_LIMIT``).
+    ``part`` (``PARTS``): "play" leaves the decisions and the par out, "before" the cards
+    (``with_decisions`` joins the two)."""
+    if part not in PARTS:
+        raise ValueError(f"unknown part {part!r}; one of {', '.join(PARTS)}")
+    return _analyze_deals(load(source), _wanted(deal), backend, progress, all_discards, part)
+
+
+def with_decisions(play: DealAnalysis, before: DealAnalysis) -> DealAnalysis:
+    """A deal's whole analysis from its two parts (``analyze_record``'s "play" and "before")."""
+    return replace(play, decisions=before.decisions, par=before.par, decisions_pending=False)
 
 
 def analyze_record_batch(source: str | Path | Record, deal: int | None, batch: Backend,
@@ -152,7 +167,8 @@ def _judge_decisions(game: str, before: list[tuple[Any, Recorded]], all_discards
 
 
 def _analyze_deals(data: Record, wanted: range | None, backend: str,
-                   progress: Callable[[int], None] | None, all_discards: bool = False) -> list[DealAnalysis]:
+                   progress: Callable[[int], None] | None, all_discards: bool = False,
+                   part: str = "all") -> list[DealAnalysis]:
     out: list[DealAnalysis] = []
     current: dict[int, tuple[Solver, DealAnalysis]] = {}
     before: dict[int, list[tuple[Any, Recorded]]] = {}  # per deal: the decisions before the play
@@ -180,11 +196,15 @@ def _analyze_deals(data: Record, wanted: range | None, backend: str,
             declarer = pos.declarer if pos.declarer >= 0 else None
             analysis = DealAnalysis(index, _measure(pos), _start_value(solver, pos), game=pos.game,
                                     unit=_unit(table), declarer=declarer,
-                                    contract=getattr(state, "contract_string", lambda: None)())
-            analysis.decisions, analysis.par = _judge_decisions(pos.game, before.pop(index, []),
-                                                                all_discards, declarer)
+                                    contract=getattr(state, "contract_string", lambda: None)(),
+                                    decisions_pending=part == "play")
+            decided = before.pop(index, [])
+            if part != "play":
+                analysis.decisions, analysis.par = _judge_decisions(pos.game, decided, all_discards, declarer)
             current[index] = entry = (solver, analysis)
             out.append(analysis)
+        if part == "before":
+            return
         solver, analysis = entry
         card = state.string_to_action(text)
         best, after, better = _judge_card(solver, pos, card)

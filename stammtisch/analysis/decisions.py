@@ -9,6 +9,10 @@
   may, else take their first legal action), the seat's own later choices are searched too, and
   the play is played out. A Tapp discard is judged by the declarer's open-hand card points
   (one solve per discard) and only the best one is played out for money.
+* A Tippen exchange is judged as the seat could judge it: not over the talon that came but
+  over ``EXCHANGE_DRAWS`` talons he could have drawn (``TippenState.redraw_unseen``: the
+  cards he had not seen, the other seats' hands held as they were, and their later actions
+  as in the record), the same talons for every option; an option pays its average.
 * ``par``: per contract the declarer could have named, the best of its trumps and discards and
   what it pays; the par is the best (bridge players' "par" for the deal).
 
@@ -19,6 +23,7 @@ and the one made; ``all_discards=True`` solves every one.
 
 from __future__ import annotations
 
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,6 +38,11 @@ DISCARD_LIMIT = 40
 #: a seat's later choices with more options than this are not searched: the one of the record
 #: (when legal) or the first legal one is taken
 OPTION_LIMIT = 16
+
+#: talons a Tippen exchange is averaged over, drawn from a fixed seed so that an analysis
+#: always says the same: a tenth of a counter is about as fine as 32 draws tell options apart
+EXCHANGE_DRAWS = 32
+EXCHANGE_SEED = 1
 
 #: one recorded action before the play: (seat, action text)
 Recorded = tuple[int, str]
@@ -136,6 +146,9 @@ class _Search:
     all_discards: bool
     discards_searched: int = 0
     discards_total: int = 0
+    # play-outs already made, per position: the talons an exchange is averaged over lead to
+    # the same hands often (``judge_decision``); one deal's, so its stakes are the same
+    paid: dict[Position, int] | None = None
 
 
 def _apply_text(state: Any, text: str) -> bool:
@@ -165,7 +178,7 @@ def _until_own(state: Any, search: _Search) -> None:
 
 def _copy(search: _Search) -> _Search:
     return _Search(search.seat, {s: list(q) for s, q in search.others.items()}, list(search.own),
-                   search.all_discards)
+                   search.all_discards, paid=search.paid)
 
 
 def _leaf(state: Any, search: _Search) -> Outcome:
@@ -173,7 +186,12 @@ def _leaf(state: Any, search: _Search) -> Outcome:
     if state.is_terminal():
         return Outcome(int(state.returns()[search.seat]), contract)
     if not contract:
-        return Outcome(playout_money(state, search.seat), contract)
+        if search.paid is None:
+            return Outcome(playout_money(state, search.seat), contract)
+        pos = position_from_state(state)
+        if pos not in search.paid:
+            search.paid[pos] = playout_money(state, search.seat)
+        return Outcome(search.paid[pos], contract)
     value, measure = open_measure(state)
     return Outcome(playout_money(state, search.seat), contract, value, measure=measure)
 
@@ -298,20 +316,32 @@ def judge_decision(state: Any, action: str, later: Sequence[Recorded], all_disca
         options = [best_action] if best_action == made else [best_action, made]
     else:
         options = legal if len(legal) <= OPTION_LIMIT else [state.string_to_action(action)]
+    worlds = [state]
+    if kind == "exchange" and hasattr(state, "redraw_unseen"):
+        worlds = [state.redraw_unseen(seat, random.Random(EXCHANGE_SEED + i)) for i in range(EXCHANGE_DRAWS)]
+        search.paid = {}
     results: list[dict[str, Any]] = []
     for a in options:
-        branch = state.clone()
-        text = branch.action_to_string(a)
-        branch.apply(a)
-        inner = _copy(search)
-        out = best_line(branch, inner) if text != action else _follow_record(branch, inner)
-        results.append({"action": text, "money": out.money})
+        text = state.action_to_string(a)
+        total = 0
+        for world in worlds:
+            branch = world.clone()
+            branch.apply(a)
+            inner = _copy(search)
+            total += (best_line(branch, inner) if text != action else _follow_record(branch, inner)).money
+        money: float = total if len(worlds) == 1 and worlds[0] is state else round(total / len(worlds), 1)
+        results.append({"action": text, "money": money})
     made_money = next(r["money"] for r in results if r["action"] == action)
     top = max(results, key=lambda r: r["money"])
     if top["money"] == made_money:
         top = next(r for r in results if r["action"] == action)
-    return DecisionJudgement(seat, kind, action, made_money, top["action"], top["money"], results,
-                             search.discards_searched, search.discards_total)
+    judged = DecisionJudgement(seat, kind, action, made_money, top["action"], top["money"], results,
+                               search.discards_searched, search.discards_total)
+    if worlds[0] is not state:
+        judged.draws = len(worlds)
+        hand, names = state.hands[seat], state.game.pack.cards
+        judged.hand = [names[c] for c in range(hand.bit_length()) if hand >> c & 1]
+    return judged
 
 
 def _follow_record(state: Any, search: _Search) -> Outcome:

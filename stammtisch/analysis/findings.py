@@ -14,21 +14,28 @@ from typing import Any
 @dataclass
 class DecisionJudgement:
     """One decision before the play: what was done and what it pays with all cards open,
-    against the best the seat could have done (in the table's unit)."""
+    against the best the seat could have done (in the table's unit).
+
+    A Tippen exchange is judged over the talons the seat could have drawn (``draws`` of them,
+    ``decisions.EXCHANGE_DRAWS``): its payments are averages, to a tenth, and ``hand`` holds
+    the seat's cards before it (what each option keeps)."""
 
     seat: int
     kind: str  # "declare" (Tippen tap or pass), "exchange", "discard", "other"
     action: str
-    money: int
+    money: float
     best: str
-    best_money: int
+    best_money: float
     options: list[dict[str, Any]] = field(default_factory=list)  # {"action", "money"}
     searched: int = 0  # discards solved (0: not a discard)
     total: int = 0  # discards there were
+    draws: int = 0  # talons averaged over (0: the deal as it came)
+    hand: list[str] = field(default_factory=list)  # an exchange's hand before it ([]: not told)
 
     @property
-    def loss(self) -> int:
-        return max(0, self.best_money - self.money)
+    def loss(self) -> float:
+        loss = max(0, self.best_money - self.money)
+        return round(loss, 1) if self.draws else loss
 
     def to_json(self) -> dict[str, Any]:
         out = {"seat": self.seat, "kind": self.kind, "action": self.action, "money": self.money,
@@ -36,6 +43,8 @@ class DecisionJudgement:
                "options": self.options}
         if self.total:
             out.update(searched=self.searched, total=self.total)
+        if self.draws:
+            out.update(draws=self.draws, hand=self.hand)
         return out
 
 
@@ -75,6 +84,7 @@ class DealAnalysis:
     contract: str | None = None
     decisions: list[DecisionJudgement] = field(default_factory=list)
     par: dict[str, Any] | None = None  # Tapp: per contract the declarer could name (decisions.par)
+    decisions_pending: bool = False  # the cards judged, the decisions and the par not yet
 
     def mistakes(self) -> list[PlayJudgement]:
         """The plays that cost something, the largest first (ties in order of play)."""

@@ -53,15 +53,23 @@ def _card_list(cards: list[str], suits: str) -> Message | str:
     return out
 
 
-def action_label(action: str, suits: str = "french") -> Message | str:
+def action_label(action: str, suits: str = "french", hand: list[str] | None = None) -> Message | str:
     """A decision in words: ``tap``, ``exchange ♥K ♠A``, ``discard …``, a contract; another
-    seat's exchange or discard by its count (``exchange:3``: ``seen``)."""
+    seat's exchange or discard by its count (``exchange:3``: ``seen``); an exchange from
+    ``hand`` (the reader's own) by what it keeps: ``keeping ♣9 ♣Q and exchanging 1``."""
     head, _, rest = action.partition(":")
     if head in ("exchange", "discard") and rest.isdigit():
         key = f"analyze.{head}_one" if rest == "1" else f"analyze.{head}_count"
         return message(key, count=int(rest))
     if head in ("exchange", "discard"):
         cards = [c for c in rest.split(",") if c and c != "-"]
+        if head == "exchange" and hand and set(cards) <= set(hand):
+            kept = [c for c in hand if c not in cards]
+            if not cards:
+                return message("analyze.exchange_keep_all")
+            if not kept:
+                return message("analyze.exchange_all", count=len(cards))
+            return message("analyze.exchange_keep", kept=_card_list(kept, suits), count=len(cards))
         return message(f"analyze.{head}", cards=_card_list(cards, suits))
     return choice_message(action, suits)
 
@@ -74,15 +82,22 @@ def contract_label(contract: str | None, suits: str = "french") -> Message | str
     return message("analyze.with_tout", contract=base) if plus else base
 
 
-def _money(value: int) -> str:
-    return f"+{value}" if value > 0 else (f"−{-value}" if value < 0 else "0")
+def _money(value: float, signed: bool = True) -> Message | str:
+    """A whole number as it is (``+3``, ``−1``, ``0``), an average to a tenth with the reader's
+    decimal mark (``+0.4``, ``−1,5``)."""
+    sign = ("+" if value > 0 else "−" if value < 0 else "") if signed else ("−" if value < 0 else "")
+    tenths = round(abs(value) * 10)
+    if tenths % 10 == 0:
+        return f"{sign}{tenths // 10}" if tenths else "0"
+    return message("analyze.decimal", whole=f"{sign}{tenths // 10}", tenth=tenths % 10)
 
 
-def amount(value: int, unit: str, signed: bool = True) -> Message:
-    """A count with its unit, singular for one: ``+1 counter``, ``−48 game points``, ``1 Auge``;
-    ``unit`` is the table's (counters, game points, cents) or ``card points``/``tricks``."""
+def amount(value: float, unit: str, signed: bool = True) -> Message:
+    """A count with its unit, singular for one: ``+1 counter``, ``−48 game points``, ``1 Auge``,
+    ``+0.4 counters``; ``unit`` is the table's (counters, game points, cents) or
+    ``card points``/``tricks``."""
     key = _UNITS.get(unit, "analyze.unit.game_points")
-    return message(key + "_one" if abs(value) == 1 else key, n=_money(value) if signed else value)
+    return message(key + "_one" if round(abs(value) * 10) == 10 else key, n=_money(value, signed))
 
 
 def _points(value: int) -> Message:
@@ -130,6 +145,13 @@ def _verdict(a: Any, names: list[str], suits: str) -> Message:
     else:
         head = message("analyze.deal.ramsch" if a.measure == "own-points" else "analyze.deal.tippen", deal=deal)
     costly = _costly(a)
+    if a.decisions_pending:  # the cards only: the choices before the play are still being judged
+        if not costly:
+            return message("analyze.verdict", head=head, summary=message("analyze.summary.pending_clean"))
+        dearest = max(costly, key=lambda p: (p.loss, -a.plays.index(p)))
+        return message("analyze.verdict", head=head, summary=message(
+            "analyze.summary.pending_costly", trick=dearest.trick, name=names[dearest.seat],
+            card=card_label(dearest.action.partition(":")[2], suits)))
     decisions = sum(1 for d in a.decisions if d.loss)
     par = a.par or {}
     played = next((c for c in par.get("contracts", []) if c["contract"] == a.contract), None)
@@ -209,13 +231,18 @@ def _decision_lines(a: Any, names: list[str], suits: str) -> list[Message]:
     out: list[Message] = []
     for d in a.decisions:
         kind = d.kind if d.kind in ("declare", "exchange", "discard") else "other"
-        params = {"name": names[d.seat], "made": action_label(d.action, suits), "money": amount(d.money, a.unit),
-                  "what": message(f"analyze.what.{kind}")}
+        hand = d.hand
+        params = {"name": names[d.seat], "made": action_label(d.action, suits, hand),
+                  "money": amount(d.money, a.unit), "what": message(f"analyze.what.{kind}")}
+        # an exchange averaged over the talons its player could have drawn (``decisions``)
+        average = "_average" if d.draws else ""
         if d.loss:
-            out.append(message("analyze.decision.worse", best=action_label(d.best, suits),
+            out.append(message(f"analyze.decision.worse{average}", best=action_label(d.best, suits, hand),
                                best_money=amount(d.best_money, a.unit), **params))
         else:
-            out.append(message("analyze.decision.best", **params))
+            out.append(message(f"analyze.decision.best{average}", **params))
+        if average:
+            out.append(message("analyze.decision.draws", draws=d.draws, name=names[d.seat]))
         if d.total:
             key = "analyze.discards.all" if d.searched >= d.total else "analyze.discards.some"
             out.append(message(key, searched=d.searched, total=d.total))
@@ -225,10 +252,13 @@ def _decision_lines(a: Any, names: list[str], suits: str) -> list[Message]:
 def analysis_lines(a: Any, names: list[str], suits: str = "french") -> list[Message]:
     """A deal's analysis (``analysis.DealAnalysis``) as catalogue messages, one per line:
     a one-line verdict, what best play by all from the first card gives beside what was
-    played, the decisions before the play and the par, then the costly cards in the order
+    played (only these while its decisions are still being judged), the decisions before
+    the play and the par, then the costly cards in the order
     they were played, each with its cost in money where the money changes."""
     out = [_verdict(a, names, suits)]
     out.extend(_open_value(a, names, suits))
+    if a.decisions_pending:  # the first part of a deal's analysis: the rest follows
+        return out
     out.extend(_decision_lines(a, names, suits))
     out.extend(_par_lines(a, names, suits))
     costly = _costly(a)

@@ -10,7 +10,8 @@ the deal:
   face up). A better card he never saw is "another card" (``play:?``);
 - another seat's decisions (the exchange, the discard, the declarer's par lines) are told by
   kind, count and money only (``exchange:3``, as the table's log told them), never by their
-  cards, not even by cards the reader saw later; his own decisions keep his own cards;
+  cards, not even by cards the reader saw later; his own decisions keep his own cards (an
+  exchange also the hand it was made from, to say what each option keeps);
 - the figures (values, payments, losses) are the same for every reader.
 
 The spectators read it as a spectator, and so does the admin while the table plays. Once the
@@ -139,7 +140,9 @@ def _decision(d: DecisionJudgement, own: bool, known: frozenset[str]) -> Decisio
         text = told(o["action"])
         if text not in options or o["money"] > options[text]["money"]:
             options[text] = {**o, "action": text}
-    return replace(d, action=told(d.action), best=told(d.best), options=list(options.values()))
+    # the hand an exchange was made from (what each option keeps): his own, never another's
+    hand = d.hand if own and all(c in known for c in d.hand) else []
+    return replace(d, action=told(d.action), best=told(d.best), options=list(options.values()), hand=hand)
 
 
 def _par(par: dict[str, Any], own: bool, known: frozenset[str]) -> dict[str, Any]:

@@ -18,6 +18,12 @@ more than a Tippen deal; a kept one nothing, it is not queued), and waiting anal
 by requester in turn by that count (server/worker_pool.py): an address's first analysis comes
 before a flooding address's next. A worker that dies is replaced within a bound (beyond:
 ``WorkersFailing`` for a while), and the worker ends with the server.
+
+An analysis asked for in two parts (``begin(staged=True)``, the streamed answer of the route)
+is two jobs: the cards played (quick: what the first line says) and the decisions before the
+play with the par (the Tippen exchanges averaged over their talons, the Tapp par: most of the
+work), joined when both are done. It is one analysis all the same: one slot, one cost, one
+request against the rate limits, kept whole like any other.
 """
 
 from __future__ import annotations
@@ -27,7 +33,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from typing import Any
 
@@ -80,10 +86,11 @@ def deal_cost(table: Table, deal: int) -> float:
     return COST_TAPP if table.rules.family == "tapp" else COST_TIPPEN
 
 
-def analyse_deal(record: dict[str, Any], deal: int) -> DealFindings:
+def analyse_deal(record: dict[str, Any], deal: int, part: str = "all") -> DealFindings:
     """The analysis of deal ``deal`` (1-based) of a full record, with what each reader knew
     (worker side). The routes answer each reader with ``DealFindings.read_by``: a seat, the
-    spectators and the admin read it as the table showed them the deal while it plays on."""
+    spectators and the admin read it as the table showed them the deal while it plays on.
+    ``part``: all of it, or one part (``analysis.deals.PARTS``, joined by ``joined``)."""
     from ..analysis.deals import analyze_record
     from ..analysis.seen import known_cards
     from ..rules import ruleset
@@ -92,19 +99,35 @@ def analyse_deal(record: dict[str, Any], deal: int) -> DealFindings:
     options = dict(record.get("options", {}))
     options.setdefault("players", len(names))
     suits = str(getattr(ruleset(record["ruleset"], options), "suits", "french"))
-    found = analyze_record(record, deal)  # none: the deal never reached the play phase
-    return DealFindings(deal, found[0] if found else None, known_cards(record, deal), names, suits)
+    found = analyze_record(record, deal, part=part)  # none: the deal never reached the play phase
+    known = known_cards(record, deal) if part != "before" else {}
+    return DealFindings(deal, found[0] if found else None, known, names, suits)
+
+
+def joined(play: DealFindings, before: DealFindings) -> DealFindings:
+    """A deal's findings from its two parts (``analyse_deal``'s "play" and "before")."""
+    from ..analysis.deals import with_decisions
+
+    if play.analysis is None or before.analysis is None:
+        return play
+    return replace(play, analysis=with_decisions(play.analysis, before.analysis))
+
+
+async def _both(first: asyncio.Future[DealFindings], before: asyncio.Future[DealFindings]) -> DealFindings:
+    return joined(await first, await before)
 
 
 @dataclass(frozen=True)
 class _Slot:
-    """A table's analysis queued or under way: its deal, its result to come, who asked first
-    and what it costs him."""
+    """A table's analysis queued or under way: its deal, its result to come (``first``: the
+    cards played, the same as ``running`` unless it was asked for in two parts), who asked
+    first and what it costs him."""
 
     deal: int
     running: asyncio.Future[DealFindings]
     owner: str
     cost: float
+    first: asyncio.Future[DealFindings]
 
 
 class Analyst:
@@ -147,15 +170,27 @@ class Analyst:
         counts against its share. Refused with ``AnalysisBusy``, ``AnalysisShareFull``,
         ``AnalysisQueueFull`` or ``WorkersFailing`` (all ``WorkerError``). Joining the same
         deal's analysis under way costs nothing."""
+        _, running = self.begin(table_id, deal, record, owner, cost)
+        # shielded: a requester that goes away neither cancels the others' wait nor the work
+        result: DealFindings = await asyncio.shield(running)
+        return result
+
+    def begin(self, table_id: str, deal: int, record: dict[str, Any], owner: str = "",
+              cost: float = COST_TIPPEN, staged: bool = False
+              ) -> tuple[asyncio.Future[DealFindings], asyncio.Future[DealFindings]]:
+        """``analyse`` without the wait: the futures of the cards played and of the whole
+        analysis (done at once when it is kept); ``staged``: the cards played come first, as a
+        job of their own (the module's docstring). Refused as ``analyse``."""
         found = self.cached(table_id, deal)
         if found is not None:
-            return found
+            done: asyncio.Future[DealFindings] = asyncio.get_running_loop().create_future()
+            done.set_result(found)
+            return done, done
         slot = self._slots.get(table_id)
         if slot is not None:
             if slot.deal != deal:
                 raise AnalysisBusy(f"deal {slot.deal} of this table is being analysed; "
                                    "ask again when its analysis is done")
-            running = slot.running
         else:
             owned = [s.cost for s in self._slots.values() if s.owner == owner]
             if owned and (len(owned) >= self.max_per_owner or sum(owned) + cost > self.max_cost_per_owner):
@@ -164,12 +199,17 @@ class Analyst:
             if len(self._slots) >= self.max_queued:
                 raise AnalysisQueueFull(f"{len(self._slots)} analyses are waiting or under way, as many "
                                         "as the server takes; ask again in a few seconds")
-            running = self.worker_pool.submit(owner, table_id, analyse_deal, record, deal, cost=cost)
-            self._slots[table_id] = _Slot(deal, running, owner, cost)
+            if staged:
+                first = self.worker_pool.submit(owner, (table_id, "play"), analyse_deal, record, deal, "play",
+                                                cost=cost / 2)
+                before = self.worker_pool.submit(owner, (table_id, "before"), analyse_deal, record, deal,
+                                                 "before", cost=cost / 2)
+                running: asyncio.Future[DealFindings] = asyncio.ensure_future(_both(first, before))
+            else:
+                first = running = self.worker_pool.submit(owner, table_id, analyse_deal, record, deal, cost=cost)
+            slot = self._slots[table_id] = _Slot(deal, running, owner, cost, first)
             running.add_done_callback(partial(self._finished, table_id, deal))
-        # shielded: a requester that goes away neither cancels the others' wait nor the work
-        result: DealFindings = await asyncio.shield(running)
-        return result
+        return slot.first, slot.running
 
     def _finished(self, table_id: str, deal: int, running: asyncio.Future[DealFindings]) -> None:
         """An analysis ended (also failed or cancelled): the table's slot is free, a result kept."""

@@ -74,13 +74,14 @@ def _resample_undealt(state: TippenState, known: int, rng: random.Random) -> Tip
     return w
 
 
-def resample_tippen(state: TippenState, seat: int | None, rng: random.Random) -> TippenState:
-    """A Tippen state consistent with what ``seat`` knows, uniform over the consistent worlds."""
+def resample_tippen(state: TippenState, seat: int | None, rng: random.Random, keep: int = 0) -> TippenState:
+    """A Tippen state consistent with what ``seat`` knows, uniform over the consistent worlds;
+    the cards of ``keep`` stay where they are (as if ``seat`` knew them)."""
     g = state.game
     r = g.rules
     n = g.num_players
     S = g.size
-    known = state.known_mask(seat)
+    known = state.known_mask(seat) | keep
     if state.phase == SHOVE or state.jump_cards:
         return _resample_undealt(state, known, rng)
     hidden = g.pack.full_mask & ~known

@@ -404,6 +404,17 @@ class TippenState(Settlement):
         """A full state consistent with what ``seat`` knows, random in the rest (``sampling``)."""
         return resample_tippen(self, self._viewer(seat), rng)
 
+    def redraw_unseen(self, seat: int, rng: random.Random) -> TippenState:
+        """A copy in which every hand stays as it is and the cards ``seat`` has seen nowhere
+        else (the talon still to come, passers' folded cards, cards laid away, an unturned
+        upcard) lie at random among their places: the talons ``seat`` could have drawn, the
+        other seats' hands held as dealt (the analysis of an exchange, ``analysis.decisions``)."""
+        others = 0
+        for s, hand in enumerate(self.hands):
+            if s != seat:
+                others |= hand
+        return resample_tippen(self, seat, rng, keep=others)
+
     # -- what a seat may know -----------------------------------------------------------------
     def card_sets(self) -> dict[str, int]:
         """Where every card is (masks; for tests and tools, not for bots)."""

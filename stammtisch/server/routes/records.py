@@ -9,7 +9,11 @@ Each takes the table's token in ``Authorization: Bearer …`` (never in the URL:
   tapp stay hidden). The deck of an unfinished deal never leaves the server.
 - ``GET  /api/tables/{id}/deals/{n}`` – a finished deal as this token saw it.
 - ``GET  /api/tables/{id}/analysis/{n}`` – where points were lost in a finished deal, as this
-  token saw the deal while the table plays, whole once it has ended (as the record).
+  token saw the deal while the table plays, whole once it has ended (as the record). With
+  ``Accept: application/x-ndjson`` it comes in parts, one JSON object a line: first the cards
+  played with the verdict on them (``"part": "play"``, quick), then the whole analysis
+  (``"part": "all"``), or ``"part": "error"`` when the rest failed; a kept analysis comes whole
+  at once. One request, one analysis against the rate limits either way.
 
 The live table keeps no old deals: these are built from the database's record, off the event
 loop, and kept (``BytesCache``). A live table knows its tokens; an archived one is asked for
@@ -20,14 +24,15 @@ or of uncached requests costs a refusal, not a table read each.
 
 from __future__ import annotations
 
+import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Annotated, Any
 
 import orjson
-from fastapi import APIRouter, Depends
-from fastapi.responses import JSONResponse, Response
+from fastapi import APIRouter, Depends, Header
+from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from .. import records
 from ..analysis import AnalysisBusy, AnalysisQueueFull, AnalysisShareFull, DealFindings, deal_cost
@@ -232,33 +237,84 @@ async def analysed(server: Server, key: str, deal: int, record: dict[str, Any], 
         raise Refusal("server", MESSAGES["analysis failed"], RefusalKind.UNAVAILABLE) from None
 
 
+NDJSON = "application/x-ndjson"
+
+
 @router.get("/api/tables/{table_id}/analysis/{deal}")
 async def get_analysis(table_id: KnownId, deal: int, token: TokenDep, server: ServerDep,
-                       address: AddressDep) -> JSONResponse:
+                       address: AddressDep, accept: Annotated[str, Header()] = "") -> Response:
     """Where were points lost in finished deal ``deal`` (1-based): the open-hand value at
     the start of play and per card played the value before and after it (``stammtisch
     analyze``). Any token of the table; only once the deal is over. While the table plays,
     each token reads it as the table showed it the deal (the admin's as a spectator's); once
-    it has ended (closed, or archived), a seat or the admin reads it whole (analysis/seen.py)."""
+    it has ended (closed, or archived), a seat or the admin reads it whole (analysis/seen.py).
+    Asked for as ``application/x-ndjson``: in parts as they are computed (the module's
+    docstring)."""
     a = await asker(server, table_id, token, address, "analysis token")
     if not a.over(deal):
         raise Refusal("deal in progress", MESSAGES["analysis not over"].format(
             deal=deal, finished=max(a.finished, 0)))
-    result = server.analyst.cached(table_id, deal)
-    if result is None:  # the first request: the deal's record from the database
-        server.limit(server.analysis_takes.allow(token_digest(token)) and await may_analyse(server, address),
-                     "analysis rate", MESSAGES["analysis rate"], 20)
-        loaded = await stored_record(server, table_id, address)  # the live table keeps no old deals
-        try:  # the deals up to this one are all the analysis replays
-            table = await server.off_loop(records.replayed, loaded, deal)
-        except REPLAY_ERRORS:
-            log.warning("table %s: its stored record does not replay", table_id, exc_info=True)
-            raise record_behind() from None
-        if records.finished_deals(table) < deal:
-            if a.finished < 0:  # an archived table has no such deal
-                raise Refusal("deal in progress", MESSAGES["analysis not over"].format(
-                    deal=deal, finished=records.finished_deals(table)))
-            raise record_behind()
-        result = await analysed(server, table_id, deal, records.public_record(table), address,
-                                deal_cost(table, deal))
-    return JSONResponse({"players": result.names, **result.read_by(a.seat, a.whole)})
+    staged = NDJSON in accept
+    kept = server.analyst.cached(table_id, deal)
+    if kept is not None:
+        first = whole = asyncio.get_running_loop().create_future()
+        whole.set_result(kept)
+    else:
+        first, whole = await _begin_analysis(server, table_id, deal, token, address, a, staged)
+
+    def answer(found: Any) -> dict[str, Any]:
+        return {"players": found.names, **found.read_by(a.seat, a.whole)}
+
+    if not staged:
+        return JSONResponse(answer(await _awaited(table_id, deal, whole)))
+
+    async def parts() -> AsyncIterator[bytes]:
+        try:
+            if first is not whole and not whole.done():  # (joined to a whole one: no first part)
+                yield orjson.dumps({"part": "play", **answer(await _awaited(table_id, deal, first))}) + b"\n"
+            yield orjson.dumps({"part": "all", **answer(await _awaited(table_id, deal, whole))}) + b"\n"
+        except Refusal as refused:  # the answer has begun: the refusal is its last line
+            yield orjson.dumps({"part": "error", "error": refused.message, "rule": refused.rule}) + b"\n"
+
+    # each part as it comes: a proxy in front (nginx) must not hold it back
+    return StreamingResponse(parts(), media_type=NDJSON, headers={"X-Accel-Buffering": "no"})
+
+
+async def _begin_analysis(server: Server, table_id: str, deal: int, token: str, address: str, a: Asker,
+                          staged: bool) -> tuple[asyncio.Future[Any], asyncio.Future[Any]]:
+    """The first request for a deal's analysis: the rate limits, the deal's record from the
+    database, the analysis begun (``Analyst.begin``)."""
+    server.limit(server.analysis_takes.allow(token_digest(token)) and await may_analyse(server, address),
+                 "analysis rate", MESSAGES["analysis rate"], 20)
+    loaded = await stored_record(server, table_id, address)  # the live table keeps no old deals
+    try:  # the deals up to this one are all the analysis replays
+        table = await server.off_loop(records.replayed, loaded, deal)
+    except REPLAY_ERRORS:
+        log.warning("table %s: its stored record does not replay", table_id, exc_info=True)
+        raise record_behind() from None
+    if records.finished_deals(table) < deal:
+        if a.finished < 0:  # an archived table has no such deal
+            raise Refusal("deal in progress", MESSAGES["analysis not over"].format(
+                deal=deal, finished=records.finished_deals(table)))
+        raise record_behind()
+    try:
+        return server.analyst.begin(table_id, deal, records.public_record(table), owner=address,
+                                    cost=deal_cost(table, deal), staged=staged)
+    except (AnalysisBusy, AnalysisShareFull, AnalysisQueueFull) as e:
+        server.manager.count_refusal(e.rule)
+        raise Refusal(e.rule, MESSAGES[e.rule], RefusalKind.TOO_MANY, 5) from None
+    except WorkersFailing as e:
+        raise Refusal(e.rule, MESSAGES["workers failing"], RefusalKind.UNAVAILABLE, e.retry_after) from None
+
+
+async def _awaited(table_id: str, deal: int, running: asyncio.Future[Any]) -> Any:
+    """The analysis under way, its worker's failures as refusals; shielded: a requester that
+    goes away neither cancels the others' wait nor the work."""
+    try:
+        return await asyncio.shield(running)
+    except WorkersFailing as e:
+        raise Refusal(e.rule, MESSAGES["workers failing"], RefusalKind.UNAVAILABLE,
+                      e.retry_after) from None
+    except JobFailed:  # a worker's fault: logged with its traceback, the client may retry
+        log.exception("table %s: the analysis of deal %d failed", table_id, deal)
+        raise Refusal("server", MESSAGES["analysis failed"], RefusalKind.UNAVAILABLE) from None

@@ -1120,12 +1120,36 @@ function render() {
 // ---------------------------------------------------------------- analysis of a finished deal
 
 // "Where did I lose points?": the server solves the finished deal with all cards open
-// (GET /api/tables/{id}/analysis/{deal}); the answer is kept until the next deal.
-async function fetchAnalysis(deal) {
+// (GET /api/tables/{id}/analysis/{deal}); the answer is kept until the next deal. It comes in
+// parts (one JSON object a line): the cards played with their verdict first, the whole
+// analysis when its decisions are judged; ``onPart`` shows each part as it comes.
+async function fetchAnalysis(deal, onPart = () => {}) {
   try {
-    const r = await fetch(`/api/tables/${game.tableId}/analysis/${deal}`, withToken());
-    const data = await r.json().catch(() => ({ error: r.statusText }));
-    return r.ok ? { deal, data } : { deal, error: { message: data.error || r.statusText, rule: data.rule || null } };
+    const opts = withToken();
+    opts.headers.accept = "application/x-ndjson";
+    const r = await fetch(`/api/tables/${game.tableId}/analysis/${deal}`, opts);
+    if (!r.ok || !r.body) {
+      const data = await r.json().catch(() => ({ error: r.statusText }));
+      return r.ok ? { deal, data } : { deal, error: { message: data.error || r.statusText, rule: data.rule || null } };
+    }
+    const reader = r.body.getReader(), decoder = new TextDecoder();
+    let buffered = "", last = null;
+    for (;;) {
+      const { value, done } = await reader.read();
+      buffered += decoder.decode(value || new Uint8Array(), { stream: !done });
+      let cut;
+      while ((cut = buffered.indexOf("\n")) >= 0) {
+        const line = buffered.slice(0, cut).trim();
+        buffered = buffered.slice(cut + 1);
+        if (!line) continue;
+        const part = JSON.parse(line);
+        if (part.part === "error") return { deal, error: { message: part.error, rule: part.rule || null } };
+        last = { deal, data: part, more: part.part !== "all" };
+        if (last.more) onPart(last);
+      }
+      if (done) break;
+    }
+    return last && !last.more ? last : { deal, error: { key: "analysisFailed" } };
   } catch (e) {
     return { deal, error: { key: "analysisFailed" } };
   }
@@ -1133,8 +1157,8 @@ async function fetchAnalysis(deal) {
 async function loadAnalysis(deal) {
   game.analysis = { deal, loading: true };
   render();
-  game.analysis = await fetchAnalysis(deal);
-  render();
+  const shown = (a) => { if (game.analysis && game.analysis.deal === deal) { game.analysis = a; render(); } };
+  shown(await fetchAnalysis(deal, shown));
 }
 
 function analysisValue(value, players) {
@@ -1147,7 +1171,7 @@ function analysisValue(value, players) {
 // prefix: "" in the result, "deal-" in the Deals panel (their test ids apart)
 function analysisPanel(a, prefix) {
   const box = el("div", { class: "analysis", "data-testid": prefix + "analysis",
-    "data-state": a.loading ? "loading" : a.error ? "error" : "done" });
+    "data-state": a.loading ? "loading" : a.error ? "error" : a.more ? "partial" : "done" });
   if (a.loading) { box.append(el("p", { text: t("analysisLoading") })); return box; }
   if (a.error) {
     const e = a.error;
@@ -1165,6 +1189,8 @@ function analysisPanel(a, prefix) {
       const level = text.length - text.trimStart().length;
       return el("li", { "data-level": String(Math.min(3, Math.floor(level / 2))), text: text.trim() });
     })));
+    // the first part: the verdict on the cards; the decisions and the par are still being judged
+    if (a.more) box.append(el("p", { "data-testid": prefix + "analysis-more", class: "hint", text: t("analysisMore") }));
     box.append(el("p", { class: "note", text: t("analysisNote") }));
     return box;
   }
@@ -1237,8 +1263,8 @@ function renderDeals() {
   kids.push(el("button", { type: "button", "data-testid": "deal-analysis-btn", onclick: async () => {
     const n = data.deal;
     d.analysis = { deal: n, loading: true }; renderDeals();
-    const a = await fetchAnalysis(n);
-    if (d.deal === n) { d.analysis = a; renderDeals(); }
+    const shown = (a) => { if (d.deal === n) { d.analysis = a; renderDeals(); } };
+    shown(await fetchAnalysis(n, shown));
   }, text: t("analysis") }));
   if (d.analysis && d.analysis.deal === data.deal) {
     const a = d.analysis.data ? { ...d.analysis, data: { ...d.analysis.data, players: d.analysis.data.players || players } } : d.analysis;
