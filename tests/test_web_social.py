@@ -629,8 +629,6 @@ def test_chat_refusals_are_clear_and_store_nothing(http):
             assert err["rule"] == rule and err["seq"] == 9 and err["message"]
         ws0.send_json({"type": "chat", "text": 5})
         assert anna.next_error()["rule"] == "protocol"
-        ws1.send_json({"type": "chat", "text": "hello"})
-        assert watcher.next_error()["rule"] == "spectator chat"
         ws0.send_json({"type": "chat", "text": "x" * 200})  # the longest line is fine
         # the rate: a burst of 4 lines, then a refusal
         for i in range(4):
@@ -640,6 +638,74 @@ def test_chat_refusals_are_clear_and_store_nothing(http):
     with connect(http, t, token_of(t, 1)) as ws:
         m = WsClient(ws).until(lambda m: m["type"] == "chat")
         assert [x["text"] for x in m["messages"]] == ["x" * 200, "line 0", "line 1", "line 2"]
+
+
+def test_a_spectator_chats_under_his_name_until_the_players_switch_it_off(tmp_path):
+    """A spectator's line is sent to everybody marked as a spectator's, under the name he
+    chose (cleaned and bounded as a seat's name) or none; the spectators' lines count per
+    link and per address. A seat switches the spectators' chat off: every client is told by
+    the table's info, a spectator's line is refused, a spectator may not switch it; the admin
+    switches it on again. Both the setting and the lines survive a restart."""
+    path = tmp_path / "st.sqlite"
+    with make_client(path) as http:
+        t = create(http)
+        spectator = t["spectator"]["token"]
+        with connect(http, t, token_of(t, 0)) as ws0, connect(http, t, spectator) as ws1, \
+                connect(http, t, t["admin_token"]) as ws2:
+            anna, watcher, admin = WsClient(ws0), WsClient(ws1), WsClient(ws2)
+            for c in (anna, watcher, admin):
+                c.until(is_state)
+                assert c.table["spectator_chat"] is True
+            ws1.send_json({"type": "chat", "text": "Gut gespielt!", "name": " Zoë\u202e "})
+            for c in (anna, watcher, admin):
+                m = c.until(lambda m: m["type"] == "chat")
+                assert [(x["seat"], x["name"], x["text"], x.get("spectator")) for x in m["messages"]] \
+                    == [(None, "Zoë", "Gut gespielt!", True)]
+            ws1.send_json({"type": "chat", "text": "anonym"})
+            line = anna.until(lambda m: m["type"] == "chat")["messages"][0]
+            assert (line["seat"], line["name"], line["spectator"]) == (None, None, True)
+            ws1.send_json({"type": "chat", "text": "x", "name": "N" * 25, "seq": 3})
+            err = watcher.next_error()
+            assert err["rule"] == "spectator name" and err["seq"] == 3
+            ws1.send_json({"type": "chat", "text": "x", "name": 5})
+            assert watcher.next_error()["rule"] == "protocol"
+            # the spectators' link has its chat allowance (a burst of 4), so has its address
+            for i in range(3):
+                ws1.send_json({"type": "chat", "text": f"more {i}"})
+            assert watcher.next_error()["rule"] == "chat rate"
+            ws2.send_json({"type": "chat", "text": "admin here"})  # another link, same address
+            assert admin.next_error()["rule"] == "chat rate"
+            ws0.send_json({"type": "chat", "text": "the seats chat on"})
+            anna.until(lambda m: m["type"] == "chat" and m["messages"][0]["seat"] == 0)
+            # a spectator cannot switch it; a seat switches it off
+            ws1.send_json({"type": "spectator chat", "on": False, "seq": 1})
+            err = watcher.next_error()
+            assert err["rule"] == "spectator chat switch" and err["seq"] == 1
+            ws0.send_json({"type": "spectator chat", "on": "no"})
+            assert anna.next_error()["rule"] == "protocol"
+            ws0.send_json({"type": "spectator chat", "on": False})
+            for c in (anna, watcher, admin):
+                c.until(lambda m: is_state(m) and m["table"]["spectator_chat"] is False)
+            ws1.send_json({"type": "chat", "text": "still there?", "seq": 2})
+            err = watcher.next_error()
+            assert err["rule"] == "spectator chat" and "switched" in err["message"]
+    with make_client(path) as http:  # a restart keeps the setting and the lines
+        with connect(http, t, spectator) as ws1, connect(http, t, t["admin_token"]) as ws2:
+            watcher, admin = WsClient(ws1), WsClient(ws2)
+            m = watcher.until(lambda m: m["type"] == "chat")
+            assert [(x["name"], x["text"], x.get("spectator")) for x in m["messages"]][:2] == \
+                [("Zoë", "Gut gespielt!", True), (None, "anonym", True)]
+            if watcher.state is None:
+                watcher.until(is_state)
+            assert watcher.table["spectator_chat"] is False
+            ws1.send_json({"type": "chat", "text": "hello?"})
+            assert watcher.next_error()["rule"] == "spectator chat"
+            admin.until(is_state)
+            ws2.send_json({"type": "spectator chat", "on": True})
+            watcher.until(lambda m: is_state(m) and m["table"]["spectator_chat"] is True)
+            ws1.send_json({"type": "chat", "text": "thanks", "name": "Zoë"})
+            line = admin.until(lambda m: m["type"] == "chat" and "history" not in m)["messages"][0]
+            assert (line["name"], line["text"]) == ("Zoë", "thanks")
 
 
 def test_spectators_and_strangers_cannot_use_seat_messages(http):
