@@ -421,7 +421,9 @@ async function showLobby() {
           } });
         return el("li", {}, el("b", { text: (l.seat === null ? t("spectator") : l.name) + ": " }),
           el("a", { href: l.link, target: "_blank", "data-testid": testid, text: abs }), " ", copy);
-      }));
+      }), ...res.seats.filter((s) => s.open).map((s) => el("li", { "data-testid": `lobby-seat-${s.seat}` },
+        el("b", { text: s.name + ": " }), el("span", { class: "muted", text: t("lobbySeatOpen") }))));
+      social.watchOpenSeats(res.id, res.seats.filter((s) => s.open).map((s) => s.seat));
       // the creator sits at the first human seat: Start takes him there
       const own = links.find((l) => l.seat !== null);
       $("start-hint").textContent = own ? t("startTakesYou", { name: own.name }) : "";

@@ -9,6 +9,7 @@ const social = {
   ticker: null,    // the turn timer's countdown
   rematchTicker: null,  // the countdown of an open rematch question
   lobbyTimer: null,
+  seatTimer: null,  // the invite links' look at their open seats
   openTables: null,  // the lobby list's last answer
   LISTED_TIMER: 60,  // seconds: the turn timer a listed table gets by default
 
@@ -57,6 +58,33 @@ const social = {
         (x.hints ? " · " + t("hintsShort") : "") + " " }),
       el("button", { type: "button", class: "primary", "data-testid": `take-seat-${x.id}`, text: t("takeSeat"),
         onclick: () => social.takeSeat(x) }))));
+  },
+
+  // the invite links just made: a seat left open for the lobby shows who took it, as soon as
+  // somebody does (the table's public info, asked again every few seconds until every such
+  // seat is taken or the page moves on)
+  watchOpenSeats(id, seats) {
+    clearTimeout(social.seatTimer);
+    let waiting = seats.slice();
+    const look = async () => {
+      if (!waiting.length || $("created").hidden) return;
+      try {
+        const info = await api(`/api/tables/${id}`);
+        waiting = waiting.filter((i) => {
+          const s = info.seats[i];
+          if (!s || s.open) return true;
+          const row = document.querySelector(`[data-testid=lobby-seat-${i}]`);
+          if (row) {
+            row.dataset.taken = "true";
+            row.replaceChildren(el("b", { text: s.name + ": " }),
+              el("span", { "data-name": s.name, text: t("lobbySeatTaken", { name: s.name }) }));
+          }
+          return false;
+        });
+      } catch (e) { if (e.rule === "unknown table" || e.rule === "archived") return; }
+      social.seatTimer = setTimeout(look, 2000);
+    };
+    social.seatTimer = setTimeout(look, 2000);
   },
 
   async takeSeat(x) {
