@@ -732,3 +732,52 @@ def test_a_chat_line_is_stored_printable_trimmed_and_bounded_or_refused(text):
         return
     assert line and line.isprintable() and line == line.strip() and len(line) <= 200
     assert clean_chat(line, 200) == line  # cleaning again changes nothing
+
+
+def test_the_summary_of_a_table_tells_each_link_its_own_result_and_no_card(http):
+    """"My tables" asks each table for a summary with the link's token: when it was made,
+    its finished deals, this seat's balance (none for the spectator and the admin), playing
+    or ended; a live table and an archived one alike; a wrong token learns nothing."""
+    t = create(http)
+    start(http, t)
+    tid = t["id"]
+
+    def summary(token, status=200):
+        r = http.get(f"/api/tables/{tid}/summary", headers={"authorization": f"Bearer {token}"})
+        assert r.status_code == status, r.text
+        return r.json()
+
+    with connect(http, t, token_of(t, 0)) as w0, connect(http, t, token_of(t, 1)) as w1:
+        anna, bernd = WsClient(w0), WsClient(w1)
+        rng = random.Random(5)
+        for _ in range(300):
+            sync(http, tid, [anna, bernd], bot_seats=(2,))
+            view = anna.view
+            if view["terminal"]:
+                break
+            me = anna if view["current_player"] == 0 else bernd
+            before = me.state["event"]
+            me.send_action(rng.choice(me.view["legal_actions"]))
+            me.until_event(before + 1)
+        balances = http.get(f"/api/tables/{tid}").json()["balances"]
+    mine = summary(token_of(t, 1))
+    assert mine == {"id": tid, "ruleset": "tippen/grupp-1975", "created": mine["created"],
+                    "deals": 1, "role": "seat", "seat": 1, "name": "Bernd",
+                    "balance": balances[1], "status": "playing"}
+    assert mine["created"] > 0
+    watcher = summary(t["spectator"]["token"])
+    assert (watcher["seat"], watcher["balance"], watcher["role"]) == (None, None, "spectator")
+    assert summary(t["admin_token"])["role"] == "admin"
+    assert summary("not-the-token", status=403)["rule"] == "token"
+    assert http.get(f"/api/tables/{tid}/summary").status_code == 403
+    assert http.post(f"/api/tables/{tid}/close", json={"token": t["admin_token"]}).status_code == 200
+    assert summary(token_of(t, 0))["status"] == "ended"
+    manager = http.app.state.manager
+    assert http.portal.call(manager.archive, manager.tables[tid], "test")
+    assert http.get(f"/api/tables/{tid}").status_code == 410
+    archived = summary(token_of(t, 1))
+    # the live table's clock and the database's row were read a moment apart
+    assert abs(archived.pop("created") - mine.pop("created")) < 1
+    assert archived == {**mine, "status": "ended"}
+    assert summary(t["spectator"]["token"])["balance"] is None
+    assert summary("not-the-token", status=403)["rule"] == "token"
