@@ -441,3 +441,29 @@ def test_a_spectator_chats_until_a_player_switches_it_off(server, browser):
     finally:
         c1.close()
         c2.close()
+
+
+def test_my_tables_lists_a_table_joined_by_an_invite_with_its_result_and_status(server, browser):
+    t = api_table(server, [{"name": "Anna"}, {"name": "Robo", "bot": "random"},
+                           {"name": "Rita", "bot": "random"}])
+    context = browser.new_context()  # the guest's browser: it made no table
+    try:
+        page = context.new_page()
+        page.goto(server + t["seats"][0]["link"])
+        page.get_by_test_id("players").locator(".player").first.wait_for()
+        page.goto(server + "/")
+        summary = page.get_by_test_id(f"mine-summary-{t['id']}")
+        summary.wait_for()
+        day = time.strftime("%d/%m/%Y", time.localtime())
+        assert summary.text_content().strip() == f"{day} · 0 deals · your result 0 · playing"
+        entry = page.get_by_test_id(f"mine-{t['id']}")
+        assert entry.get_by_role("link").get_attribute("href") == t["seats"][0]["link"]
+        assert page.get_by_test_id(f"mine-admin-{t['id']}").count() == 0  # a guest's entry
+        post(server, f"/api/tables/{t['id']}/close", {"token": t["admin_token"]})
+        page.reload()
+        page.locator(f"[data-testid=mine-summary-{t['id']}][data-status=ended]").wait_for()
+        assert summary.text_content().strip().endswith("· ended")
+        page.get_by_test_id("lang-toggle").click()  # drawn again in German
+        page.get_by_test_id(f"mine-summary-{t['id']}").filter(has_text="beendet").wait_for()
+    finally:
+        context.close()
