@@ -16,7 +16,8 @@ Scenarios: ``play:<preset>`` for every preset (one or two human seats playing a 
 legal action, bots at the other seats, the spectator watching; per deal a chat line, Next
 pressed by every human, the table's info; the redacted record and a past deal during play;
 the table closed by its admin and the full record downloaded), ``refusals`` (illegal, out of
-turn, stale and malformed actions, a spectator acting or chatting, chat empty and too long,
+turn, stale and malformed actions, a spectator acting, switching the spectators' chat or
+chatting once a seat switched it off, chat empty and too long,
 Next in a deal, bad tokens), ``rematch`` (asked, declined, asked and agreed; the new table
 joined), ``turn-timer`` (a seat's timer runs out, a stand-in plays, the player is back),
 ``lobby`` (a listed table with an open seat, listed, taken, listed again) and ``bots``
@@ -80,7 +81,18 @@ def normalise(message: Any) -> Any:
         if isinstance(body, dict) and isinstance(body.get("error"), str):
             error = body["error"].replace("(Authorization: Bearer …)", "(?token=…)")
             message = ["http", [*message[1][:3], {**body, "error": error}]]
-    return message
+    # spectators may chat, and the table's info says so (``spectator_chat``, true unless a
+    # seat switched it off): the key is dropped while it is true
+    return _without_spectator_chat(message)
+
+
+def _without_spectator_chat(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _without_spectator_chat(v) for k, v in value.items()
+                if not (k == "spectator_chat" and v is True)}
+    if isinstance(value, list):
+        return [_without_spectator_chat(v) for v in value]
+    return value
 
 
 # --- fixing the server's random sources ------------------------------------------------
@@ -541,6 +553,11 @@ def scenario_refusals(run: Run) -> None:
     me.until(lambda m: m["type"] == "state")
     refused(me, {"type": "action", "action": me.view["legal_actions"][0]})  # no event
     refused(spectator, {"type": "action", "action": "pass", "event": me.table["events"]})
+    # the spectators chat until a seat switches it off (a spectator may not)
+    refused(spectator, {"type": "spectator chat", "on": False})
+    me.send({"type": "spectator chat", "on": False})
+    for c in (spectator, c0, c1):
+        c.wait(lambda c: c.table.get("spectator_chat") is False)
     refused(spectator, {"type": "chat", "text": "hallo"})
     refused(me, "not json")
     refused(me, {"type": "teleport"})

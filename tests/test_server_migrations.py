@@ -104,17 +104,44 @@ def test_a_version_5_database_gains_the_rematch_evening(database_url):
         conn.execute(text("ALTER TABLE st_table_social DROP COLUMN evening"))
     storage.close()
     storage = Storage(database_url)
-    assert version(storage) == LATEST == 6
+    assert version(storage) == LATEST
     st = storage.load_table("t5")
     assert st is not None and st.social.creator == "10.0.0.5" and st.social.pace == "wait"
     assert st.social.evening == []
     evening = [{"table": "t5", "deals": 3, "balances": [4, -2, -2]}]
     storage.create_table("t6", "tippen/grupp-1975", {"players": 3}, seats, "admin2",
                          "spectator2", social=StoredSocial(evening=evening,
-                                                           chat=[(1, "again?", 1.5)], chat_count=1))
+                                                           chat=[(1, "again?", 1.5, None)], chat_count=1))
     st = storage.load_table("t6")
     assert st is not None and st.social.evening == evening
-    assert st.social.chat == [(1, "again?", 1.5)] and st.social.chat_count == 1
+    assert st.social.chat == [(1, "again?", 1.5, None)] and st.social.chat_count == 1
+    storage.close()
+
+
+def test_a_version_6_database_gains_the_spectators_chat(database_url):
+    """A database at version 6 (no spectator lines, no switch) gets the columns of step 7 and
+    keeps its lines; its tables let spectators chat, a switch and a spectator's name are kept."""
+    storage = Storage(database_url)
+    seats = [StoredSeat(0, "Anna", None, "d0"), StoredSeat(1, "Ben", None, "d1"),
+             StoredSeat(2, "Carla", "random", None)]
+    storage.create_table("t6", "tippen/grupp-1975", {"players": 3}, seats, "admin",
+                         "spectator", social=StoredSocial(creator="10.0.0.6"))
+    storage.add_chat("t6", 0, 1, "hallo", 1.0)
+    with storage.engine.begin() as conn:
+        conn.execute(text(f"UPDATE {VERSION_TABLE} SET version = 6"))
+        conn.execute(text("ALTER TABLE st_chat DROP COLUMN name"))
+        conn.execute(text("ALTER TABLE st_table_social DROP COLUMN spectator_chat"))
+    storage.close()
+    storage = Storage(database_url)
+    assert version(storage) == LATEST == 7
+    st = storage.load_table("t6")
+    assert st is not None and st.social.creator == "10.0.0.6"
+    assert st.social.spectator_chat is True and st.social.chat == [(1, "hallo", 1.0, None)]
+    storage.set_spectator_chat("t6", False)
+    storage.add_chat("t6", 1, -1, "bravo", 2.0, "Zoë")
+    st = storage.load_table("t6")
+    assert st is not None and st.social.spectator_chat is False
+    assert st.social.chat == [(1, "hallo", 1.0, None), (-1, "bravo", 2.0, "Zoë")]
     storage.close()
 
 

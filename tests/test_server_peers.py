@@ -547,3 +547,36 @@ def test_a_record_files_analyses_count_against_the_address_for_the_whole_service
     refilled = (time.monotonic() - started) * limits.analyses_per_minute_per_address / 60
     assert refused is not None and refused["rule"] == "analysis rate", answered
     assert limits.analysis_burst_per_address <= answered <= limits.analysis_burst_per_address + refilled + 1
+
+
+def test_a_spectator_chats_and_a_seat_switches_it_off_across_processes(peers):
+    """A spectator relayed from another process chats as the seats do; a seat on a third
+    process switches the spectators' chat off, and the spectator is refused; the summary of
+    "My tables" answers on every process."""
+    ports = peers["ports"]
+    t, anna, bernd, _ = two_players(ports)
+    watcher = Client(ports, ports[1], t["id"], t["spectator"]["token"])
+    watcher.until_state()
+
+    def said(c: Client, kind: str) -> list[dict]:
+        c.pump()
+        return [m for m in c.said if m["type"] == kind]
+
+    watcher.send({"type": "chat", "text": "Servus", "name": "Zoë"})
+    deadline = time.monotonic() + 30
+    while not any(line["name"] == "Zoë" and line["spectator"] and line["seat"] is None
+                  for m in said(bernd, "chat") for line in m["messages"]):
+        assert time.monotonic() < deadline, "the spectator's line did not reach the other process"
+    bernd.send({"type": "spectator chat", "on": False})
+    while watcher.state is None or watcher.state["table"]["spectator_chat"] is not False:
+        assert time.monotonic() < deadline, "the switch did not reach the spectator"
+        watcher.pump()
+    watcher.send({"type": "chat", "text": "noch da?"})
+    while not any(e["rule"] == "spectator chat" for e in watcher.errors):
+        assert time.monotonic() < deadline, "the spectator's line was not refused"
+        watcher.pump()
+    for port in ports:
+        status, summary = http(port, "GET", f"/api/tables/{t['id']}/summary", token=t["seats"][1]["token"])
+        assert status == 200 and (summary["seat"], summary["status"]) == (1, "playing"), summary
+    for c in (watcher, anna, bernd):
+        c.close()

@@ -115,7 +115,7 @@ def test_seat_view_and_spectator_view_hide_cards(http, conformance):
         c0, c1, cs = WsClient(w0), WsClient(w1), WsClient(ws)
         by_seat = {0: c0, 1: c1}
         rng = random.Random(3)
-        for _ in range(40):
+        for step in range(40):
             sync(http, t["id"], [c0, c1, cs], bot_seats=(2,))
             assert c0.hello["seat"] == 0 and cs.hello["role"] == "spectator"
             v0, v1, vs = c0.view, c1.view, cs.view
@@ -127,6 +127,11 @@ def test_seat_view_and_spectator_view_hide_cards(http, conformance):
             assert not (cards_of(cs.state) & (set(v0["hand"]) | set(v1["hand"])))
             if v0["terminal"]:
                 break
+            if step < 3:  # a spectator's chat line (a few: the chat's rate) names no card
+                ws.send_json({"type": "chat", "text": "na?", "name": "Zoë"})
+                for c in (c0, c1, cs):
+                    line = c.until(lambda m: m["type"] == "chat")
+                    assert not cards_of(line) and line["messages"][0]["spectator"]
             seat = v0["current_player"]
             me = by_seat[seat]
             before = me.state["event"]
@@ -257,6 +262,7 @@ def answers_of(http, tid: str, token: str, finished: int) -> dict:
         "record": get(f"/api/tables/{tid}/record", token=token),
         "info": get(f"/api/tables/{tid}"),
         "lobby": get("/api/tables"),
+        "summary": get(f"/api/tables/{tid}/summary", token=token),
         "refused": [get(f"/api/tables/{tid}/analysis/{finished + 1}", token=token),
                     get(f"/api/tables/{tid}/deals/{finished + 1}", token=token),
                     get(f"/api/tables/{tid}/replay/{finished + 1}", token=token),
@@ -299,7 +305,7 @@ def test_no_answer_of_the_http_api_names_a_card_its_token_was_not_shown(roomy, r
                 for n, entry in enumerate(got["record"]["deals"], 1):
                     assert cards_in(entry) <= shown[n - 1][reader], (n, reader)
                 assert not cards_in({k: v for k, v in got["record"].items() if k != "deals"})
-                assert not cards_in([got["info"], got["lobby"], got["refused"]])
+                assert not cards_in([got["info"], got["lobby"], got["summary"], got["refused"]])
             if finished < deals:
                 for c in clients.values():
                     c.ws.send_json({"type": "next"})

@@ -390,3 +390,80 @@ def test_chat_with_html_in_it_is_shown_as_text(server, browser):
         c1.close()
         c2.close()
     assert dialogs == []
+
+
+def test_the_invite_links_show_who_took_the_seat_left_for_the_lobby(server, browser):
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        fill_lobby(page, server, "tippen/grupp-1975", ["Anna", "Gast", "Robo"],
+                   ["", "open", "random"], listed=True)
+        row = page.get_by_test_id("lobby-seat-1")
+        assert "free seat for the lobby" in row.text_content()
+        table_id = page.get_by_test_id("link-seat-0").get_attribute("href").split("/t/")[1].split("#")[0]
+        # a stranger takes the seat from the lobby: the host's page says so, without a reload
+        post(server, f"/api/tables/{table_id}/take", {"seat": 1, "name": "Zoë"})
+        page.locator("[data-testid=lobby-seat-1][data-taken=true]").wait_for()
+        assert row.text_content() == "Zoë: taken by Zoë"
+        assert page.get_by_test_id("created").is_visible()
+    finally:
+        context.close()
+
+
+def test_a_spectator_chats_until_a_player_switches_it_off(server, browser):
+    t = api_table(server, [{"name": "Anna"}, {"name": "Bernd"}, {"name": "Robo", "bot": "random"}])
+    c1, c2 = browser.new_context(), browser.new_context()
+    try:
+        anna, watcher = c1.new_page(), c2.new_page()
+        anna.goto(server + t["seats"][0]["link"])
+        watcher.goto(server + t["spectator"]["link"])
+        anna.get_by_test_id("players").locator(".player").first.wait_for()
+        watcher.get_by_test_id("chat-input").wait_for()
+        assert anna.get_by_test_id("chat-name").is_hidden()  # a seat chats under its name
+        watcher.get_by_test_id("chat-name").fill("Zoë")
+        watcher.get_by_test_id("chat-input").fill("Schönes Spiel")
+        watcher.get_by_test_id("chat-send").click()
+        line = anna.get_by_test_id("chat-log").locator("li.spectator").first
+        line.wait_for()
+        assert line.text_content() == "Zoë (spectator): Schönes Spiel"
+        # a player switches the spectators' chat off: the spectator's box says so
+        assert anna.get_by_test_id("spectator-chat").is_checked()
+        assert watcher.get_by_test_id("spectator-chat").is_hidden()
+        anna.get_by_test_id("spectator-chat").uncheck()
+        watcher.get_by_test_id("chat-off").wait_for()
+        assert watcher.get_by_test_id("chat-off").text_content() == \
+            catalogue("en")["web.spectatorChatOff"]
+        assert watcher.get_by_test_id("chat-input").is_disabled()
+        assert anna.get_by_test_id("chat-input").is_enabled()  # the seats chat on
+        anna.get_by_test_id("spectator-chat").check()
+        watcher.get_by_test_id("chat-off").wait_for(state="hidden")
+        assert watcher.get_by_test_id("chat-input").is_enabled()
+    finally:
+        c1.close()
+        c2.close()
+
+
+def test_my_tables_lists_a_table_joined_by_an_invite_with_its_result_and_status(server, browser):
+    t = api_table(server, [{"name": "Anna"}, {"name": "Robo", "bot": "random"},
+                           {"name": "Rita", "bot": "random"}])
+    context = browser.new_context()  # the guest's browser: it made no table
+    try:
+        page = context.new_page()
+        page.goto(server + t["seats"][0]["link"])
+        page.get_by_test_id("players").locator(".player").first.wait_for()
+        page.goto(server + "/")
+        summary = page.get_by_test_id(f"mine-summary-{t['id']}")
+        summary.wait_for()
+        day = time.strftime("%d/%m/%Y", time.localtime())
+        assert summary.text_content().strip() == f"{day} · 0 deals · your result 0 · playing"
+        entry = page.get_by_test_id(f"mine-{t['id']}")
+        assert entry.get_by_role("link").get_attribute("href") == t["seats"][0]["link"]
+        assert page.get_by_test_id(f"mine-admin-{t['id']}").count() == 0  # a guest's entry
+        post(server, f"/api/tables/{t['id']}/close", {"token": t["admin_token"]})
+        page.reload()
+        page.locator(f"[data-testid=mine-summary-{t['id']}][data-status=ended]").wait_for()
+        assert summary.text_content().strip().endswith("· ended")
+        page.get_by_test_id("lang-toggle").click()  # drawn again in German
+        page.get_by_test_id(f"mine-summary-{t['id']}").filter(has_text="beendet").wait_for()
+    finally:
+        context.close()

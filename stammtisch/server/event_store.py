@@ -484,8 +484,13 @@ class TableRecord:
     async def close(self) -> None:
         await self._store.commit(self._storage.close_table, self._holder.id)
 
-    async def add_chat(self, idx: int, seat: int, text: str, at: float) -> None:
-        await self._store.commit(self._storage.add_chat, self._holder.id, idx, seat, text, at)
+    async def add_chat(self, idx: int, seat: int, text: str, at: float,
+                       name: str | None = None) -> None:
+        await self._store.commit(self._storage.add_chat, self._holder.id, idx, seat, text, at,
+                                 name)
+
+    async def set_spectator_chat(self, on: bool) -> None:
+        await self._store.commit(self._storage.set_spectator_chat, self._holder.id, on)
 
     async def take_seat(self, seat: int, digest: str, open_seats: list[int],
                         name: str | None) -> None:

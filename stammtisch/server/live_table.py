@@ -281,7 +281,7 @@ class LiveTable:
                           turns.next_deal_at, turns.waiting, turns.turn_deadline,
                           turns.bot_trouble, self.score, self.scored, self.last_explanation,
                           self.social.rematch_waiting(), self.social.rematch_deadline,
-                          self.evening)
+                          self.evening, self.social.spectator_chat)
 
     def info(self) -> dict[str, Any]:
         return self.shown().info(self.fanout.seats_online())
@@ -333,12 +333,13 @@ class LiveTable:
         else:
             balances = t.ledger.player_balances()
         evening = [*self.evening, {"table": self.id, "deals": self.scored, "balances": balances}]
-        chat = [(line["seat"], line["text"], line["at"]) for line in self.social.chat]
+        chat = self.social.stored_chat()
         social = StoredSocial(turn_seconds=self.turn_seconds, listed=self.listed,
                               open_seats=sorted(self.open_seats), creator=creator,
                               lobby_seats=sorted(self.lobby_seats),
                               pace=None if self.pace is None else str(self.pace),
-                              hints=self.hints, evening=evening, chat=chat, chat_count=len(chat))
+                              hints=self.hints, evening=evening, chat=chat, chat_count=len(chat),
+                              spectator_chat=self.social.spectator_chat)
         return (self.ruleset_id, self.options, [(s.name, s.bot) for s in self.seats],
                 self.max_deals, social)
 

@@ -108,9 +108,17 @@ def _rematch_evening(conn: Connection) -> None:
     _add_columns(conn, "st_table_social", {"evening": "TEXT"})
 
 
+def _spectator_chat(conn: Connection) -> None:
+    """Spectators chat: a chat line may be a spectator's, with the name he chose, and the
+    players may switch the spectators' chat off."""
+    _add_columns(conn, "st_chat", {"name": "VARCHAR(64)"})
+    _add_columns(conn, "st_table_social", {"spectator_chat": "BOOLEAN"})
+
+
 #: The steps, in order: step ``i`` (1-based) brings version ``i - 1`` to ``i``.
 STEPS: list[Callable[[Connection], None]] = [_deal_keys, _social_owners, _table_choices,
-                                             _one_action_table, _peer_tables, _rematch_evening]
+                                             _one_action_table, _peer_tables, _rematch_evening,
+                                             _spectator_chat]
 LATEST = len(STEPS)
 
 

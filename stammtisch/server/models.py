@@ -106,10 +106,13 @@ class SocialRow(Base):
     # a rematch's evening: JSON list of the tables before it, oldest first, each
     # {"table": id, "deals": finished deals, "balances": per seat}
     evening: Mapped[str | None] = mapped_column(Text, nullable=True)
+    # whether spectators may chat (None: yes); a seated player or the admin switches it
+    spectator_chat: Mapped[bool | None] = mapped_column(Boolean, nullable=True)
 
 
 class ChatRow(Base):
-    """One line of a table's chat (plain text, as the seat wrote it after cleaning)."""
+    """One line of a table's chat (plain text, as the seat wrote it after cleaning). A
+    spectator's line has seat ``SPECTATOR_SEAT`` and the name he chose (None: none)."""
 
     __tablename__ = "st_chat"
 
@@ -118,6 +121,11 @@ class ChatRow(Base):
     seat: Mapped[int] = mapped_column(Integer)
     text: Mapped[str] = mapped_column(Text)
     created: Mapped[float] = mapped_column(Float)
+    name: Mapped[str | None] = mapped_column(String(64), nullable=True)
+
+
+#: ``ChatRow.seat`` of a spectator's line
+SPECTATOR_SEAT = -1
 
 
 # --- several server processes over one PostgreSQL database (peers.py); unused on SQLite ---

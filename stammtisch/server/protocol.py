@@ -74,12 +74,26 @@ class Ping(ClientMessage):
 
 
 class Chat(ClientMessage):
-    """A chat line (a seat; at most ``chat_max_chars`` characters, at most ``chat_rate`` lines
-    per second per seat; stored with the table)."""
+    """A chat line (a seat, or a spectator while the table's ``spectator_chat`` is on, else
+    refused with rule "spectator chat"; at most ``chat_max_chars`` characters, at most
+    ``chat_rate`` lines per second per seat, and per spectator link and per address of a
+    spectator; stored with the table)."""
 
     type: Literal["chat"] = "chat"
     text: str = Field(description="the line")
-    spectator: ClassVar[bool] = True  # refused by the table (rule "spectator chat")
+    name: str | None = Field(default=None, description="a spectator's name for the line (cleaned "
+                             "as a seat's name; none: shown as a spectator); a seat's is ignored")
+    spectator: ClassVar[bool] = True
+
+
+class SpectatorChat(ClientMessage):
+    """Let the spectators chat (``on``: true) or not (a seated player or the table's admin;
+    a spectator's is refused with rule "spectator chat switch"). Kept with the table; every
+    client sees it as the table's ``spectator_chat``."""
+
+    type: Literal["spectator chat"] = "spectator chat"
+    on: bool = Field(description="true: spectators may chat; false: they may not")
+    spectator: ClassVar[bool] = True  # the admin's link; a spectator's is refused by the table
 
 
 class Back(ClientMessage):
@@ -124,7 +138,8 @@ class ActionIn:
         self.seq = seq
 
 
-CLIENT_MESSAGES: tuple[type[ClientMessage], ...] = (Action, Next, Start, Ping, Chat, Back, Rematch, Hint)
+CLIENT_MESSAGES: tuple[type[ClientMessage], ...] = (Action, Next, Start, Ping, Chat, SpectatorChat,
+                                                    Back, Rematch, Hint)
 _BY_TYPE: dict[str, type[ClientMessage]] = {
     m.model_fields["type"].default: m for m in CLIENT_MESSAGES}
 
@@ -233,7 +248,9 @@ class ChatLines(ServerMessage):
     """The latest lines on connecting (with ``history``), then each new line."""
 
     type: Literal["chat"] = "chat"
-    messages: list[dict[str, Any]] = Field(description='each line\'s "seat", "name", "text", "at"')
+    messages: list[dict[str, Any]] = Field(
+        description='each line\'s "seat", "name", "text", "at"; a spectator\'s line has "seat" '
+        'null, "spectator" true and "name" the one he chose, or null')
     history: bool | None = Field(default=None, description="true on connecting")
 
     @staticmethod
@@ -426,7 +443,10 @@ def parse_client(text: str, max_depth: int, spectator: bool = False) -> ClientMe
         line = msg.get("text")
         if not isinstance(line, str):
             raise BadMessage("protocol", "a chat message needs a \"text\" string", kind, seq)
-        return Chat(text=line, seq=seq)
+        name = msg.get("name")
+        if name is not None and not isinstance(name, str):
+            raise BadMessage("protocol", "a chat message's \"name\" is a string", kind, seq)
+        return Chat(text=line, name=name, seq=seq)
     if spectator and not model.spectator:
         raise BadMessage("spectator", "a spectator cannot act", kind, seq)
     if model is Rematch:
@@ -434,6 +454,12 @@ def parse_client(text: str, max_depth: int, spectator: bool = False) -> ClientMe
         if not isinstance(agree, bool):
             raise BadMessage("protocol", "a rematch message's \"agree\" is true or false", kind, seq)
         return Rematch(agree=agree, seq=seq)
+    if model is SpectatorChat:
+        on = msg.get("on")
+        if not isinstance(on, bool):
+            raise BadMessage("protocol", "a spectator chat message's \"on\" is true or false",
+                             kind, seq)
+        return SpectatorChat(on=on, seq=seq)
     return model(seq=seq)  # type: ignore[call-arg]  # each message type has its "type" as default
 
 

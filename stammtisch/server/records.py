@@ -106,6 +106,20 @@ def reader_seat(who: tuple[str, int | None]) -> int | None:
     return who[1] if who[0] == "seat" else None
 
 
+def summary(table_id: str, ruleset: str, created: float, table: Table,
+            who: tuple[str, int | None], ended: bool, finished: int) -> dict[str, Any]:
+    """What "My tables" shows of a table for ``who``: when it was made, its finished deals,
+    this reader's seat and balance (none for a spectator or the admin), and whether it plays
+    on or has ended. No card: the balance is the one the table's public info shows."""
+    seat = reader_seat(who)
+    balances = table.ledger.player_balances()
+    return {"id": table_id, "ruleset": ruleset, "created": created, "deals": finished,
+            "role": who[0], "seat": seat,
+            "name": table.players[seat] if seat is not None else None,
+            "balance": balances[seat] if seat is not None else None,
+            "status": "ended" if ended else "playing"}
+
+
 def record_key(table_id: str, finished: int, who: tuple[str, int | None],
                closed: bool) -> tuple[Any, ...]:
     """What a record download depends on: the table, its finished deals, and whose it is (the

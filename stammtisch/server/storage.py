@@ -122,7 +122,8 @@ class StoredSocial:
     listed: bool = False
     open_seats: list[int] = field(default_factory=list)
     rematch_id: str | None = None
-    chat: list[tuple[int, str, float]] = field(default_factory=list)  # (seat, text, time), oldest first
+    # (seat, text, time, a spectator's name), oldest first; a spectator's seat is SPECTATOR_SEAT
+    chat: list[tuple[int, str, float, str | None]] = field(default_factory=list)
     chat_count: int = 0  # lines stored in all (the next line's number)
     creator: str = ""  # the address that made the table
     lobby_seats: list[int] = field(default_factory=list)  # open for strangers when it was made
@@ -132,6 +133,7 @@ class StoredSocial:
     hints: bool = False  # any seat may ask the search bot for a hint
     # a rematch's evening: the tables before it, oldest first ({"table", "deals", "balances"})
     evening: list[dict[str, Any]] = field(default_factory=list)
+    spectator_chat: bool = True  # spectators may chat (the players may switch it off)
 
 
 @dataclass
@@ -259,11 +261,12 @@ class Storage:
                     creator=social.creator, lobby_seats=json.dumps(social.lobby_seats),
                     humans=json.dumps(social.humans),
                     rematch_claimed=json.dumps(social.rematch_claimed), pace=social.pace,
-                    hints=social.hints, evening=json.dumps(social.evening)))
+                    hints=social.hints, evening=json.dumps(social.evening),
+                    spectator_chat=social.spectator_chat))
                 if social.chat:  # a rematch goes on with the chat of the table before it
                     conn.execute(insert(core_table(ChatRow)), [
-                        dict(table_id=table_id, idx=i, seat=seat, text=text, created=at)
-                        for i, (seat, text, at) in enumerate(social.chat)])
+                        dict(table_id=table_id, idx=i, seat=seat, text=text, created=at, name=name)
+                        for i, (seat, text, at, name) in enumerate(social.chat)])
 
     def start_deal(self, table_id: str, number: int, deck: list[str], first_dealer: int,
                    deal_key: int | None = None, fence: LeaseFence | None = None) -> None:
@@ -348,20 +351,26 @@ class Storage:
         with self.engine.begin() as conn:
             self._set_social(conn, table_id, rematch_claimed=json.dumps(seats))
 
-    def add_chat(self, table_id: str, idx: int, seat: int, text: str, created: float) -> None:
+    def add_chat(self, table_id: str, idx: int, seat: int, text: str, created: float,
+                 name: str | None = None) -> None:
         with self.engine.begin() as conn:
             conn.execute(insert(core_table(ChatRow)).values(table_id=table_id, idx=idx, seat=seat,
-                                                        text=text, created=created))
+                                                        text=text, created=created, name=name))
+
+    def set_spectator_chat(self, table_id: str, on: bool) -> None:
+        """Whether the table's spectators may chat."""
+        with self.engine.begin() as conn:
+            self._set_social(conn, table_id, spectator_chat=on)
 
     @staticmethod
     def _load_social(conn: Any, table_id: str, keep: int = 50) -> StoredSocial:
         row = conn.execute(select(core_table(SocialRow)).where(SocialRow.table_id == table_id)).first()
         count = conn.execute(select(func.count()).select_from(core_table(ChatRow))
                              .where(ChatRow.table_id == table_id)).scalar_one()
-        lines = conn.execute(select(ChatRow.seat, ChatRow.text, ChatRow.created)
+        lines = conn.execute(select(ChatRow.seat, ChatRow.text, ChatRow.created, ChatRow.name)
                              .where(ChatRow.table_id == table_id)
                              .order_by(ChatRow.idx.desc()).limit(keep)).all()
-        chat = [(r.seat, r.text, r.created) for r in reversed(lines)]
+        chat = [(r.seat, r.text, r.created, r.name) for r in reversed(lines)]
         if row is None:
             return StoredSocial(chat=chat, chat_count=count)
         return StoredSocial(turn_seconds=row.turn_seconds or 0, listed=bool(row.listed),
@@ -372,7 +381,8 @@ class Storage:
                             humans=list(json.loads(row.humans or "[]")),
                             rematch_claimed=list(json.loads(row.rematch_claimed or "[]")),
                             pace=row.pace, hints=bool(row.hints),
-                            evening=list(json.loads(row.evening or "[]")))
+                            evening=list(json.loads(row.evening or "[]")),
+                            spectator_chat=row.spectator_chat is not False)
 
     def set_spectator_digest(self, table_id: str, digest: str) -> None:
         with self.engine.begin() as conn:

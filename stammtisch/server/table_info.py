@@ -28,7 +28,8 @@ class TableShown:
                  "id", "listed", "max_deals", "next_deal_at", "next_ready", "open_seats",
                  "evening", "options", "pace", "pause", "rematch_deadline", "rematch_id", "rematch_votes",
                  "rematch_waiting", "rules",
-                 "ruleset_id", "score", "scored", "seats", "started", "table", "turn_deadline",
+                 "ruleset_id", "score", "scored", "seats", "spectator_chat", "started", "table",
+                 "turn_deadline",
                  "turn_seconds", "waiting")
 
     def __init__(self, table_id: str, ruleset_id: str, rules: Rules, options: dict[str, Any],
@@ -40,7 +41,8 @@ class TableShown:
                  turn_deadline: float | None, bot_trouble: int | None,
                  score: list[dict[str, Any]], scored: int,
                  explanation: list[CatalogueMessage] | None, rematch_waiting: list[int],
-                 rematch_deadline: float | None, evening: list[dict[str, Any]]) -> None:
+                 rematch_deadline: float | None, evening: list[dict[str, Any]],
+                 spectator_chat: bool = True) -> None:
         self.id = table_id
         self.ruleset_id = ruleset_id
         self.rules = rules
@@ -72,6 +74,7 @@ class TableShown:
         self.rematch_waiting = rematch_waiting
         self.rematch_deadline = rematch_deadline
         self.evening = evening
+        self.spectator_chat = spectator_chat
 
     def info(self, online: set[int]) -> dict[str, Any]:
         """The table's info (``online``: the seats with a client connected)."""
@@ -89,7 +92,8 @@ class TableShown:
                 self.turn_deadline, self.listed, self.rematch_id, self.max_deals,
                 self.scored, id(self.explanation), tuple(sorted(self.rematch_votes)),
                 tuple(self.rematch_waiting), self.rematch_deadline,
-                self.bot_trouble, self.pace, tuple(sorted(self.next_ready)))
+                self.bot_trouble, self.pace, tuple(sorted(self.next_ready)),
+                self.spectator_chat)
 
     def deal_key(self) -> tuple[Any, ...]:
         """Moves with ``deal``."""
@@ -170,6 +174,8 @@ class TableShown:
             "hints": self.hints,
             # the seat whose search bot keeps failing (the table tries again, ever less often)
             "bot_trouble": self.bot_trouble,
+            # spectators may chat (a seated player or the admin switches it off and on)
+            "spectator_chat": self.spectator_chat,
         }
 
     def seat_infos(self, online: set[int]) -> list[dict[str, Any]]:

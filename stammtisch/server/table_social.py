@@ -11,6 +11,8 @@ import zlib
 from typing import TYPE_CHECKING, Any, Protocol
 
 from .buckets import Bucket
+from .models import SPECTATOR_SEAT
+from .names import NameError_, clean_name
 from .protocol import ChatLines, Error, HintAsked, RematchSeat
 from .refusals import Refusal, RefusalKind, StorageUnavailable
 from .table_core import TRY_AGAIN
@@ -34,7 +36,9 @@ SOCIAL_MESSAGES = {
     "chat empty": "a chat line needs some text",
     "chat length": "a chat line is at most {n} characters",
     "chat rate": "you are chatting too fast; wait a moment",
-    "spectator chat": "only the seats of a table chat",
+    "spectator chat": "the players switched the spectators' chat off",
+    "spectator chat switch": "only a seated player or the table's admin switches the "
+                             "spectators' chat",
     "taken": "this seat is not free (any more); choose another one",
     "no free seat": "this table has no free seat",
     "rematch": "a rematch can start when no deal is being played",
@@ -63,6 +67,17 @@ def clean_chat(text: str, limit: int) -> str:
         raise Refusal("chat length", SOCIAL_MESSAGES["chat length"].format(n=limit),
                       RefusalKind.INVALID)
     return line
+
+
+def spectator_name(raw: str | None) -> str | None:
+    """The name a spectator chats under, cleaned as a seat's name is (None: he chose none,
+    and is shown as a spectator). Raises a Refusal when it is too long."""
+    if raw is None or not "".join(ch for ch in raw if ch.isprintable()).strip():
+        return None
+    try:
+        return clean_name(raw)
+    except NameError_ as e:
+        raise Refusal("spectator name", str(e), RefusalKind.INVALID) from None
 
 
 def new_token() -> str:
@@ -108,14 +123,19 @@ class TableSocial:
 
     __slots__ = ("_host", "_registry", "_rematch_timer", "chat", "chat_buckets", "chat_count",
                  "hint_buckets", "rematch_asker", "rematch_claimed", "rematch_deadline",
-                 "rematch_id", "rematch_links", "rematch_votes")
+                 "rematch_id", "rematch_links", "rematch_votes", "spectator_buckets",
+                 "spectator_chat")
 
     def __init__(self, host: SocialHost, registry: Registry) -> None:
         self._host = host
         self._registry = registry
         self.chat: list[dict[str, Any]] = []  # the latest chat lines (at most chat_keep)
         self.chat_count = 0  # chat lines stored in all: the next line's number
+        # per seat; a spectator's line also counts for his token (SPECTATOR_SEAT, the admin's
+        # one below) and his address (spectator_buckets): the spectators share one link
         self.chat_buckets: dict[int, Bucket] = {}
+        self.spectator_buckets: dict[str, Bucket] = {}
+        self.spectator_chat = True  # spectators may chat (a seat or the admin switches it)
         self.hint_buckets: dict[str, Bucket] = {}  # per asking address
         self.rematch_id: str | None = None  # the table this table's rematch made
         self.rematch_links: dict[int | None, str] = {}  # links of the rematch not yet delivered
@@ -130,38 +150,80 @@ class TableSocial:
         """As stored: the rematch made, the links that led on to it, the chat."""
         self.rematch_id = social.rematch_id
         self.rematch_claimed = set(social.rematch_claimed)
-        self.chat = [self.chat_line(seat, text, at) for seat, text, at in social.chat]
+        self.chat = [self.chat_line(seat, text, at, name) for seat, text, at, name in social.chat]
         self.chat_count = social.chat_count
+        self.spectator_chat = social.spectator_chat
 
-    def chat_line(self, seat: int, text: str, at: float) -> dict[str, Any]:
-        name = self._host.seats[seat].name if 0 <= seat < len(self._host.seats) else "?"
-        return {"seat": seat, "name": name, "text": text, "at": at}
+    def chat_line(self, seat: int, text: str, at: float, name: str | None = None) -> dict[str, Any]:
+        """A stored line as the clients are sent it: a seat's under the seat's name, a
+        spectator's (``SPECTATOR_SEAT``) with seat null, the name he chose (or null) and
+        ``spectator``."""
+        if seat == SPECTATOR_SEAT:
+            return {"seat": None, "name": name, "text": text, "at": at, "spectator": True}
+        shown = self._host.seats[seat].name if 0 <= seat < len(self._host.seats) else "?"
+        return {"seat": seat, "name": shown, "text": text, "at": at}
 
-    async def say(self, seat: int | None, text: str) -> None:
-        """A chat line from a seat: cleaned, length- and rate-limited, stored, then sent to
-        every client. Raises a Refusal (nothing stored, nothing sent) when refused."""
-        host = self._host
-        if seat is None:
-            raise Refusal("spectator chat", SOCIAL_MESSAGES["spectator chat"],
-                          RefusalKind.FORBIDDEN)
-        line = clean_chat(text, host.limits.chat_max_chars)
-        bucket = self.chat_buckets.get(seat)
+    def stored_chat(self) -> list[tuple[int, str, float, str | None]]:
+        """The lines kept here as they are stored (``StoredSocial.chat``)."""
+        return [(SPECTATOR_SEAT, x["text"], x["at"], x["name"]) if x.get("spectator")
+                else (x["seat"], x["text"], x["at"], None) for x in self.chat]
+
+    def _allow(self, buckets: dict[Any, Bucket], key: Any) -> bool:
+        limits = self._host.limits
+        bucket = buckets.get(key)
         if bucket is None:
-            bucket = self.chat_buckets[seat] = Bucket(host.limits.chat_rate, host.limits.chat_burst)
-        if not bucket.allow():
+            bucket = buckets[key] = Bucket(limits.chat_rate, limits.chat_burst)
+        return bucket.allow()
+
+    async def say(self, seat: int | None, text: str, name: str | None = None,
+                  address: str = "", admin: bool = False) -> None:
+        """A chat line from a seat, or from a spectator (``seat`` None; the admin's link
+        too) under the ``name`` he chose: cleaned, length- and rate-limited (a seat's per
+        seat; a spectator's per link and per ``address``), stored, then sent to every client.
+        Raises a Refusal (nothing stored, nothing sent) when refused, and for a spectator
+        when the players switched the spectators' chat off."""
+        host = self._host
+        shown: str | None = None
+        if seat is None:
+            if not self.spectator_chat:
+                raise Refusal("spectator chat", SOCIAL_MESSAGES["spectator chat"],
+                              RefusalKind.FORBIDDEN)
+            shown = spectator_name(name)
+        line = clean_chat(text, host.limits.chat_max_chars)
+        key = seat if seat is not None else SPECTATOR_SEAT - int(admin)
+        if not self._allow(self.chat_buckets, key) or (
+                seat is None and not self._allow(self.spectator_buckets, address)):
             raise Refusal("chat rate", SOCIAL_MESSAGES["chat rate"], RefusalKind.TOO_MANY)
+        stored = SPECTATOR_SEAT if seat is None else seat
         idx = self.chat_count
         self.chat_count += 1  # taken now: two lines under way never share a number
         at = host.clock.time()
         try:
-            await host.record.add_chat(idx, seat, line, at)
+            await host.record.add_chat(idx, stored, line, at, shown)
         except StorageUnavailable:
             log.warning("table %s: could not store a chat line", host.id, exc_info=True)
             raise Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE) from None
-        entry = self.chat_line(seat, line, at)
+        entry = self.chat_line(stored, line, at, shown)
         self.chat = (self.chat + [entry])[-host.limits.chat_keep:]
         host.last_activity = at
         host.fanout.send_all(ChatLines.encode([entry]))
+
+    async def switch_spectator_chat(self, on: bool) -> None:
+        """A seated player or the admin lets the spectators chat (``on``) or not: stored with
+        the table, then every client is told it by the table's info (``spectator_chat``)."""
+        host = self._host
+        async with host.lock:
+            if on == self.spectator_chat:
+                return
+            try:
+                await host.record.set_spectator_chat(on)
+            except StorageUnavailable:
+                log.warning("table %s: could not store the spectators' chat", host.id,
+                            exc_info=True)
+                raise Refusal("storage", TRY_AGAIN, RefusalKind.UNAVAILABLE) from None
+            self.spectator_chat = on
+            host.fanout.seats_changed()  # the table's flags
+            host.broadcast_state()
 
     async def hint(self, seat: int, address: str = "") -> tuple[int, dict[str, Any]]:
         """What the search bot would do for ``seat``, on turn at a practice table, from what

@@ -30,14 +30,16 @@ from ..protocol import (
     Pong,
     Rematch,
     RematchSeat,
+    SpectatorChat,
     State,
     parse_client,
     parse_hello,
 )
 from ..records import auth_tokens
-from ..refusals import MESSAGES, Refusal, StorageUnavailable
+from ..refusals import MESSAGES, Refusal, RefusalKind, StorageUnavailable
 from ..storage import StoredTable
 from ..table_core import SERVER_FAULT, TRY_AGAIN
+from ..table_social import SOCIAL_MESSAGES
 from ..transport import ServerSocket
 from .deps import TABLE_ID, Server, client_address, get_server
 from .records import REPLAY_ERRORS, may_read
@@ -236,7 +238,14 @@ class Connection:
                 conn.send(Pong.encode(seq))
                 return
             if isinstance(msg, Chat):
-                await live.social.say(conn.seat, msg.text)
+                await live.social.say(conn.seat, msg.text, msg.name, conn.address,
+                                      admin=self.role == "admin")
+                return
+            if isinstance(msg, SpectatorChat):
+                if conn.seat is None and self.role != "admin":
+                    raise Refusal("spectator chat switch", SOCIAL_MESSAGES["spectator chat switch"],
+                                  RefusalKind.FORBIDDEN)
+                await live.social.switch_spectator_chat(msg.on)
                 return
             seat = conn.seat
             assert seat is not None  # parse_client refused a spectator's

@@ -8,6 +8,8 @@ Each takes the table's token in ``Authorization: Bearer …`` (never in the URL:
   that token saw it at its end (its terminal view: passers' folded cards, the talon and the
   tapp stay hidden). The deck of an unfinished deal never leaves the server.
 - ``GET  /api/tables/{id}/deals/{n}`` – a finished deal as this token saw it.
+- ``GET  /api/tables/{id}/summary`` – what "My tables" shows of the table for this token:
+  when it was made, its finished deals, the token's seat and balance, playing or ended.
 - ``GET  /api/tables/{id}/analysis/{n}`` – where points were lost in a finished deal, as this
   token saw the deal while the table plays, whole once it has ended (as the record). With
   ``Accept: application/x-ndjson`` it comes in parts, one JSON object a line: first the cards
@@ -158,6 +160,42 @@ async def get_record(table_id: KnownId, token: TokenDep, server: ServerDep, addr
         raise record_behind()
     server.records.put(key, body)
     return Response(body, media_type="application/json", headers=headers)
+
+
+@router.get("/api/tables/{table_id}/summary")
+async def get_summary(table_id: KnownId, token: TokenDep, server: ServerDep,
+                      address: AddressDep) -> Response:
+    """What "My tables" shows of a table for this token (``records.summary``): a live table
+    answers from memory; an archived one is replayed from the database once per token's
+    role and kept."""
+    live = server.manager.get(table_id)
+    if live is not None:
+        async with live.lock:
+            who = live.auth(token)
+            if who is None:
+                raise Refusal("token", MESSAGES["record token"], RefusalKind.FORBIDDEN)
+            shown = records.summary(live.id, live.ruleset_id, live.created, live.table, who,
+                                    live.closed, live.scored)
+        return Response(orjson.dumps(shown), media_type="application/json")
+    a = await asker(server, table_id, token, address, "record token")
+    key = ("summary", table_id, a.who)
+    kept = server.records.get(key)
+    if kept is not None:
+        return Response(kept, media_type="application/json")
+    st = await stored_record(server, table_id, address)
+
+    def build() -> bytes:
+        table = records.replayed(st)
+        return orjson.dumps(records.summary(st.id, st.ruleset, st.created, table, a.who, True,
+                                            records.finished_deals(table)))
+
+    try:
+        body = await server.off_loop(build)
+    except REPLAY_ERRORS:
+        log.warning("table %s: its stored record does not replay", table_id, exc_info=True)
+        raise record_behind() from None
+    server.records.put(key, body)
+    return Response(body, media_type="application/json")
 
 
 async def finished_deal_answer(server: Server, table_id: str, deal: int, token: str,

@@ -343,12 +343,52 @@ function rememberTable(entry) {
   localStorage.setItem("stammtisch.tables", JSON.stringify(list.slice(0, 20)));
 }
 
+// a seat's link opened here (an invite, or a seat taken from the lobby) joins "My tables":
+// the table this browser made keeps its entry and notes which seat is this browser's
+function rememberOpened(info) {
+  if (game.role !== "seat") return;
+  const list = JSON.parse(localStorage.getItem("stammtisch.tables") || "[]");
+  const link = `/t/${game.tableId}#${game.token}`;
+  const entry = list.find((e) => e.id === game.tableId);
+  if (entry) {
+    if (entry.mine === link) return;
+    entry.mine = link;
+    localStorage.setItem("stammtisch.tables", JSON.stringify(list));
+  } else rememberTable({ id: game.tableId, ruleset: info.ruleset, mine: link, links: [{ name: info.players[game.seat], link, seat: game.seat }] });
+}
+
+// "My tables": per table, its summary for the link this browser holds (its seat's, else the
+// admin's): when it was made, the finished deals, this seat's result, playing or ended
+const mineSummaries = {};
+async function loadMine() {
+  const list = JSON.parse(localStorage.getItem("stammtisch.tables") || "[]");
+  await Promise.all(list.map(async (e) => {
+    const link = e.mine || e.admin;
+    if (!link) return;
+    try {
+      const r = await fetch(`/api/tables/${e.id}/summary`, { headers: { authorization: `Bearer ${link.split("#")[1]}` } });
+      if (r.ok) mineSummaries[e.id] = await r.json();
+    } catch (err) { /* the entry stays without its summary */ }
+  }));
+  renderMine();
+}
+
+function mineSummary(x) {
+  const parts = [new Date(x.created * 1000).toLocaleDateString(lang === "de" ? "de-DE" : "en-GB"),
+    t(x.deals === 1 ? "mineDeals_one" : "mineDeals", { n: x.deals })];
+  if (x.balance !== null) parts.push(t("mineResult", { n: x.balance > 0 ? `+${x.balance}` : String(x.balance) }));
+  parts.push(t(x.status === "ended" ? "mineEnded" : "minePlaying"));
+  return parts.join(" · ");
+}
+
 function madeHere(id) { return JSON.parse(localStorage.getItem("stammtisch.tables") || "[]").some((e) => e.id === id && e.admin); }
 
 function renderMine() {
   const list = JSON.parse(localStorage.getItem("stammtisch.tables") || "[]");
   $("mine").hidden = list.length === 0;
-  $("mine-list").replaceChildren(...list.map((e) => el("li", {}, el("b", { text: rulesetTitle(e.ruleset, e.ruleset) + " " }),
+  $("mine-list").replaceChildren(...list.map((e) => el("li", { "data-testid": `mine-${e.id}` }, el("b", { text: rulesetTitle(e.ruleset, e.ruleset) + " " }),
+    ...(mineSummaries[e.id] ? [el("span", { class: "muted", "data-testid": `mine-summary-${e.id}`,
+      "data-status": mineSummaries[e.id].status, text: mineSummary(mineSummaries[e.id]) + " " })] : []),
     ...e.links.map((l) => el("a", { href: l.link, class: "chip", text: l.seat === null ? t("spectator") : l.name })),
     ...(e.admin ? [el("a", { href: e.admin, class: "chip", "data-testid": `mine-admin-${e.id}`, text: t("adminLink") })] : []))));
 }
@@ -391,6 +431,7 @@ async function showLobby() {
   $("ruleset").addEventListener("change", () => renderOptions());
   renderOptions();
   renderMine();
+  loadMine();
   social.initLobby();
   $("add-seat").addEventListener("click", () => renderSeats($("seats").children.length + 1));
   $("remove-seat").addEventListener("click", () => renderSeats($("seats").children.length - 1));
@@ -421,7 +462,9 @@ async function showLobby() {
           } });
         return el("li", {}, el("b", { text: (l.seat === null ? t("spectator") : l.name) + ": " }),
           el("a", { href: l.link, target: "_blank", "data-testid": testid, text: abs }), " ", copy);
-      }));
+      }), ...res.seats.filter((s) => s.open).map((s) => el("li", { "data-testid": `lobby-seat-${s.seat}` },
+        el("b", { text: s.name + ": " }), el("span", { class: "muted", text: t("lobbySeatOpen") }))));
+      social.watchOpenSeats(res.id, res.seats.filter((s) => s.open).map((s) => s.seat));
       // the creator sits at the first human seat: Start takes him there
       const own = links.find((l) => l.seat !== null);
       $("start-hint").textContent = own ? t("startTakesYou", { name: own.name }) : "";
@@ -607,6 +650,7 @@ function connect() {
       // the table's info comes only when it changed; else the last one holds, but for its event number
       if (m.table) game.info = m.table; else if (game.info) { game.info.events = m.event; m.table = game.info; }
       game.lastEvent = m.event; game.msg = m; document.body.dataset.event = String(m.event);
+      if (first && game.info) rememberOpened(game.info);
       noteTrick(m.view, first);
       render();
       const c = changes(prev, m);

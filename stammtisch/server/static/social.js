@@ -9,6 +9,7 @@ const social = {
   ticker: null,    // the turn timer's countdown
   rematchTicker: null,  // the countdown of an open rematch question
   lobbyTimer: null,
+  seatTimer: null,  // the invite links' look at their open seats
   openTables: null,  // the lobby list's last answer
   LISTED_TIMER: 60,  // seconds: the turn timer a listed table gets by default
 
@@ -59,6 +60,33 @@ const social = {
         onclick: () => social.takeSeat(x) }))));
   },
 
+  // the invite links just made: a seat left open for the lobby shows who took it, as soon as
+  // somebody does (the table's public info, asked again every few seconds until every such
+  // seat is taken or the page moves on)
+  watchOpenSeats(id, seats) {
+    clearTimeout(social.seatTimer);
+    let waiting = seats.slice();
+    const look = async () => {
+      if (!waiting.length || $("created").hidden) return;
+      try {
+        const info = await api(`/api/tables/${id}`);
+        waiting = waiting.filter((i) => {
+          const s = info.seats[i];
+          if (!s || s.open) return true;
+          const row = document.querySelector(`[data-testid=lobby-seat-${i}]`);
+          if (row) {
+            row.dataset.taken = "true";
+            row.replaceChildren(el("b", { text: s.name + ": " }),
+              el("span", { "data-name": s.name, text: t("lobbySeatTaken", { name: s.name }) }));
+          }
+          return false;
+        });
+      } catch (e) { if (e.rule === "unknown table" || e.rule === "archived") return; }
+      social.seatTimer = setTimeout(look, 2000);
+    };
+    social.seatTimer = setTimeout(look, 2000);
+  },
+
   async takeSeat(x) {
     $("open-error").textContent = "";
     try {
@@ -90,8 +118,15 @@ const social = {
     // a notice of the table (e.g. "Anna asked for a hint") is rendered in the reader's language
     box.replaceChildren(...social.chat.map((x) => (x.notice
       ? el("li", { class: "notice", "data-notice": x.notice }, el("i", { text: t(x.notice, { name: x.name }) }))
-      : el("li", {}, el("b", { text: x.name + ": " }), el("span", { class: "chat-text", text: x.text })))));
+      : el("li", x.spectator ? { class: "spectator" } : {}, el("b", { text: social.speaker(x) + ": " }),
+        el("span", { class: "chat-text", text: x.text })))));
     box.scrollTop = box.scrollHeight;
+  },
+
+  // who wrote a line: a seat by its name, a spectator marked as one
+  speaker(x) {
+    if (!x.spectator) return x.name;
+    return x.name ? t("spectatorLine", { name: x.name }) : t("spectatorAnonymous");
   },
 
   renderTable(info, v) {
@@ -145,11 +180,21 @@ const social = {
     };
     rematchTick();
     if (votes.length && info.rematch_deadline) social.rematchTicker = setInterval(rematchTick, 1000);
-    // chat: the seats write, everybody reads
+    // chat: the seats write, and the spectators while the players let them; everybody reads
+    // (an archived table is read-only)
     $("chat-box").hidden = false;
-    $("chat-form").hidden = !seated;
+    const open = info.spectator_chat !== false;
+    $("chat-form").hidden = !!info.archived;
+    $("chat-off").hidden = seated || open || !!info.archived;
+    for (const id of ["chat-input", "chat-send", "chat-name"]) $(id).disabled = !seated && !open;
+    $("chat-name").hidden = seated;
+    $("chat-name").placeholder = t("chatName");
+    $("chat-name").setAttribute("aria-label", t("chatName"));
     $("chat-input").placeholder = t("chatPlaceholder");
     $("chat-input").setAttribute("aria-label", t("chat"));
+    // a seated player or the admin lets the spectators chat or not
+    $("spectator-chat-box").hidden = !(seated || game.role === "admin") || !!info.archived;
+    $("spectator-chat").checked = open;
   },
 
   initTable() {
@@ -157,11 +202,17 @@ const social = {
     $("rematch").addEventListener("click", () => send({ type: "rematch" }));
     $("rematch-yes").addEventListener("click", () => send({ type: "rematch", agree: true }));
     $("rematch-no").addEventListener("click", () => send({ type: "rematch", agree: false }));
+    $("chat-name").value = localStorage.getItem("stammtisch.name") || "";
+    $("spectator-chat").addEventListener("change", () => send({ type: "spectator chat", on: $("spectator-chat").checked }));
     $("chat-form").addEventListener("submit", (ev) => {
       ev.preventDefault();
       const text = $("chat-input").value.trim();
       if (!text) return;
-      send({ type: "chat", text });
+      if (game.seat === null) {
+        const name = $("chat-name").value.trim();
+        localStorage.setItem("stammtisch.name", name);
+        send({ type: "chat", text, name: name || null });
+      } else send({ type: "chat", text });
       $("chat-input").value = "";
     });
   },
