@@ -246,3 +246,27 @@ def test_a_rufer_goal_counts_the_sides_the_engine_pays(backend: str) -> None:
         returns = final.returns()
         assert len({returns[s] for s in range(4) if s != declarer}) == 1
         assert (returns[holder] < 0) == bool(final.won())
+
+
+def test_a_table_of_more_players_than_the_kernel_holds_is_solved_right() -> None:
+    """The kernel's work array holds eight hands; Tippen seats up to ten. A nine-player
+    Dreiblatt deal whose ninth player holds the pack's first card (where the ninth hand and
+    the first card's holder would share a slot) gets the reference's answers on either backend."""
+    from stammtisch.solve import _kernel
+    from stammtisch.solve.solver import KERNEL_SEATS
+
+    assert _kernel.W_OWNER - _kernel.W_HANDS == KERNEL_SEATS
+    rng = random.Random(9)
+    checked = 0
+    while checked < 3:
+        state = tippen_state(rng, "tippen/dreiblatt-1859", 9)
+        pos = position_from_state(state)
+        if len(pos.seats) <= KERNEL_SEATS or not pos.hands[pos.seats[-1]] & 1:
+            continue
+        checked += 1
+        answers = []
+        for backend in BACKENDS:
+            solver = Solver(pos, backend)
+            answers.append([solver.value(solver.tippen_goal(s), pos) for s in pos.seats])
+        assert answers[0] == answers[1]
+        assert all(0 <= v <= pos.tricks_left for v in answers[0])

@@ -137,6 +137,9 @@ class _Compiled:
     static: np.ndarray
 
 
+#: players whose hands the kernel's work array holds (``_kernel.W_HANDS`` to ``W_OWNER``)
+KERNEL_SEATS = 8
+
 #: cards in the hands up to which the reference search is the quicker backend (``quick_backend``)
 SMALL_POSITION = 16
 
@@ -162,7 +165,9 @@ class Solver:
         if backend not in BACKENDS:
             raise ValueError(f"unknown solver backend {backend!r}; choose one of {', '.join(BACKENDS)}")
         self.root = pos
-        self.backend = backend
+        # the kernel's work array holds the hands of KERNEL_SEATS players: a larger table (Tippen
+        # has up to ten) is searched by the reference, which has no such bound
+        self.backend = backend if len(pos.seats) <= KERNEL_SEATS else "python"
         self._reference: dict[Goal, ReferenceSearch] = {}
         self._compiled: dict[Goal, _Compiled] = {}
         # the answers given: exact final takings, and threshold answers, per goal and position
