@@ -37,7 +37,7 @@ from fastapi import APIRouter, Depends, Header
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from .. import records
-from ..analysis import AnalysisBusy, AnalysisQueueFull, AnalysisShareFull, DealFindings, deal_cost
+from ..analysis import AnalysisBusy, AnalysisQueueFull, AnalysisShareFull, deal_cost
 from ..refusals import MESSAGES, Refusal, RefusalKind, StorageUnavailable
 from ..storage import StoredTable, token_digest
 from ..table_core import TRY_AGAIN
@@ -258,15 +258,24 @@ async def may_analyse(server: Server, address: str) -> bool:
                              limits.analysis_burst_per_address)
 
 
-async def analysed(server: Server, key: str, deal: int, record: dict[str, Any], address: str,
-                   cost: float) -> DealFindings:
-    """The analysis of deal ``deal`` of the full ``record``, kept under ``key`` (a table's id),
-    by the Analyst's worker; its refusals as the client's."""
+def begun(server: Server, key: str, deal: int, record: dict[str, Any], address: str, cost: float,
+          staged: bool = False) -> tuple[asyncio.Future[Any], asyncio.Future[Any]]:
+    """The analysis of deal ``deal`` of the full ``record`` begun (``Analyst.begin``), kept
+    under ``key`` (a table's id, or a record file's digest); its refusals as the client's."""
     try:
-        return await server.analyst.analyse(key, deal, record, owner=address, cost=cost)
+        return server.analyst.begin(key, deal, record, owner=address, cost=cost, staged=staged)
     except (AnalysisBusy, AnalysisShareFull, AnalysisQueueFull) as e:
         server.manager.count_refusal(e.rule)
         raise Refusal(e.rule, MESSAGES[e.rule], RefusalKind.TOO_MANY, 5) from None
+    except WorkersFailing as e:
+        raise Refusal(e.rule, MESSAGES["workers failing"], RefusalKind.UNAVAILABLE, e.retry_after) from None
+
+
+async def awaited(key: str, deal: int, running: asyncio.Future[Any]) -> Any:
+    """The analysis under way, its worker's failures as refusals; shielded: a requester that
+    goes away neither cancels the others' wait nor the work."""
+    try:
+        return await asyncio.shield(running)
     except WorkersFailing as e:
         raise Refusal(e.rule, MESSAGES["workers failing"], RefusalKind.UNAVAILABLE,
                       e.retry_after) from None
@@ -304,13 +313,13 @@ async def get_analysis(table_id: KnownId, deal: int, token: TokenDep, server: Se
         return {"players": found.names, **found.read_by(a.seat, a.whole)}
 
     if not staged:
-        return JSONResponse(answer(await _awaited(table_id, deal, whole)))
+        return JSONResponse(answer(await awaited(table_id, deal, whole)))
 
     async def parts() -> AsyncIterator[bytes]:
         try:
             if first is not whole and not whole.done():  # (joined to a whole one: no first part)
-                yield orjson.dumps({"part": "play", **answer(await _awaited(table_id, deal, first))}) + b"\n"
-            yield orjson.dumps({"part": "all", **answer(await _awaited(table_id, deal, whole))}) + b"\n"
+                yield orjson.dumps({"part": "play", **answer(await awaited(table_id, deal, first))}) + b"\n"
+            yield orjson.dumps({"part": "all", **answer(await awaited(table_id, deal, whole))}) + b"\n"
         except Refusal as refused:  # the answer has begun: the refusal is its last line
             yield orjson.dumps({"part": "error", "error": refused.message, "rule": refused.rule}) + b"\n"
 
@@ -335,24 +344,4 @@ async def _begin_analysis(server: Server, table_id: str, deal: int, token: str, 
             raise Refusal("deal in progress", MESSAGES["analysis not over"].format(
                 deal=deal, finished=records.finished_deals(table)))
         raise record_behind()
-    try:
-        return server.analyst.begin(table_id, deal, records.public_record(table), owner=address,
-                                    cost=deal_cost(table, deal), staged=staged)
-    except (AnalysisBusy, AnalysisShareFull, AnalysisQueueFull) as e:
-        server.manager.count_refusal(e.rule)
-        raise Refusal(e.rule, MESSAGES[e.rule], RefusalKind.TOO_MANY, 5) from None
-    except WorkersFailing as e:
-        raise Refusal(e.rule, MESSAGES["workers failing"], RefusalKind.UNAVAILABLE, e.retry_after) from None
-
-
-async def _awaited(table_id: str, deal: int, running: asyncio.Future[Any]) -> Any:
-    """The analysis under way, its worker's failures as refusals; shielded: a requester that
-    goes away neither cancels the others' wait nor the work."""
-    try:
-        return await asyncio.shield(running)
-    except WorkersFailing as e:
-        raise Refusal(e.rule, MESSAGES["workers failing"], RefusalKind.UNAVAILABLE,
-                      e.retry_after) from None
-    except JobFailed:  # a worker's fault: logged with its traceback, the client may retry
-        log.exception("table %s: the analysis of deal %d failed", table_id, deal)
-        raise Refusal("server", MESSAGES["analysis failed"], RefusalKind.UNAVAILABLE) from None
+    return begun(server, table_id, deal, records.public_record(table), address, deal_cost(table, deal), staged)
