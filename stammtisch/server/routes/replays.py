@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 import orjson
 from fastapi import APIRouter
@@ -35,9 +36,11 @@ from ..limits import check_option_bounds
 from ..refusals import MESSAGES, Refusal, RefusalKind
 from ..storage import StoredTable
 from .deps import AddressDep, Server, ServerDep, TokenDep
-from .records import REPLAY_ERRORS, KnownId, analysed, finished_deal_answer, may_analyse, may_read
+from .records import REPLAY_ERRORS, KnownId, awaited, begun, finished_deal_answer, may_analyse, may_read
 
 router = APIRouter()
+
+T = TypeVar("T")
 
 #: The paths that take a record file (a larger body: ``ServerLimits.max_record_body``).
 RECORD_PATHS = ("/api/replay", "/api/replay/analysis")
@@ -94,6 +97,18 @@ def checked_record(body: RecordReplay) -> dict[str, Any]:
     return {**record, "deals": record["deals"][:body.deal]}
 
 
+async def replayed_deal(server: Server, body: RecordReplay, build: Callable[[], T | None]) -> T:
+    """``build()`` off the event loop, on the record's deal asked for: refused when the record
+    does not replay (``not_replayed``) or ``build`` finds no such finished deal (None)."""
+    try:
+        out = await server.off_loop(build)
+    except RecordError as e:
+        raise not_replayed(e) from None
+    if out is None:
+        raise no_such_deal(body)
+    return out
+
+
 @router.post("/api/replay")
 async def post_replay(body: RecordReplay, server: ServerDep, address: AddressDep) -> Response:
     """A deal of a record file, view by view, whole. A record that does not replay is refused
@@ -104,13 +119,7 @@ async def post_replay(body: RecordReplay, server: ServerDep, address: AddressDep
     def build() -> dict[str, Any] | None:
         return records.deal_replay(record, body.deal, None, True)
 
-    try:
-        answer = await server.off_loop(build)
-    except RecordError as e:
-        raise not_replayed(e) from None
-    if answer is None:
-        raise no_such_deal(body)
-    return Response(orjson.dumps(answer), media_type="application/json")
+    return Response(orjson.dumps(await replayed_deal(server, body, build)), media_type="application/json")
 
 
 def record_key(record: dict[str, Any]) -> str:
@@ -133,13 +142,8 @@ async def record_analysis(server: Server, body: RecordReplay, address: str) -> d
             table = replay_record(record, allow_incomplete=True).table
             return deal_cost(table, body.deal) if records.finished_deals(table) >= body.deal else None
 
-        try:
-            cost = await server.off_loop(replayed)
-        except RecordError as e:
-            raise not_replayed(e) from None
-        if cost is None:
-            raise no_such_deal(body)
-        result = await analysed(server, key, body.deal, record, address, cost)
+        cost = await replayed_deal(server, body, replayed)
+        result = await awaited(key, body.deal, begun(server, key, body.deal, record, address, cost)[1])
     return {"players": result.names, **result.read_by(None, True)}
 
 
