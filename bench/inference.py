@@ -14,13 +14,15 @@ by the weights. Per game and model, one JSON line:
   smoothed by one per place (``uniform``: the unweighted worlds); higher is better;
 * ``placed_right``: the share of hidden cards whose most likely place is the true one;
 * ``true_world_gain``: the log-likelihood per hidden card of the true deal's actions under
-  the model, minus the log of its mean over the uniform worlds (an estimate of
-  ``log P_model(true world) - log P_uniform(true world)`` per hidden card: positive when the
-  model finds the true deal likelier than the sampler's average world);
+  the model (raised to the model's ``temper``, as the bot weighs worlds), minus the log of its
+  mean over the uniform worlds (an estimate of ``log P_model(true world) - log
+  P_uniform(true world)`` per hidden card: positive when the model finds the true deal
+  likelier than the sampler's average world);
 * ``positions``, ``hidden_cards`` (per position, mean), ``seconds`` per position of the
   model's weighing (all the worlds' likelihoods).
 
-    nice -n 10 python bench/inference.py [--deals 100] [--seed 7] [--worlds 64] [--every 3] [--game tapp/modern]
+    nice -n 10 python bench/inference.py [--deals 100] [--seed 7] [--worlds 64] [--every 3] [--temper T]
+                                         [--game tapp/modern]
 """
 
 from __future__ import annotations
@@ -85,6 +87,9 @@ def run(rid: str, players: int, args: argparse.Namespace) -> list[dict[str, obje
     rules = ruleset(rid, {"players": players})
     family = rules.family
     policies = {name: make_policy(family, name) for name in MODELS[1:]}
+    for policy in policies.values():
+        if args.temper is not None:
+            policy.temper = args.temper
     sums: dict[str, dict[str, float]] = {m: {} for m in MODELS}
     seconds = {m: 0.0 for m in MODELS}
     count = 0
@@ -106,12 +111,13 @@ def run(rid: str, players: int, args: argparse.Namespace) -> list[dict[str, obje
                         weights = np.full(len(worlds), 1.0 / len(worlds))
                         gain = 0.0
                     else:
-                        logs = np.array([log_likelihood(w, seat, policies[model]) for w in worlds])
+                        policy = policies[model]
+                        logs = np.array([log_likelihood(w, seat, policy) for w in worlds]) * policy.temper
                         top = logs.max()
                         weights = np.exp(logs - top)
                         mean = math.log(float(weights.mean())) + top
                         weights /= weights.sum()
-                        gain = log_likelihood(state, seat, policies[model]) - mean
+                        gain = log_likelihood(state, seat, policy) * policy.temper - mean
                     seconds[model] += time.perf_counter() - start
                     for key, value in position_figures(state, seat, worlds, weights, gain).items():
                         sums[model][key] = sums[model].get(key, 0.0) + value
@@ -125,6 +131,8 @@ def run(rid: str, players: int, args: argparse.Namespace) -> list[dict[str, obje
                                    "worlds": args.worlds, "positions": count}
         for key, total in sums[model].items():
             line[key] = round(total / max(1, count), 4)
+        if model != "uniform":
+            line["temper"] = policies[model].temper
         line["seconds"] = round(seconds[model] / max(1, count), 5)
         lines.append(line)
     return lines
@@ -137,6 +145,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--worlds", type=int, default=64, help="worlds drawn per position")
     parser.add_argument("--every", type=int, default=3, help="every n-th decision of a deal is a position")
     parser.add_argument("--bots", default="expert", help="who plays the deals (a level or bot name)")
+    parser.add_argument("--temper", type=float, default=None,
+                        help="weigh the worlds by the likelihood to this power (default: each model's own)")
     parser.add_argument("--game", choices=[g for g, _ in GAMES], action="append", help="only this game")
     args = parser.parse_args(argv)
     if args.deals < 1 or args.worlds < 1 or args.every < 1:

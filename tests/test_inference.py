@@ -191,3 +191,19 @@ def test_inference_is_off_unless_asked():
     assert not bot.inference
     with pytest.raises(ValueError):
         PimcBot("tapp", random.Random(1), inference=True, candidates=0)
+
+
+@pytest.mark.parametrize("rid,players", GAMES)
+@pytest.mark.parametrize("model", ["heuristic", "learned"])
+def test_a_worlds_likelihood_is_the_sum_of_its_decisions(rid, players, model):
+    """``log_likelihood`` (the learned model's in one batch) adds up ``log_probs`` of each
+    other seat's action along the replay, and leaves out the seat's own and forced actions."""
+    policy = make_policy(ruleset(rid, {}).family, model)
+    for state, seat in states_of(rid, players, 13)[::5]:
+        world = state.resample(seat, random.Random(3))
+        total = 0.0
+        for step, actor, action in replay(world):
+            legal = step.legal_actions()
+            if actor != seat and len(legal) > 1:
+                total += policy.log_probs(step, actor, legal)[legal.index(action)]
+        assert log_likelihood(world, seat, policy) == pytest.approx(total)

@@ -44,6 +44,8 @@ from ..games.tricks import trick_winner_index
 
 #: the heuristic policy's share for all the actions the heuristic would not choose
 EPSILON = 0.15
+#: the heuristic policy's ``temper`` (see ``Policy``)
+HEURISTIC_TEMPER = 1.0
 #: the shipped weights of ``LearnedPolicy``, per game family
 WEIGHTS_FILE = Path(__file__).with_name("inference_weights.json")
 #: the features of an action, in the order of the weights (``action_features``)
@@ -58,11 +60,24 @@ FEATURES = (
 POLICY_SEED = 0x5EED
 
 
+#: one decision of a replay: the state before it (advanced in place by the replay), the seat
+#: on turn, its legal actions and the action it took
+Step = tuple[Any, int, list[int], int]
+
+
 class Policy(Protocol):
-    """A model of how a seat acts: the log-probability of each legal action (in the order of
-    ``legal``) for the seat on turn in ``state``, from that seat's information alone."""
+    """A model of how a seat acts, from that seat's information alone: ``log_probs``, the
+    log-probability of each legal action (in the order of ``legal``) for the seat on turn in
+    ``state``; ``log_likelihood``, the sum over a replay's steps of the action taken (each
+    step read before the replay moves on). ``temper``: the power the likelihood is raised to
+    when worlds are weighed (below 1: the model's actions are treated as less telling than
+    independent draws would be; chosen on held-out deals, ``bench/inference.py``)."""
+
+    temper: float
 
     def log_probs(self, state: Any, actor: int, legal: list[int]) -> list[float]: ...
+
+    def log_likelihood(self, steps: Iterator[Step]) -> float: ...
 
 
 class Guide:
@@ -91,11 +106,12 @@ class Guide:
 class HeuristicPolicy:
     """The heuristic's choice with probability ``1 - epsilon``, the rest spread evenly."""
 
-    def __init__(self, family: str, epsilon: float = EPSILON) -> None:
+    def __init__(self, family: str, epsilon: float = EPSILON, temper: float = HEURISTIC_TEMPER) -> None:
         if not 0.0 < epsilon < 1.0:
             raise ValueError("epsilon lies strictly between 0 and 1")
         self.family = family
         self.epsilon = epsilon
+        self.temper = temper
         self.guide = Guide(family)
 
     def log_probs(self, state: Any, actor: int, legal: list[int]) -> list[float]:
@@ -104,15 +120,23 @@ class HeuristicPolicy:
         miss = math.log(self.epsilon / (len(legal) - 1))
         return [hit if a == chosen else miss for a in legal]
 
+    def log_likelihood(self, steps: Iterator[Step]) -> float:
+        hit = math.log(1.0 - self.epsilon)
+        total = 0.0
+        for state, actor, legal, action in steps:
+            total += hit if self.guide(state, actor) == action else math.log(self.epsilon / (len(legal) - 1))
+        return total
+
 
 class LearnedPolicy:
     """A conditional logit over the legal actions on ``action_features`` (weights ``w``)."""
 
-    def __init__(self, family: str, weights: np.ndarray[Any, Any]) -> None:
+    def __init__(self, family: str, weights: np.ndarray[Any, Any], temper: float = 1.0) -> None:
         if weights.shape != (len(FEATURES),):
             raise ValueError(f"{len(FEATURES)} weights expected, got shape {weights.shape}")
         self.family = family
         self.weights = weights
+        self.temper = temper
         self.guide = Guide(family)
 
     def log_probs(self, state: Any, actor: int, legal: list[int]) -> list[float]:
@@ -122,6 +146,26 @@ class LearnedPolicy:
         z -= z.max()
         out: list[float] = (z - math.log(float(np.exp(z).sum()))).tolist()
         return out
+
+    def log_likelihood(self, steps: Iterator[Step]) -> float:
+        """All the steps' features in one matrix: one product and one log-sum-exp per segment
+        (numpy's calls cost more than the arithmetic of a dozen features)."""
+        rows: list[np.ndarray[Any, Any]] = []
+        starts: list[int] = []
+        taken: list[int] = []
+        at = 0
+        for state, actor, legal, action in steps:
+            rows.append(action_features(state.observation(actor), legal, self.guide(state, actor)))
+            starts.append(at)
+            taken.append(at + legal.index(action))
+            at += len(legal)
+        if not rows:
+            return 0.0
+        z = np.concatenate(rows) @ self.weights
+        top = np.maximum.reduceat(z, starts)
+        sizes = np.diff(np.append(starts, at))
+        norm = np.log(np.add.reduceat(np.exp(z - np.repeat(top, sizes)), starts)) + top
+        return float(z[taken].sum() - norm.sum())
 
 
 @cache
@@ -133,8 +177,10 @@ def _shipped() -> dict[str, Any]:
 
 
 def learned_policy(family: str) -> LearnedPolicy:
-    """The shipped model of a game family (``WEIGHTS_FILE``)."""
-    return LearnedPolicy(family, np.asarray(_shipped()["weights"][family], dtype=float))
+    """The shipped model of a game family (``WEIGHTS_FILE``) with its ``temper``."""
+    data = _shipped()
+    return LearnedPolicy(family, np.asarray(data["weights"][family], dtype=float),
+                         float(data.get("temper", {}).get(family, 1.0)))
 
 
 def make_policy(family: str, model: str = "learned") -> Policy:
@@ -250,18 +296,19 @@ def replay(world: Any) -> Iterator[tuple[Any, int, int]]:
         state.apply(action)
 
 
+def decisions(world: Any, seat: int) -> Iterator[Step]:
+    """The replay's steps of the seats other than ``seat`` with more than one legal action."""
+    for state, actor, action in replay(world):
+        if actor != seat:
+            legal = state.legal_actions()
+            if len(legal) > 1:
+                yield state, actor, legal, action
+
+
 def log_likelihood(world: Any, seat: int, policy: Policy) -> float:
     """The log-probability under ``policy`` of every action in ``world``'s log of the seats
-    other than ``seat`` (forced actions count 1)."""
-    total = 0.0
-    for state, actor, action in replay(world):
-        if actor == seat:
-            continue
-        legal = state.legal_actions()
-        if len(legal) < 2:
-            continue
-        total += policy.log_probs(state, actor, legal)[legal.index(action)]
-    return total
+    other than ``seat`` (forced actions count 1; not tempered)."""
+    return policy.log_likelihood(decisions(world, seat))
 
 
 def others_decided(state: Any, seat: int) -> bool:
@@ -276,7 +323,7 @@ def weighted_worlds(state: Any, seat: int, rng: random.Random, candidates: int,
     worlds = [state.resample(seat, rng) for _ in range(candidates)]
     if not others_decided(state, seat):
         return worlds, np.full(len(worlds), 1.0 / len(worlds))
-    logs = np.array([log_likelihood(w, seat, policy) for w in worlds])
+    logs = np.array([log_likelihood(w, seat, policy) for w in worlds]) * policy.temper
     w = np.exp(logs - logs.max())
     return worlds, w / w.sum()
 
