@@ -30,6 +30,12 @@ search sees no difference.
 
 Budget: ``samples`` worlds per decision, cut short by ``time_per_move`` seconds if given (then
 decisions depend on the machine's speed; with ``samples`` alone they repeat exactly for a seed).
+
+Inference (``inference=True``, the Master level): ``candidates`` times as many worlds are drawn,
+each weighed by how likely the other seats' actions are in it (``stammtisch.bots.inference``),
+and the ``samples`` worlds searched are drawn from them in proportion to the weights (a world
+drawn twice is searched once and counts twice). The candidates' weighing runs before the
+search, whatever ``time_per_move`` says.
 """
 
 from __future__ import annotations
