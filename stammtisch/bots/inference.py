@@ -22,9 +22,10 @@ Two models, both evaluated with numpy and the heuristic bot alone:
 * ``LearnedPolicy``: a conditional logit over the legal actions, ``P(a) ∝ exp(w · f(a))``,
   on a few features of each action (the heuristic's choice, and for a card of the play: highest
   or lowest of its suit, trump, following, heading the trick, its rank and points; for a word:
-  pass, its place among the legal words). The weights ``w`` are learned from self-play
-  records (``scripts/train_inference.py``, the ``train`` extra) and shipped as
-  ``inference_weights.json`` beside this module, one set per game family.
+  pass, its place among the legal words, both also times the strength of the actor's hand).
+  The weights ``w`` are learned from self-play records (``scripts/train_inference.py``, the
+  ``train`` extra) and shipped as ``inference_weights.json`` beside this module, one set per
+  game family, with the ``temper`` of each (see ``Policy``).
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ from ..games.tricks import trick_winner_index
 #: the heuristic policy's share for all the actions the heuristic would not choose
 EPSILON = 0.15
 #: the heuristic policy's ``temper`` (see ``Policy``)
-HEURISTIC_TEMPER = 1.0
+HEURISTIC_TEMPER = 0.35
 #: the shipped weights of ``LearnedPolicy``, per game family
 WEIGHTS_FILE = Path(__file__).with_name("inference_weights.json")
 #: the features of an action, in the order of the weights (``action_features``)
@@ -53,7 +54,7 @@ FEATURES = (
     "guide_play", "guide_word",
     "high_in_suit", "low_in_suit", "trump", "follows", "heads", "lead_rank", "rank", "points",
     "slough",
-    "pass", "word_place",
+    "pass", "word_place", "pass_strength", "word_strength",
 )
 #: the seed of the heuristic that stands for each seat in the replay: its tie-breaks are
 #: fixed, so a world's likelihood depends on nothing but the world
@@ -224,14 +225,29 @@ def action_features(obs: Any, legal: list[int], guide: int) -> np.ndarray[Any, A
                 float(follows), float(lead >= 0 and beats(c, best, rps, trump_mask)),
                 rank if lead < 0 else 0.0, rank, points[c] / 11.0,
                 float(lead >= 0 and not follows and not is_trump),
-                0.0, 0.0,
+                0.0, 0.0, 0.0, 0.0,
             ])
         return np.array(rows)
     last = max(1, len(legal) - 1)
+    strength = hand_strength(obs)
     for i, a in enumerate(legal):
+        passes = float("pass" in game.action_to_string(a))
         rows.append([0.0, float(a == guide), 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
-                     float("pass" in game.action_to_string(a)), i / last])
+                     passes, i / last, passes * strength, i / last * strength])
     return np.array(rows)
+
+
+def hand_strength(obs: Any) -> float:
+    """How strong the actor's own hand is, for its words: the mean over its cards of the rank
+    in the suit (0 lowest, 1 highest), plus one for a trump; 0 for no hand seen (a dealer
+    deciding blind)."""
+    pack = obs.game.pack
+    rps = pack.ranks_per_suit
+    trump_mask = pack.suit_masks[obs.trump] if obs.trump >= 0 else 0
+    cards = cards_in(obs.hand)
+    if not cards:
+        return 0.0
+    return sum((c % rps) / (rps - 1) + ((1 << c) & trump_mask != 0) for c in cards) / len(cards)
 
 
 def beats(card: int, best: int, rps: int, trump_mask: int) -> bool:
