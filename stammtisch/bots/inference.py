@@ -247,7 +247,10 @@ def hand_strength(obs: Any) -> float:
     cards = cards_in(obs.hand)
     if not cards:
         return 0.0
-    return sum((c % rps) / (rps - 1) + ((1 << c) & trump_mask != 0) for c in cards) / len(cards)
+    total = 0.0
+    for c in cards:
+        total += (c % rps) / (rps - 1) + ((1 << c) & trump_mask != 0)
+    return total / len(cards)
 
 
 def beats(card: int, best: int, rps: int, trump_mask: int) -> bool:
