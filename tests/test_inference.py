@@ -207,3 +207,22 @@ def test_a_worlds_likelihood_is_the_sum_of_its_decisions(rid, players, model):
             if actor != seat and len(legal) > 1:
                 total += policy.log_probs(step, actor, legal)[legal.index(action)]
         assert log_likelihood(world, seat, policy) == pytest.approx(total)
+
+
+def test_the_bench_prints_one_line_per_game_and_model(capsys):
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "inference.py"
+    spec = importlib.util.spec_from_file_location("bench_inference", path)
+    assert spec is not None and spec.loader is not None
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    bench.main(["--deals", "1", "--worlds", "4", "--every", "4", "--bots", "club"])
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [(d["ruleset"], d["model"]) for d in lines] == [
+        (rid, model) for rid, _ in GAMES for model in ("uniform", "heuristic", "learned")]
+    for d in lines:
+        assert d["positions"] > 0 and 0.0 <= d["placed_right"] <= 1.0 and d["card_loglik"] < 0
+        assert (d["true_world_gain"] == 0.0) == (d["model"] == "uniform")
