@@ -25,7 +25,7 @@ def report_cmd(
     players: int | None = typer.Option(None, "--players", "-n", help="Number of players (every rule set)."),
     bots: list[str] = typer.Option(["heuristic"], "--bots", "-b",
                                    help="Bot per seat: a level (beginner, club, expert) or an algorithm "
-                                        "(random, heuristic, pimc, ismcts); the last one fills the rest."),
+                                        "(random, heuristic, pimc); the last one fills the rest."),
     option: list[str] = typer.Option([], "--option", "-o", help="Rule option key=value (every rule set)."),
     chunk_deals: int = typer.Option(100, "--chunk-deals", min=1,
                                     help="Deals per chunk = one table session (the pot carries within it)."),
