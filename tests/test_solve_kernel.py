@@ -8,6 +8,7 @@ import sys
 from typing import Any
 
 import numpy as np
+from depth import cases
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -95,9 +96,9 @@ def answers(solver: Solver) -> tuple[Any, ...]:
     return main, solver.contract_move_values()
 
 
-def test_numba_and_python_agree_on_1000_random_positions() -> None:
+def test_numba_and_python_agree_on_random_positions() -> None:
     rng = random.Random(2024)
-    for _ in range(1000):
+    for _ in range(cases(300, 3000)):
         pos = position_from_state(random_ending(rng))
         assert answers(Solver(pos, "numba")) == answers(Solver(pos, "python")), pos
 
@@ -209,7 +210,7 @@ def test_fixed_side_means_every_finish_of_the_trick_goes_there() -> None:
     assert fixed_early >= 50  # fixed before the last card, not only by the last card
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=cases(60, 600), deadline=None)
 @given(st.integers(0, 10**6), st.sampled_from(("frage", "solo:C", "solo:S", "herzsolo")),
        st.integers(3, 6))
 def test_merging_runs_keeps_point_values(seed: int, contract: str, tricks_left: int) -> None:
