@@ -23,6 +23,10 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from stammtisch.bots.equilibrium_train import ratios, train_ruleset
 from stammtisch.rules import TIPPEN_PRESETS
 
+
+def preset_exchange(rid: str) -> bool:
+    return bool(TIPPEN_PRESETS[rid].defaults["exchange"])
+
 OUT = Path(__file__).resolve().parent.parent / "stammtisch" / "bots" / "equilibrium.json"
 #: per rule set: deals in the bank and CFR iterations. Deals with the exchange cost up to 72
 #: playouts (4 players), without it 11, and Loup plays six tricks; iterations are per money
@@ -37,12 +41,26 @@ BUDGET: dict[str, tuple[int, int]] = {
     "tippen/katira-1983": (3000, 1000),
 }
 CHECKPOINTS = (10, 30, 100, 300, 1000)
+PLAYERS = (3, 4, 5)
+
+
+def budget(rid: str, players: int, exchange: bool) -> tuple[int, int, int]:
+    """Deals, iterations and batch for a player count: the 4-player budget, cut for 5 players
+    (26 playouts a deal instead of 11; with the exchange 232 instead of 72, and 32 exchange
+    profiles in every CFR step)."""
+    deals, iterations = BUDGET[rid]
+    if players <= 4:
+        return deals, iterations, 256
+    if exchange:
+        return deals // 5, iterations * 3 // 10, 128
+    return deals // 2, iterations, 256
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", action="append", help="train only this rule set (repeatable)")
-    ap.add_argument("--players", type=int, default=4)
+    ap.add_argument("--players", type=int, action="append",
+                    help="player count to train (repeatable; default 3, 4 and 5 where the rule set allows)")
     ap.add_argument("--deals", type=int, help="deals in the bank (default: per rule set)")
     ap.add_argument("--iterations", type=int, help="CFR iterations (default: per rule set)")
     ap.add_argument("--seed", type=int, default=2026)
@@ -54,29 +72,36 @@ def main(argv: list[str] | None = None) -> int:
         data = json.loads(args.out.read_text(encoding="utf-8"))
     start = time.perf_counter()
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    jobs = []
+    for rid in ids:
+        preset = TIPPEN_PRESETS[rid]
+        for n in args.players or PLAYERS:
+            if preset.min_players <= n <= preset.max_players:
+                jobs.append((rid, n))
     with Progress(*columns, transient=False) as bar:
-        for rid in ids:
-            deals, iterations = BUDGET[rid]
+        for rid, n in jobs:
+            deals, iterations, batch = budget(rid, n, bool(preset_exchange(rid)))
             deals = args.deals or deals
             iterations = args.iterations or iterations
             tasks: dict[str, Any] = {}
 
-            def progress(kind: str, k: int, total: int, rid: str = rid, tasks: dict[str, Any] = tasks) -> None:
+            def progress(kind: str, k: int, total: int, rid: str = rid, n: int = n,
+                         tasks: dict[str, Any] = tasks) -> None:
                 if kind not in tasks:
                     label = "deals" if kind == "bank" else "CFR"
                     if kind == "cfr":
                         total *= len(ratios(rid))  # one run per money level
-                    tasks[kind] = bar.add_task(f"{rid} {label}", total=total)
+                    tasks[kind] = bar.add_task(f"{rid} ({n}) {label}", total=total)
                 bar.advance(tasks[kind], k)
 
-            entry = train_ruleset(rid, args.players, deals, iterations, args.seed,
-                                  tuple(c for c in CHECKPOINTS if c <= iterations), progress)
+            entry = train_ruleset(rid, n, deals, iterations, args.seed,
+                                  tuple(c for c in CHECKPOINTS if c <= iterations), progress, batch)
             slot = data["rulesets"].setdefault(rid, {"players": {}})
-            slot["players"][str(args.players)] = entry
+            slot["players"][str(n)] = entry
             # written after each rule set, so an interrupted run keeps what it finished
             args.out.write_text(json.dumps(data, separators=(",", ":"), sort_keys=True) + "\n",
                                 encoding="utf-8")
-    print(f"trained {len(ids)} rule set(s) in {time.perf_counter() - start:.0f} s -> {args.out}",
+    print(f"trained {len(jobs)} rule set and player count(s) in {time.perf_counter() - start:.0f} s -> {args.out}",
           file=sys.stderr)
     return 0
 

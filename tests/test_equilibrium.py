@@ -28,17 +28,22 @@ from stammtisch.solve.cfr import Trainer, exploitability
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_every_tippen_preset_has_a_strategy_the_runtime_reads() -> None:
+@pytest.mark.parametrize("players", [3, 4, 5])
+def test_every_tippen_preset_has_a_strategy_the_runtime_reads(players: int) -> None:
     data = load_data()["rulesets"]
     assert set(data) == set(TIPPEN_PRESETS)
     for rid in TIPPEN_PRESETS:
-        entry = entry_for(ruleset(rid))
+        entry = entry_for(ruleset(rid, {"players": players}))
         assert entry is not None, rid
-        n = 4
+        n = players
         for level in entry["levels"]:
             assert len(level["tap"]) == n and len(level["tap"][0]) == 1 << n
-            assert all(0.0 <= p <= 1.0 for row in level["tap"] for hist in row for p in hist)
+            assert all(p is None or 0.0 <= p <= 1.0 for row in level["tap"] for hist in row for p in hist)
+            assert any(p is not None for p in level["tap"][n - 1][0])  # the dealer after all passed
             assert len(level["tap"][0][0]) == len(entry["edges"]) + 1
+            if entry["exchange"]:
+                assert len(level["swap"]) == n and len(level["swap"][0]) == 1 << n
+    assert entry_for(ruleset("tippen/meyers-1905", {"players": 6})) is None  # not trained
 
 
 def test_no_opinion_outside_what_was_trained() -> None:
@@ -47,9 +52,9 @@ def test_no_opinion_outside_what_was_trained() -> None:
     assert entry_for(ruleset("tippen/meyers-1905", {"suits": "german"})) is not None
 
 
-def decision_state(rid: str, seed: int, phase: int) -> tuple[object, int] | None:
+def decision_state(rid: str, seed: int, phase: int, players: int = 4) -> tuple[object, int] | None:
     """A deal of ``rid`` (a bête standing) played at random up to a decision of ``phase``."""
-    rules = ruleset(rid)
+    rules = ruleset(rid, {"players": players})
     game = new_game(rules)
     rng = random.Random(seed)
     deck = list(range(game.size))
@@ -64,14 +69,17 @@ def decision_state(rid: str, seed: int, phase: int) -> tuple[object, int] | None
 
 @settings(max_examples=40, deadline=None)
 @given(rid=st.sampled_from(sorted(TIPPEN_PRESETS)), seed=st.integers(0, 2**32 - 1),
-       phase=st.sampled_from([DECLARE, EXCHANGE]))
-def test_the_action_is_legal(rid: str, seed: int, phase: int) -> None:
-    found = decision_state(rid, seed, phase)
+       phase=st.sampled_from([DECLARE, EXCHANGE]), players=st.sampled_from([3, 4, 5]))
+def test_the_action_is_legal(rid: str, seed: int, phase: int, players: int) -> None:
+    found = decision_state(rid, seed, phase, players)
     if found is None:
         return
     state, seat = found
     action = equilibrium_action(state, seat, random.Random(seed))
     if phase == EXCHANGE and not ruleset(rid).exchange:
+        assert action is None
+        return
+    if decision_probability(state.observation(seat)) is None:  # a situation training never reached
         assert action is None
         return
     assert action is not None and action in state.legal_actions()
@@ -84,10 +92,10 @@ def test_card_play_has_no_opinion() -> None:
     assert equilibrium_action(state, seat, random.Random(1)) is None
 
 
-def twin_deals(rid: str, seed: int) -> tuple[object, object, int]:
+def twin_deals(rid: str, seed: int, players: int = 4) -> tuple[object, object, int]:
     """Two deals alike for one seat (its hand, the trump card, what is said) but with every
     other seat's cards and the talon shuffled among themselves; that seat is on turn."""
-    rules = ruleset(rid)
+    rules = ruleset(rid, {"players": players})
     game = new_game(rules)
     rng = random.Random(seed)
     n = rules.players
@@ -115,15 +123,16 @@ def twin_deals(rid: str, seed: int) -> tuple[object, object, int]:
 
 
 @settings(max_examples=30, deadline=None)
-@given(rid=st.sampled_from(sorted(TIPPEN_PRESETS)), seed=st.integers(0, 2**32 - 1))
-def test_only_the_seats_observation_counts(rid: str, seed: int) -> None:
-    first, second, seat = twin_deals(rid, seed)
+@given(rid=st.sampled_from(sorted(TIPPEN_PRESETS)), seed=st.integers(0, 2**32 - 1),
+       players=st.sampled_from([3, 4, 5]))
+def test_only_the_seats_observation_counts(rid: str, seed: int, players: int) -> None:
+    first, second, seat = twin_deals(rid, seed, players)
     if first.phase != DECLARE:
         return
     assert first.observation(seat).hand == second.observation(seat).hand
     p1 = decision_probability(first.observation(seat))
     p2 = decision_probability(second.observation(seat))
-    assert p1 is not None and p1 == p2
+    assert p1 == p2
     draws1 = [equilibrium_action(first, seat, random.Random(k)) for k in range(5)]
     draws2 = [equilibrium_action(second, seat, random.Random(k)) for k in range(5)]
     assert draws1 == draws2
@@ -184,3 +193,27 @@ def test_the_guide_pages_carry_the_data(lang: str) -> None:
     first_row = "| " + " | ".join(block["rows"][0]) + " |"
     assert first_row in text
     assert re.search(r"<!-- section: when-to-tap -->", text)
+
+
+@settings(max_examples=30, deadline=None)
+@given(rid=st.sampled_from(["tippen/grupp-1975", "tippen/katira-1983"]), seed=st.integers(0, 2**32 - 1),
+       players=st.sampled_from([3, 4, 5]))
+def test_the_exchange_reads_only_the_seats_observation(rid: str, seed: int, players: int) -> None:
+    first, second, seat = twin_deals(rid, seed, players)
+    rng = random.Random(seed)
+    while first.phase == DECLARE:  # the rest declare alike, the seat taps
+        word = first.game.WORD_BASE if first.current_player() == seat else rng.choice(first.legal_actions())
+        first.apply(word)
+        second.apply(word)
+    # the exchangers before the seat stand pat in both deals (their cards differ)
+    while first.phase == EXCHANGE and first.current_player() != seat:
+        first.apply(first.game.EXCHANGE_BASE)
+        second.apply(second.game.EXCHANGE_BASE)
+    if first.phase != EXCHANGE:
+        return  # a lone tapper: no exchange
+    p1 = decision_probability(first.observation(seat))
+    assert p1 is not None and p1 == decision_probability(second.observation(seat))
+    for k in range(5):
+        a1 = equilibrium_action(first, seat, random.Random(k))
+        a2 = equilibrium_action(second, seat, random.Random(k))
+        assert a1 == a2 and a1 in first.legal_actions()

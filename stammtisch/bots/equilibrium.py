@@ -107,7 +107,8 @@ def position_of(obs: TippenObservation, seat: int) -> int:
 
 def decision_probability(obs: TippenObservation) -> float | None:
     """The equilibrium's probability of option 1 (tap; the heuristic's exchange) at the seat's
-    decision, or None where it has no opinion."""
+    decision, or None where it has no opinion (also where training never reached the
+    situation)."""
     rules = obs.rules
     entry = entry_for(rules)
     if entry is None or obs.seat < 0:
@@ -127,14 +128,14 @@ def decision_probability(obs: TippenObservation) -> float | None:
                 h |= 1 << q
             elif word != "pass":
                 return None
-        p: float = level["tap"][pos][h][b]
-        return p
+        tap: float | None = level["tap"][pos][h][b]  # None: never reached in training
+        return tap
     if obs.phase == EXCHANGE and entry["exchange"]:
         s = 0
         for seat in obs.active:
             s |= 1 << position_of(obs, seat)
-        p = level["swap"][pos][s][b]
-        return p
+        swap: float = level["swap"][pos][s][b]
+        return swap
     return None
 
 

@@ -202,9 +202,36 @@ def _rounded(a: np.ndarray[Any, Any]) -> Any:
     return np.round(a, 3).tolist()
 
 
+def reached(bank: Bank, strat: Strategy) -> np.ndarray[Any, Any]:
+    """Per declaring information set ``[p, h, b]``: whether the bank reaches it with the
+    others playing ``strat`` (a position holding that bucket in some deal where the earlier
+    positions declare ``h`` with positive probability)."""
+    n, B = bank.players, bank.num_buckets
+    out = np.zeros((n, 1 << n, B), dtype=bool)
+    b = bank.buckets
+    for p in range(n):
+        for h in range(1 << p):
+            reach = np.ones(bank.deals)
+            for q in range(p):
+                pt = strat.tap[q, h & ((1 << q) - 1), b[:, q]]
+                reach *= pt if h >> q & 1 else 1 - pt
+            out[p, h] = np.bincount(b[:, p], weights=reach, minlength=B) > 0
+    return out
+
+
+def _tap_probabilities(bank: Bank, strat: Strategy) -> Any:
+    """The tap probabilities for the data file, None where the bank never reaches the
+    information set: the strategy there is untrained, and the runtime then has no opinion."""
+    seen = reached(bank, strat)
+    rounded = np.round(strat.tap, 3)
+    return [[[float(rounded[p, h, b]) if seen[p, h, b] else None for b in range(bank.num_buckets)]
+             for h in range(1 << bank.players)] for p in range(bank.players)]
+
+
 def train_ruleset(ruleset_id: str, players: int, deals: int, iterations: int, seed: int,
                   checkpoints: tuple[int, ...] = (),
-                  progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
+                  progress: Callable[[str, int, int], None] | None = None,
+                  batch: int = 256) -> dict[str, Any]:
     """Bank, train at every money level, measure; the data-file entry of one rule set."""
     start = time.perf_counter()
     step = (lambda k: progress("bank", k, deals)) if progress else None
@@ -215,7 +242,7 @@ def train_ruleset(ruleset_id: str, players: int, deals: int, iterations: int, se
     levels = []
     for ratio, pot_stakes in ratios(ruleset_id):
         bank = make_bank(raw, edges, ratio)
-        trainer = Trainer(bank, seed=seed)
+        trainer = Trainer(bank, seed=seed, batch=batch)
         curve: list[dict[str, Any]] = []
         # counters per deal: a trick's share at this level's pot (a bête standing: the pot in
         # play is 2 stakes where one level serves every pot)
@@ -232,7 +259,7 @@ def train_ruleset(ruleset_id: str, players: int, deals: int, iterations: int, se
         ex = exploitability(bank, strat)
         levels.append({
             "ratio": ratio, "pot_stakes": pot_stakes, "pot": pot, "trick_value": tv,
-            "tap": _rounded(strat.tap), "swap": _rounded(strat.swap) if raw["exchange"] else [],
+            "tap": _tap_probabilities(bank, strat), "swap": _rounded(strat.swap) if raw["exchange"] else [],
             "table": reach_table(bank, strat),
             "value": [round(v * tv, 4) for v in ex["value"]],
             "gain": [round(g * tv, 4) for g in ex["gain"]],
@@ -245,7 +272,7 @@ def train_ruleset(ruleset_id: str, players: int, deals: int, iterations: int, se
         "examples": bucket_examples(ruleset_id, players, edges, seed),
         "bucket_share": [round(float(x), 4) for x in share],
         "levels": levels,
-        "training": {"deals": deals, "iterations": iterations, "seed": seed, "batch": 256,
+        "training": {"deals": deals, "iterations": iterations, "seed": seed, "batch": batch,
                      "bank_seconds": round(bank_seconds, 1),
                      "seconds": round(time.perf_counter() - start, 1)},
     }
