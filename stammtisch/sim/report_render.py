@@ -12,6 +12,7 @@ import csv
 import html
 import io
 import json
+import textwrap
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -203,7 +204,7 @@ def _equilibrium_plots(plt: Any, numbers: list[dict[str, Any]], lang: str) -> li
         ax.set_ylim(-0.05, 1.05)
         ax.legend(title="position", fontsize=7)
         title = t("equilibrium.plot.tap", lang, ruleset=d["ruleset"])
-        ax.set_title(title, fontsize=9)
+        ax.set_title("\n".join(textwrap.wrap(title, 100)), fontsize=8)
         plots.append((title, _png(plt, fig)))
     if trained:
         fig, ax = plt.subplots(figsize=(7, 3.4))
@@ -217,7 +218,7 @@ def _equilibrium_plots(plt: Any, numbers: list[dict[str, Any]], lang: str) -> li
         ax.set_xlabel("CFR iterations")
         ax.set_ylabel("counters per deal")
         title = t("equilibrium.plot.curve", lang)
-        ax.set_title(title, fontsize=9)
+        ax.set_title("\n".join(textwrap.wrap(title, 100)), fontsize=8)
         ax.legend(fontsize=6)
         plots.append((title, _png(plt, fig)))
     return plots
