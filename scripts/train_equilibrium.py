@@ -37,8 +37,8 @@ BUDGET: dict[str, tuple[int, int]] = {
     "tippen/dreiblatt-1859": (16000, 1000),
     "tippen/vierblatt-1859": (10000, 1000),
     "tippen/meyers-1905": (16000, 1000),
-    "tippen/grupp-1975": (3000, 1000),
-    "tippen/katira-1983": (3000, 1000),
+    "tippen/grupp-1975": (6000, 1000),
+    "tippen/katira-1983": (6000, 1000),
 }
 CHECKPOINTS = (10, 30, 100, 300, 1000)
 PLAYERS = (3, 4, 5)
