@@ -1,12 +1,14 @@
 """Train the Tippen equilibrium for the decisions before the play and write the data file
 ``stammtisch/bots/equilibrium.json`` (read by ``stammtisch.bots.equilibrium``).
 
-    nice -n 10 python scripts/train_equilibrium.py                 # every Tippen rule set
-    nice -n 10 python scripts/train_equilibrium.py --only tippen/grupp-1975 --deals 500
+    nice -n 10 python scripts/train_equilibrium.py                 # every rule set, 3-5 players
+    nice -n 10 python scripts/train_equilibrium.py --only tippen/grupp-1975 --players 4
+    python scripts/equilibrium_guide.py                            # then the guide's tables
 
 Deterministic given ``--seed``: the same arguments write the same file (apart from the
-recorded seconds). The budgets below keep all seven rule sets near 15 minutes on one core of a
-shared machine; ``stammtisch.bots.equilibrium_train`` says what is trained and how.
+recorded seconds). The budgets below keep all seven rule sets with 3, 4 and 5 players under
+about 15 minutes (about 6 minutes of CPU) on a shared 2-core machine;
+``stammtisch.bots.equilibrium_train`` says what is trained and how.
 """
 
 from __future__ import annotations
