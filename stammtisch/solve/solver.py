@@ -31,6 +31,7 @@ from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from . import _layout as K
 from .model import Goal, Kind, Position
 from .reference import ReferenceSearch
 
@@ -75,6 +76,20 @@ def _kernel_module() -> Any:
     return _kernel
 
 
+_ENTRIES: list[Any] = []
+
+
+def _kernel_entries() -> Any:
+    """What runs the kernel's ``exact`` and ``probe``: its compiled library (``_kernel_lib``:
+    loaded in milliseconds, numba not imported) where it can be had, else numba's dispatchers.
+    The same code either way."""
+    if not _ENTRIES:
+        from . import _kernel_lib
+
+        _ENTRIES.append(_kernel_lib.load() or _kernel_module())
+    return _ENTRIES[0]
+
+
 class _KernelMemory:
     """The kernel's transposition table and work array, allocated once per process."""
 
@@ -83,7 +98,6 @@ class _KernelMemory:
     def __init__(self) -> None:
         import numpy as np
 
-        K = _kernel_module()
         self.table = np.zeros(K.TT_STRIDE << TT_BITS, dtype=np.int64)  # generation 0 is never used
         self.work = np.zeros(K.W_SIZE, dtype=np.int64)
 
@@ -94,7 +108,6 @@ class _KernelMemory:
         return cls._instance
 
     def nodes(self) -> int:
-        K = _kernel_module()
         return int(self.work[K.W_STATS])
 
 
@@ -375,7 +388,6 @@ class Solver:
             return compiled
         import numpy as np
 
-        K = _kernel_module()
         root = self.root
         seats = root.seats
         # what the goal fixes depends on these alone: a search of many worlds of one deal (pimc)
@@ -428,7 +440,8 @@ class Solver:
 
     def _kernel_call(self, goal: Goal, pos: Position, need: int | None) -> int:
         """The future takings: exact (``need`` None) or one zero-window search at ``need``."""
-        kernel: Any = _kernel_module()  # numba dispatchers: untyped for mypy
+        kernel = K
+        entries: Any = _kernel_entries()  # numba dispatchers or the library's: untyped for mypy
         comp = self._compile(goal)
         mem = _KernelMemory.get()
         work = mem.work
@@ -463,9 +476,9 @@ class Solver:
             # beat half of all points still out by a few per cent of nodes on random deals)
             held = sum(int(pts[c]) for s in seats if goal.counted >> s & 1
                        for c in range(pos.hands[s].bit_length()) if pos.hands[s] >> c & 1)
-            out = int(kernel.exact(*args, max(held, 1) if goal.by_points else pos.tricks_left // 2))
+            out = int(entries.exact(*args, max(held, 1) if goal.by_points else pos.tricks_left // 2))
         else:
-            out = int(kernel.probe(*args, need - 1, need))
+            out = int(entries.probe(*args, need - 1, need))
         self.nodes += mem.nodes() - before
         return out
 
