@@ -32,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -74,16 +75,23 @@ class Library:
         self.path = path
 
     def exact(self, work: Any, table: Any, *args: int) -> int:
-        out = int(self._exact(work.ctypes.data, table.ctypes.data, len(table), *args))
+        out = int(self._exact(_address(work), _address(table), len(table), *args))
         if out == FAILED:
             raise RuntimeError(f"the solver's kernel library {self.path} failed")
         return out
 
     def probe(self, work: Any, table: Any, *args: int) -> int:
-        out = int(self._probe(work.ctypes.data, table.ctypes.data, len(table), *args))
+        out = int(self._probe(_address(work), _address(table), len(table), *args))
         if out == FAILED:
             raise RuntimeError(f"the solver's kernel library {self.path} failed")
         return out
+
+
+def _address(buffer: Any) -> int:
+    """Where an int64 array's data is: an ``array.array`` (the solver's) or a numpy array."""
+    if isinstance(buffer, array):
+        return int(buffer.buffer_info()[0])
+    return int(buffer.ctypes.data)
 
 
 def load() -> Library | None:

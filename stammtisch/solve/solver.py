@@ -27,16 +27,14 @@ from __future__ import annotations
 
 import itertools
 import math
+from array import array
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import _layout as K
 from .model import Goal, Kind, Position
 from .reference import ReferenceSearch
-
-if TYPE_CHECKING:
-    import numpy as np
 
 BACKENDS = ("numba", "python")
 TT_BITS = 20
@@ -49,7 +47,7 @@ _GENERATIONS = (1 << 27) - 1
 def _next_generation() -> int:
     gen = next(_generation) % _GENERATIONS
     if gen == 0:
-        _KernelMemory.get().table[:] = 0
+        _KernelMemory.get().clear_table()
         _SHARED.clear()  # their generations come round again
         _FAMILIES.clear()
         gen = next(_generation) % _GENERATIONS
@@ -91,15 +89,22 @@ def _kernel_entries() -> Any:
 
 
 class _KernelMemory:
-    """The kernel's transposition table and work array, allocated once per process."""
+    """The kernel's transposition table and work array, allocated once per process: plain
+    int64 arrays (``array``; importing numpy is a tenth of a second that the kernel's library
+    does not need), handed to numba's dispatchers as numpy views of the same memory."""
 
     _instance: _KernelMemory | None = None
 
     def __init__(self) -> None:
-        import numpy as np
+        self.table = _zeros(K.TT_STRIDE << TT_BITS)  # generation 0 is never used
+        self.work = _zeros(K.W_SIZE)
+        entries = _kernel_entries()
+        if hasattr(entries, "path"):  # the library: any buffer of int64
+            self.args: tuple[Any, Any] = (self.work, self.table)
+        else:
+            import numpy as np
 
-        self.table = np.zeros(K.TT_STRIDE << TT_BITS, dtype=np.int64)  # generation 0 is never used
-        self.work = np.zeros(K.W_SIZE, dtype=np.int64)
+            self.args = (np.frombuffer(self.work, dtype=np.int64), np.frombuffer(self.table, dtype=np.int64))
 
     @classmethod
     def get(cls) -> _KernelMemory:
@@ -110,9 +115,19 @@ class _KernelMemory:
     def nodes(self) -> int:
         return int(self.work[K.W_STATS])
 
+    def clear_table(self) -> None:
+        self.table[:] = _zeros(len(self.table))
+
+
+def _zeros(n: int) -> array[int]:
+    return array("q", bytes(8 * n))
+
+
+_ZEROS64 = _zeros(64)
+
 
 #: the static part of the work array per goal and deal shape (``Solver._compile``), bounded
-_STATICS: dict[tuple[Any, ...], np.ndarray] = {}
+_STATICS: dict[tuple[Any, ...], array[int]] = {}
 #: per goal and deal shape (the tapp's points aside): the generations of the table handed out,
 #: each with the cards its solvers' hands held, per player (``_generation_for``), bounded
 _FAMILIES: dict[tuple[Any, ...], list[tuple[list[int], int]]] = {}
@@ -147,7 +162,7 @@ class _Compiled:
     """A goal on this deal in the kernel's terms: the part of the work array the goal fixes
     (query scalars, card points, suits, ranks)."""
 
-    static: np.ndarray
+    static: array[int]
 
 
 #: players whose hands the kernel's work array holds (``_kernel.W_HANDS`` to ``W_OWNER``)
@@ -386,8 +401,6 @@ class Solver:
         compiled = self._compiled.get(goal)
         if compiled is not None:
             return compiled
-        import numpy as np
-
         root = self.root
         seats = root.seats
         # what the goal fixes depends on these alone: a search of many worlds of one deal (pimc)
@@ -401,13 +414,13 @@ class Solver:
         generation = _next_generation() if root.forced_leads else _generation_for(shape, hands)
         known = _STATICS.get(key)
         if known is not None:
-            static = known.copy()
+            static = known[:]
             static[K.C_GEN] = generation
             compiled = self._compiled[goal] = _Compiled(static)
             return compiled
         if sum(root.card_points) + root.tapp_points + len(root.card_points) > K.VALUE_MASK:
             raise ValueError("the kernel's table holds values below 4096 only")
-        static = np.zeros(K.W_HANDS, dtype=np.int64)
+        static = _zeros(K.W_HANDS)
         static[K.C_M] = len(seats)
         static[K.C_TRUMP] = root.trump
         static[K.C_MAX] = sum(1 << i for i, s in enumerate(seats) if goal.maximizers >> s & 1)
@@ -435,7 +448,7 @@ class Solver:
         if len(_STATICS) >= 256:
             _STATICS.clear()
         _STATICS[key] = static
-        compiled = self._compiled[goal] = _Compiled(static.copy())
+        compiled = self._compiled[goal] = _Compiled(static[:])
         return compiled
 
     def _kernel_call(self, goal: Goal, pos: Position, need: int | None) -> int:
@@ -446,7 +459,7 @@ class Solver:
         mem = _KernelMemory.get()
         work = mem.work
         work[:kernel.W_HANDS] = comp.static
-        work[kernel.W_HIST:kernel.W_HIST + 64] = 0
+        work[kernel.W_HIST:kernel.W_HIST + 64] = _ZEROS64
         seats = pos.seats
         index = {s: i for i, s in enumerate(seats)}
         for i, s in enumerate(seats):
@@ -468,7 +481,7 @@ class Solver:
         tmask = sum(1 << c for c in pos.trick)
         remaining = pos.remaining
         rempts = tval + sum(int(pts[c]) for c in range(remaining.bit_length()) if remaining >> c & 1)
-        args: tuple[Any, ...] = (work, mem.table, index[pos.turn], k, lead_suit, win_card, win_pl, tval, tmask,
+        args: tuple[Any, ...] = (*mem.args, index[pos.turn], k, lead_suit, win_card, win_pl, tval, tmask,
                                  rempts, pos.tricks_left, pos.tricks_played)
         before = mem.nodes()
         if need is None:
