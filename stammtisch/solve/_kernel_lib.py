@@ -88,15 +88,18 @@ class Library:
 
 
 def _address(buffer: Any) -> int:
-    """Where an int64 array's data is: an ``array.array`` (the solver's) or a numpy array."""
+    """Where an int64 array's data is: an ``array.array`` or a writable ``memoryview`` (the
+    solver's), or a numpy array."""
     if isinstance(buffer, array):
         return int(buffer.buffer_info()[0])
+    if isinstance(buffer, memoryview):
+        return ctypes.addressof(ctypes.c_char.from_buffer(buffer))
     return int(buffer.ctypes.data)
 
 
-def load() -> Library | None:
-    """The kernel's library for this machine, built first if there is none (see the module
-    docstring); None where it cannot be had."""
+def load(build: bool = True) -> Library | None:
+    """The kernel's library for this machine, built first if there is none and ``build`` (see
+    the module docstring); None where it cannot be had."""
     if os.environ.get(_ENV_OFF, "1") == "0":
         return None
     try:
@@ -110,7 +113,7 @@ def load() -> Library | None:
                 return Library(path)
             except OSError:
                 continue
-    for folder in _folders():
+    for folder in _folders() if build else []:
         try:
             path = _build(folder, name)
         except Exception:  # noqa: BLE001 - whatever stops the build, numba's dispatchers still run
@@ -134,11 +137,19 @@ def _folders() -> list[Path]:
     return out
 
 
-def _versions() -> str:
-    """numba's and llvmlite's versions, read without importing them (that is the cost saved)."""
-    from importlib.metadata import version
+def _versions() -> bytes:
+    """numba's and llvmlite's installed versions (their ``_version.py``), read without importing
+    them (that is the cost saved) or scanning the installed distributions' metadata."""
+    from importlib.util import find_spec
 
-    return f"numba {version('numba')} llvmlite {version('llvmlite')}"
+    out = b""
+    for name in ("numba", "llvmlite"):
+        spec = find_spec(name)
+        if spec is None or spec.origin is None:
+            raise ImportError(f"{name} is not installed")
+        version = Path(spec.origin).parent / "_version.py"
+        out += spec.origin.encode() + (version.read_bytes() if version.is_file() else b"")
+    return out
 
 
 def _host() -> str:
@@ -158,7 +169,7 @@ def _digest() -> str:
     h = hashlib.sha256()
     for part in ("_kernel.py", "_layout.py", "_kernel_lib.py"):
         h.update((here / part).read_bytes())
-    h.update(_versions().encode())
+    h.update(_versions())
     h.update(_host().encode())
     h.update(sys.version.encode())
     return h.hexdigest()[:24]

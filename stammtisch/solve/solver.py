@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import mmap
 from array import array
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -90,16 +91,21 @@ def _kernel_entries() -> Any:
 
 class _KernelMemory:
     """The kernel's transposition table and work array, allocated once per process: plain
-    int64 arrays (``array``; importing numpy is a tenth of a second that the kernel's library
-    does not need), handed to numba's dispatchers as numpy views of the same memory."""
+    int64 buffers (importing numpy is a tenth of a second that the kernel's library does not
+    need), handed to numba's dispatchers as numpy views of the same memory. The table is an
+    anonymous memory map: its pages are zero until the search first writes to them, as with
+    ``numpy.zeros`` (an ``array`` of 32 MB would be written out whole)."""
 
     _instance: _KernelMemory | None = None
 
     def __init__(self) -> None:
-        self.table = _zeros(K.TT_STRIDE << TT_BITS)  # generation 0 is never used
         self.work = _zeros(K.W_SIZE)
-        entries = _kernel_entries()
-        if hasattr(entries, "path"):  # the library: any buffer of int64
+        self.clear_table()
+
+    def clear_table(self) -> None:
+        """A new table, all zero (generation 0 is never used)."""
+        self.table = memoryview(mmap.mmap(-1, 8 * (K.TT_STRIDE << TT_BITS))).cast("q")
+        if hasattr(_kernel_entries(), "path"):  # the library: any buffer of int64
             self.args: tuple[Any, Any] = (self.work, self.table)
         else:
             import numpy as np
@@ -114,9 +120,6 @@ class _KernelMemory:
 
     def nodes(self) -> int:
         return int(self.work[K.W_STATS])
-
-    def clear_table(self) -> None:
-        self.table[:] = _zeros(len(self.table))
 
 
 def _zeros(n: int) -> array[int]:
@@ -169,15 +172,31 @@ class _Compiled:
 KERNEL_SEATS = 8
 
 #: cards in the hands up to which the reference search is the quicker backend (``quick_backend``)
+#: while the kernel has to be loaded through numba
 SMALL_POSITION = 16
 
 
 def quick_backend(pos: Position, backend: str = "numba") -> str:
-    """The backend that answers a position's questions soonest, loading included: the
-    reference search for a position with at most ``SMALL_POSITION`` cards in the hands (a
-    Tippen deal of three or four cards a hand: milliseconds), where loading the kernel
-    takes most of a second; else ``backend``. Both give the same answers."""
-    return "python" if pos.remaining.bit_count() <= SMALL_POSITION else backend
+    """The backend that answers a position's questions soonest, loading included: ``backend``
+    where the kernel's library is at hand (``_kernel_lib``: loaded in a millisecond; quicker
+    than the reference even on a Tippen deal of three cards a hand); else the reference search
+    for a position with at most ``SMALL_POSITION`` cards in the hands (milliseconds), where
+    loading the kernel through numba takes most of a second. Both give the same answers."""
+    if backend == "python" or pos.remaining.bit_count() > SMALL_POSITION or _library_at_hand():
+        return backend
+    return "python"
+
+
+def _library_at_hand() -> bool:
+    """Is the kernel's library built (or already loaded)? Never builds it."""
+    if _ENTRIES:
+        return hasattr(_ENTRIES[0], "path")
+    from . import _kernel_lib
+
+    library = _kernel_lib.load(build=False)
+    if library is not None:
+        _ENTRIES.append(library)
+    return library is not None
 
 
 #: solvers handed out by ``Solver.shared``, the most recently used last
