@@ -217,9 +217,12 @@ def _build(folder: Path, name: str) -> Path:
                        capture_output=True, timeout=300)
         final = folder / name
         os.replace(out, final)  # atomic: a process loading it meanwhile sees none or all of it
-    for old in folder.glob("kernel-*.so"):  # built from other sources: never loaded again
-        if old != final:
-            old.unlink(missing_ok=True)
+    if folder == Path(__file__).resolve().parent / "__pycache__":
+        # this checkout's own: the others there were built from earlier sources (a cache folder
+        # shared by several checkouts or interpreters keeps all of theirs)
+        for old in folder.glob("kernel-*.so"):
+            if old != final:
+                old.unlink(missing_ok=True)
     return final
 
 

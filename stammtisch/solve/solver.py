@@ -220,6 +220,9 @@ class Solver:
         # the answers given: exact final takings, and threshold answers, per goal and position
         self._values: dict[tuple[Goal, Position], int] = {}
         self._reached: dict[tuple[Goal, Position, int], bool] = {}
+        # per goal the last exact value found: the next position asked is most often a few
+        # cards on, and its value the same (``_value_is``)
+        self._last: dict[Goal, int] = {}
         self.nodes = 0
 
     @classmethod
@@ -250,9 +253,20 @@ class Solver:
             out = search.value(pos)
             self.nodes += search.nodes - before
         else:
-            out = goal.taken(pos) + self._kernel_call(goal, pos, None)
+            last = self._last.get(goal)
+            if last is not None and self._value_is(goal, last, pos):
+                out = last
+            else:
+                out = goal.taken(pos) + self._kernel_call(goal, pos, None)
+            self._last[goal] = out
         self._values[(goal, pos)] = out
         return out
+
+    def _value_is(self, goal: Goal, value: int, pos: Position) -> bool:
+        """Is ``value`` the exact value of ``pos``? Two zero-window searches (at least
+        ``value``, not ``value + 1``) where the exact search bisects the range of values with
+        several; when the answer is no, their bounds stay in the table for it."""
+        return self.at_least(goal, value, pos) and not self.at_least(goal, value + 1, pos)
 
     def at_least(self, goal: Goal, target: int, pos: Position | None = None) -> bool:
         """Can the maximizers make the counted seats' final takings reach ``target``? One
