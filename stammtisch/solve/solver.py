@@ -3,7 +3,8 @@
 Every query is a :class:`~stammtisch.solve.model.Goal` (who maximizes, whose takings count,
 points or tricks) answered by one of two backends with the same answers:
 
-* ``"numba"`` (default): :mod:`stammtisch.solve._kernel`, imported on the first solve;
+* ``"numba"`` (default): :mod:`stammtisch.solve._kernel`, run on the first solve from its
+  compiled library (``_kernel_lib``: numba not imported) or else through numba;
 * ``"python"``: :mod:`stammtisch.solve.reference`, the readable reference.
 
 Tapp (``declarer_points``, ``can_reach``, ``all_tricks``, ``no_trick``, ``ramsch``) and Tippen
