@@ -342,3 +342,19 @@ def test_a_solve_with_the_kernels_library_does_not_import_numba() -> None:
                              env=env).stdout.split()
     assert with_lib[1] == "False" and without[1] == "True"
     assert with_lib[0] == without[0]
+
+
+def test_a_failed_build_of_the_kernels_library_is_tried_once(tmp_path: Any, monkeypatch: Any) -> None:
+    from stammtisch.solve import _kernel_lib
+
+    tries = []
+
+    def failing_build(folder: Any, name: str) -> Any:
+        tries.append(folder)
+        raise RuntimeError("no linker today")
+
+    monkeypatch.setattr(_kernel_lib, "_folders", lambda: [tmp_path])
+    monkeypatch.setattr(_kernel_lib, "_build", failing_build)
+    assert _kernel_lib.load() is None and _kernel_lib.load() is None
+    assert tries == [tmp_path]  # the second process (here: call) read the note and did not try
+    assert "no linker today" in next(tmp_path.glob("kernel-*.failed")).read_text()

@@ -12,7 +12,8 @@ The library is named by a digest of everything its code depends on (the kernel's
 numba's and llvmlite's versions, the host CPU and its features), so an edit or an upgrade
 builds a new one. Where it cannot be built (no C compiler, no writable cache directory, an
 unexpected symbol) ``load`` returns None and the solver calls numba's dispatchers as before:
-the same code, the same answers.
+the same code, the same answers; a failed build leaves a ``.failed`` note beside where the
+library would be, so that later processes do not try again (delete it to retry).
 
 numba's object code names a few symbols of its runtime for raising exceptions (the C wrapper
 that ``cfunc`` adds around each entry, reference counts of arrays that own memory). The entries
@@ -24,6 +25,7 @@ in Python.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import hashlib
 import importlib
@@ -113,14 +115,20 @@ def load(build: bool = True) -> Library | None:
                 return Library(path)
             except OSError:
                 continue
-    for folder in _folders() if build else []:
+    if not build or any((folder / f"{name}.failed").is_file() for folder in _folders()):
+        return None  # a build that failed here once fails again: not every process tries
+    for folder in _folders():
         try:
-            path = _build(folder, name)
-        except Exception:  # noqa: BLE001 - whatever stops the build, numba's dispatchers still run
-            continue
-        try:
-            return Library(path)
+            folder.mkdir(parents=True, exist_ok=True)
+            with tempfile.TemporaryDirectory(dir=folder) as tmp:
+                Path(tmp, "probe").write_bytes(b"")
         except OSError:
+            continue  # not writable: the next folder
+        try:
+            return Library(_build(folder, name))
+        except Exception as e:  # noqa: BLE001 - whatever stops the build, numba's dispatchers still run
+            with contextlib.suppress(OSError):
+                (folder / f"{name}.failed").write_text(f"{type(e).__name__}: {e}\n")
             return None
     return None
 
@@ -204,7 +212,6 @@ def _build(folder: Path, name: str) -> Path:
     compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
     if not compiler:
         raise RuntimeError("no C compiler")
-    folder.mkdir(parents=True, exist_ok=True)
     objects = _object_code()
     with tempfile.TemporaryDirectory(dir=folder) as tmp:
         obj = Path(tmp) / "kernel.o"
@@ -220,7 +227,7 @@ def _build(folder: Path, name: str) -> Path:
     if folder == Path(__file__).resolve().parent / "__pycache__":
         # this checkout's own: the others there were built from earlier sources (a cache folder
         # shared by several checkouts or interpreters keeps all of theirs)
-        for old in folder.glob("kernel-*.so"):
+        for old in folder.glob("kernel-*"):
             if old != final:
                 old.unlink(missing_ok=True)
     return final
