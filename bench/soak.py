@@ -192,6 +192,7 @@ class Soak:
         self.seen: dict[str, int] = {}  # table → the highest event any client saw
         self.memory: list[tuple[float, float]] = []
         self.stopping = False
+        self.chaos_over = False
 
     # --- the server -------------------------------------------------------------------------
 
@@ -232,10 +233,17 @@ class Soak:
         self.refusals.update(json.loads(out.stdout))
 
     def chaos_loop(self) -> None:
+        try:
+            self._chaos_loop()
+        finally:
+            self.chaos_over = True  # the honest clients stop once both the time and the chaos are over
+
+    def _chaos_loop(self) -> None:
         kinds = ["kill", "lock", "flood", "halfopen"]
         next_at = time.monotonic() + self.args.chaos_every
         end = self.t0 + self.args.seconds
-        while time.monotonic() < end - 5:
+        # in cycle order every kind runs at least once, on a slow machine past --seconds
+        while time.monotonic() < end - 5 or self.args.chaos_order == "cycle" and len(self.chaos) < len(kinds):
             if time.monotonic() < next_at:
                 time.sleep(0.2)
                 continue
@@ -334,7 +342,7 @@ class Soak:
                     if s.get("token"):
                         tasks.append(asyncio.create_task(self.client(t["id"], s["token"], s["seat"])))
             await asyncio.sleep(0.005)  # connect gradually
-        while time.monotonic() < self.t0 + self.args.seconds:
+        while time.monotonic() < self.t0 + self.args.seconds or not self.chaos_over:
             await asyncio.sleep(0.5)
         self.stopping = True
         await asyncio.sleep(1.0)

@@ -20,7 +20,7 @@ The ladder is ``stammtisch.bots.LEVELS`` (beginner, club, expert, master), weake
 Sessions of ``--session-deals`` deals are the independent units of the intervals. Each deck is
 played once per arrangement (6 in Tapp with 3 seats, 14 in Tippen with 4), so the decks per
 rung are as few as keep the intervals above zero (``DECKS``; ``--decks`` overrides them).
-``--pair ismcts:heuristic`` plays any two names ``make_bot`` knows instead of the ladder.
+``--pair expert:openspiel-ismcts`` plays any two names ``make_bot`` knows instead of the ladder.
 
     nice -n 10 python bench/strength.py [--decks N] [--workers N] [--seed 1] [--pair A:B] [--game tapp/modern]
 """
@@ -38,7 +38,6 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from stammtisch.bots import LEVEL_NAMES, LEVELS, PLAYER_NAMES, make_bot  # noqa: E402
-from stammtisch.bots.ismcts import DEFAULT_ITERATIONS  # noqa: E402
 from stammtisch.bots.pimc import DEFAULT_SAMPLES  # noqa: E402
 from stammtisch.rules import ruleset  # noqa: E402
 from stammtisch.sim.batch import choose_backend, derive_seed  # noqa: E402
@@ -56,15 +55,13 @@ DEFAULT_DECKS = 200
 
 
 def budget(name: str, family: str) -> dict[str, object]:
-    """What a side plays with: its algorithm, worlds or iterations per decision, blunder rate."""
+    """What a side plays with: its algorithm, worlds per decision, blunder rate."""
     level = LEVELS.get(name)
     bot = name if level is None else level.bot
     out: dict[str, object] = {"bot": bot}
     samples = None if level is None or level.samples is None else level.samples.get(family)
     if bot == "pimc":
         out["samples"] = samples or DEFAULT_SAMPLES[family]
-    elif bot == "ismcts":
-        out["iterations"] = samples or DEFAULT_ITERATIONS
     if level is not None and level.blunders:
         out["blunders"] = level.blunders
     if level is not None and level.inference:
@@ -160,7 +157,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--timing-deals", type=int, default=16,
                         help="deals of the decision-time measurement (default 16)")
     parser.add_argument("--pair", type=pair, action="append", metavar="A:B",
-                        help="play A against B instead of the ladder (repeatable), e.g. ismcts:heuristic")
+                        help="play A against B instead of the ladder (repeatable), e.g. expert:openspiel-ismcts")
     parser.add_argument("--game", choices=[g for g, _ in GAMES], action="append", help="only this game")
     args = parser.parse_args(argv)
     if args.decks is not None and args.decks < 1 or args.session_deals < 1 or args.timing_deals < 0:

@@ -292,3 +292,51 @@ def to_terminal(markdown: str) -> object:
     from rich.markdown import Markdown
 
     return Markdown(strip_markers(markdown))
+
+
+# -- when to tap: generated from the trained equilibrium (stammtisch/bots/equilibrium.json) ------
+
+WHEN_TO_TAP: Final = "when-to-tap"
+
+
+def _markdown_table(headers: list[str], rows: list[list[str]]) -> str:
+    def line(cells: list[str]) -> str:
+        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
+
+    return "\n".join([line(headers), "|" + "---|" * len(headers), *(line(r) for r in rows)])
+
+
+def when_to_tap(ruleset_id: str, lang: Lang = "en", players: int = 4, level: int = 3) -> str:
+    """The "when to tap" tables of one Tippen rule set as Markdown, made from the trained data
+    (empty when the rule set has none). ``level``: the heading level of the rule set's title."""
+    from .bots.equilibrium import tap_blocks
+    from .i18n import t
+
+    blocks = tap_blocks(check_ruleset(ruleset_id, lang), lang, players)
+    if not blocks:
+        return ""
+    parts = ["#" * level + " " + ruleset_section(ruleset_id, lang).title]
+    for block in blocks:
+        parts.append(block["caption"])
+        parts.append(_markdown_table(block["headers"], block["rows"]))
+        parts.append(block["note"])
+    first = blocks[0]
+    parts.append(_markdown_table(first["bucket_headers"], first["bucket_rows"]))
+    if getattr(ruleset(ruleset_id), "exchange", False):
+        parts.append(t("equilibrium.exchange", lang))
+    return "\n\n".join(parts) + "\n"
+
+
+def when_to_tap_section(lang: Lang = "en", players: int = 4) -> str:
+    """The guide's generated section (``<!-- section: when-to-tap -->`` of the Tippen page):
+    every trained Tippen rule set's tables (``scripts/equilibrium_guide.py`` writes it into
+    docs/guide; a test checks the pages agree with the data)."""
+    from .i18n import t
+
+    parts = [f"## {t('equilibrium.section', lang)}", t("equilibrium.intro", lang, players=players)]
+    for rid in PRESETS:
+        if family_of(rid) == "tippen":
+            text = when_to_tap(rid, lang, players)
+            if text:
+                parts.append(text.strip())
+    return "\n\n".join(parts) + "\n"

@@ -70,10 +70,12 @@ def test_a_missing_record_is_one_line():
 
 
 @pytest.mark.parametrize("name", ["rules-2.4-example-6-max-bete-dreiblatt-1859.json", "rules-3-wt-solo-80.json"])
-def test_the_batch_analysis_on_worker_processes_equals_the_one_in_this_process(name):
+def test_the_batch_analysis_on_worker_processes_equals_the_one_in_this_process(name, monkeypatch):
+    from stammtisch.analysis import deals
     from stammtisch.analysis.deals import analyze_record_batch
     from stammtisch.sim.batch import Backend
 
+    monkeypatch.setattr(deals, "INLINE_DEALS", 0)  # a record this short would run in this process
     path = RECORDS / name
     alone = [a.to_json() for a in analyze_record(path)]
     outcome = analyze_record_batch(path, None, Backend("processes", 2))

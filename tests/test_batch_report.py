@@ -71,7 +71,10 @@ def test_tippen_comparison_report(tmp_path):
     page = (out / "report.html").read_text()
     assert "seed 1" in page and "tippen/dreiblatt-1859" in page
     images = re.findall(r"src='data:image/png;base64,([^']+)'", page)
-    assert len(images) == 7
+    # 7 plots of the simulation, and from the trained equilibrium one "when to tap" plot per
+    # rule set and one of the exploitability during training
+    assert len(images) == 7 + 2 + 1
+    assert "When to tap" in page and data["runs"][0]["equilibrium"]["ruleset"] == "tippen/grupp-1975"
     assert all(base64.b64decode(image).startswith(b"\x89PNG\r\n\x1a\n") for image in images)
     assert "<script" not in page and "http" not in page  # self-contained
 

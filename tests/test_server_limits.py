@@ -206,7 +206,7 @@ def test_one_address_holds_a_quota_of_live_tables(tmp_path):
 
 
 def test_search_bots_per_address_and_the_deals_of_a_bot_table_are_capped(tmp_path):
-    """One client cannot take the search bots' worker for itself: the pimc and ismcts seats of
+    """One client cannot take the search bots' worker for itself: the pimc and Expert seats of
     the live tables an address made are capped, and a table of bots plays at most
     bot_table_max_deals deals (a maximum it may ask below, never above)."""
     app = make_app(tmp_path, search_bots_per_address=3, bot_table_max_deals=50)

@@ -133,7 +133,7 @@ def test_a_version_6_database_gains_the_spectators_chat(database_url):
         conn.execute(text("ALTER TABLE st_table_social DROP COLUMN spectator_chat"))
     storage.close()
     storage = Storage(database_url)
-    assert version(storage) == LATEST == 7
+    assert version(storage) == LATEST
     st = storage.load_table("t6")
     assert st is not None and st.social.creator == "10.0.0.6"
     assert st.social.spectator_chat is True and st.social.chat == [(1, "hallo", 1.0, None)]
@@ -142,6 +142,22 @@ def test_a_version_6_database_gains_the_spectators_chat(database_url):
     st = storage.load_table("t6")
     assert st is not None and st.social.spectator_chat is False
     assert st.social.chat == [(1, "hallo", 1.0, None), (-1, "bravo", 2.0, "Zoë")]
+    storage.close()
+
+
+def test_a_version_7_database_seats_the_expert_where_ismcts_sat(database_url):
+    """The retired ``ismcts`` bot's seats play on as the Expert after step 8; other seats stay."""
+    storage = Storage(database_url)
+    seats = [StoredSeat(0, "Anna", None, "d0"), StoredSeat(1, "Ben", "ismcts", None),
+             StoredSeat(2, "Carla", "random", None)]
+    storage.create_table("t7", "tippen/grupp-1975", {"players": 3}, seats, "admin", "spectator")
+    with storage.engine.begin() as conn:
+        conn.execute(text(f"UPDATE {VERSION_TABLE} SET version = 7"))
+    storage.close()
+    storage = Storage(database_url)
+    assert version(storage) == LATEST == 8
+    st = storage.load_table("t7")
+    assert st is not None and [s.bot for s in st.seats] == [None, "expert", "random"]
     storage.close()
 
 

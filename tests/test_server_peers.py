@@ -91,6 +91,7 @@ class Client:
         self.said: list[dict] = []  # the other messages: chat, rematch
         self.reconnects = 0
         self.acted_at = -1  # the event its last action answered: until a later state, in flight
+        self.next_at = -1  # the event at which it last asked for the next deal
         self.ws: Any = None
         self._connect()
 
@@ -104,6 +105,8 @@ class Client:
                                       open_timeout=5).__enter__()
                     self.ws.send(hello(self.token))
                     self.port = port
+                    # a new connection shows the state afresh: as on a page, its buttons work again
+                    self.acted_at = self.next_at = -1
                     return
                 except Exception:  # refused, closed, no answer in time: the next process
                     continue
@@ -130,7 +133,7 @@ class Client:
                 self.events.append(m["event"])
             elif m["type"] == "error":
                 self.errors.append(m)
-                self.acted_at = -1  # a refused action is not in flight
+                self.acted_at = self.next_at = -1  # a refused message is not in flight
             else:
                 self.said.append(m)
 
@@ -217,10 +220,12 @@ def step(seats: dict[int, Client], watchers: list[Client], rng: random.Random,
         if c.state is None or c.view is None:
             continue
         v = c.view
+        # as a page does: one message per state shown (again after a refusal or a reconnect)
         if v["terminal"]:
-            if next_deal:
+            if next_deal and c.next_at != c.state["event"]:
+                c.next_at = c.state["event"]
                 c.send({"type": "next"})
-        elif v["current_player"] == s and s in acting and v["legal_actions"]:
+        elif v["current_player"] == s and s in acting and v["legal_actions"] and c.settled:
             c.send({"type": "action", "action": rng.choice(v["legal_actions"]),
                     "event": c.state["event"]})
         shown.append(c.state["event"])

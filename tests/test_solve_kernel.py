@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 import sys
 from typing import Any
 
 import numpy as np
+from depth import cases
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -95,9 +97,9 @@ def answers(solver: Solver) -> tuple[Any, ...]:
     return main, solver.contract_move_values()
 
 
-def test_numba_and_python_agree_on_1000_random_positions() -> None:
+def test_numba_and_python_agree_on_random_positions() -> None:
     rng = random.Random(2024)
-    for _ in range(1000):
+    for _ in range(cases(300, 3000)):
         pos = position_from_state(random_ending(rng))
         assert answers(Solver(pos, "numba")) == answers(Solver(pos, "python")), pos
 
@@ -209,7 +211,7 @@ def test_fixed_side_means_every_finish_of_the_trick_goes_there() -> None:
     assert fixed_early >= 50  # fixed before the last card, not only by the last card
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=cases(60, 600), deadline=None)
 @given(st.integers(0, 10**6), st.sampled_from(("frage", "solo:C", "solo:S", "herzsolo")),
        st.integers(3, 6))
 def test_merging_runs_keeps_point_values(seed: int, contract: str, tricks_left: int) -> None:
@@ -285,3 +287,75 @@ def test_low_cards_matter_only_by_order_and_holder() -> None:
             changed += 1
             assert _kernel.low_cards_key(kernel_work(swapped, goal)) != _kernel.low_cards_key(kernel_work(pos, goal))
     assert moved >= 50 and changed >= 50
+
+
+def test_the_kernels_library_answers_as_numbas_dispatchers() -> None:
+    """The library of native code (``_kernel_lib``) is the kernel's ``exact`` and ``probe``
+    compiled once more: on the same work array and table it gives the same values and leaves
+    the same table entries behind."""
+    from stammtisch.solve import _kernel, _kernel_lib, solver
+
+    library = _kernel_lib.load()
+    assert library is not None, "no C compiler here? the library could not be built"
+    rng = random.Random(7)
+    for _ in range(150):
+        pos = position_from_state(random_ending(rng))
+        if len(pos.seats) > solver.KERNEL_SEATS:
+            continue
+        goal = Solver(pos).contract_goal()
+        work = kernel_work(pos, goal)
+        turn = pos.seats.index(pos.turn)
+        k = len(pos.trick)
+        if k:
+            win_card, win_seat = pos.winner_so_far()
+            lead_suit, win_pl = pos.suit_mask_of(pos.trick[0]), pos.seats.index(win_seat)
+        else:
+            win_card, win_pl, lead_suit = -1, -1, 0
+        pts = work[_kernel.W_PTS:_kernel.W_PTS + 64]
+        tval = sum(int(pts[c]) for c in pos.trick)
+        rempts = tval + sum(int(pts[c]) for c in range(64) if pos.remaining >> c & 1)
+        args = (turn, k, lead_suit, win_card, win_pl, tval, sum(1 << c for c in pos.trick), rempts,
+                pos.tricks_left, pos.tricks_played)
+        tables = [np.zeros(_kernel.TT_STRIDE << 12, dtype=np.int64) for _ in range(2)]
+        works = [work.copy(), work.copy()]
+        works[0][_kernel.C_TTMASK] = works[1][_kernel.C_TTMASK] = (1 << 12) - 1
+        works[0][_kernel.C_GEN] = works[1][_kernel.C_GEN] = 1
+        target = rng.randrange(1, 30)
+        got = (library.exact(works[0], tables[0], *args, 1), library.probe(works[0], tables[0], *args, target - 1,
+                                                                             target))
+        want = (_kernel.exact(works[1], tables[1], *args, 1), _kernel.probe(works[1], tables[1], *args, target - 1,
+                                                                              target))
+        assert got == want, pos
+        assert np.array_equal(tables[0], tables[1])
+
+
+def test_a_solve_with_the_kernels_library_does_not_import_numba() -> None:
+    from stammtisch.solve import _kernel_lib
+
+    assert _kernel_lib.load() is not None  # built in this process if it was not there
+    code = ("import sys, random; from stammtisch.solve import Solver, position_from_state;"
+            "from stammtisch.solve.deals import tapp_state;"
+            "print(Solver(position_from_state(tapp_state(random.Random(3), 'frage'))).declarer_points(),"
+            " 'numba' in sys.modules)")
+    with_lib = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    env = dict(os.environ, STAMMTISCH_KERNEL_LIB="0")
+    without = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                             env=env).stdout.split()
+    assert with_lib[1] == "False" and without[1] == "True"
+    assert with_lib[0] == without[0]
+
+
+def test_a_failed_build_of_the_kernels_library_is_tried_once(tmp_path: Any, monkeypatch: Any) -> None:
+    from stammtisch.solve import _kernel_lib
+
+    tries = []
+
+    def failing_build(folder: Any, name: str) -> Any:
+        tries.append(folder)
+        raise RuntimeError("no linker today")
+
+    monkeypatch.setattr(_kernel_lib, "_folders", lambda: [tmp_path])
+    monkeypatch.setattr(_kernel_lib, "_build", failing_build)
+    assert _kernel_lib.load() is None and _kernel_lib.load() is None
+    assert tries == [tmp_path]  # the second process (here: call) read the note and did not try
+    assert "no linker today" in next(tmp_path.glob("kernel-*.failed")).read_text()

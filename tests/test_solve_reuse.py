@@ -4,6 +4,7 @@ position. Each against the plain definitions (every card solved exactly, a new s
 
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 import sys
@@ -142,8 +143,9 @@ def test_a_judged_card_is_what_every_card_solved_says(backend: str) -> None:
 
 
 def test_analysing_loads_neither_scipy_nor_numba_where_it_needs_none() -> None:
-    """A Tapp solve loads the kernel but not scipy (numba's BLAS search); a Tippen deal is
-    small enough for the reference search and loads neither."""
+    """A Tapp solve through numba's dispatchers (the kernel's library turned off) loads the
+    kernel but not scipy (numba's BLAS search); a Tippen deal is small enough for the
+    reference search and loads neither."""
     record = Path(__file__).parent / "records" / "rules-2.4-example-3-grupp-1975.json"
     code = ("import random, sys\n"
             "from stammtisch.solve import Solver, position_from_state\n"
@@ -153,7 +155,8 @@ def test_analysing_loads_neither_scipy_nor_numba_where_it_needs_none() -> None:
             "print('numba' in sys.modules)\n"
             "Solver(position_from_state(tapp_state(random.Random(1), 'frage'))).declarer_points()\n"
             "print('numba' in sys.modules, 'scipy' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    env = dict(os.environ, STAMMTISCH_KERNEL_LIB="0")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, env=env)
     assert out.stdout.split() == ["False", "True", "False"]
 
 

@@ -251,7 +251,7 @@ def test_levels_come_weakest_first_with_names_and_descriptions_in_both_languages
     assert LEVEL_NAMES == ("beginner", "club", "expert", "master")
     assert PLAYER_NAMES == (*LEVEL_NAMES, *BOT_NAMES)
     assert [algorithm_of(n) for n in LEVEL_NAMES] == ["heuristic", "heuristic", "pimc", "pimc"]
-    assert algorithm_of("ismcts") == "ismcts"
+    assert algorithm_of("pimc") == "pimc"
     assert all(level.bot in BOT_NAMES for level in LEVELS.values())
     for lang in LANGUAGES:
         texts = catalogue(lang)

@@ -108,6 +108,10 @@ def with_decisions(play: DealAnalysis, before: DealAnalysis) -> DealAnalysis:
     return replace(play, decisions=before.decisions, par=before.par, decisions_pending=False)
 
 
+#: records of at most this many deals are analysed in this process, without worker processes
+INLINE_DEALS = 3
+
+
 def analyze_record_batch(source: str | Path | Record, deal: int | None, batch: Backend,
                          progress: Callable[[int], None] | None = None,
                          backend: str = "numba", all_discards: bool = False) -> BatchOutcome[list[DealAnalysis]]:
@@ -126,9 +130,11 @@ def analyze_record_batch(source: str | Path | Record, deal: int | None, batch: B
     else:
         chunk_deals = max(1, -(-count // (4 * batch.workers)))  # a few chunks per worker
         chunks = plan_chunks(count, chunk_deals, 0)
-    if batch.kind == "processes" and (len(chunks) <= 1 or family_of(data["ruleset"]) == "tippen"):
+    if batch.kind == "processes" and (len(chunks) <= 1 or count <= INLINE_DEALS
+                                      or family_of(data["ruleset"]) == "tippen"):
         # starting the workers would cost more than they save: one chunk runs on one core
-        # anyway, and a Tippen deal takes milliseconds
+        # anyway, a Tippen deal takes milliseconds, and a worker's start (its imports) costs
+        # about what a Tapp deal's analysis does
         batch = Backend("inline", 1, retries=batch.retries)
     task = functools.partial(_analyze_chunk, data, backend, all_discards)
     return run_batch(task, chunks, batch, progress)

@@ -25,9 +25,9 @@ def _optional_bots() -> tuple[str, ...]:
                  if all(_optional_module(name).unavailable_reason(f) is None for f in ("tippen", "tapp")))
 
 
-#: Bots that search (``pimc``, ``ismcts``) take a per-move budget (``make_bot``'s ``samples``,
-#: ``iterations``, ``time_per_move``); the others decide at once.
-SEARCH_BOTS = ("pimc", "ismcts")
+#: Bots that search (``pimc``) take a per-move budget (``make_bot``'s ``samples``,
+#: ``time_per_move``); the others decide at once.
+SEARCH_BOTS = ("pimc",)
 
 BOT_NAMES = ("random", "heuristic", *SEARCH_BOTS, *_optional_bots())
 
@@ -52,8 +52,6 @@ class Level:
 #: The levels a player chooses from, weakest first; each beats the one below it in both games
 #: (bench/strength.py plays the ladder; docs/performance.md has the figures). Their names and
 #: one-line descriptions are the catalogue's ``bot.level.<name>`` and ``bot.level.<name>.about``.
-#: ``ismcts`` is not on the ladder: at a budget that keeps a decision under a second it does not
-#: beat the heuristic (see stammtisch/bots/ismcts.py).
 LEVELS: dict[str, Level] = {
     "beginner": Level("heuristic", blunders=0.3),
     "club": Level("heuristic"),
@@ -121,8 +119,8 @@ class BlunderBot:
 def make_bot(name: str, family: str, rng: random.Random | None = None, *, samples: int | None = None,
              time_per_move: float | None = None, inference: bool = False) -> Bot:
     """A bot by level or algorithm name (``PLAYER_NAMES``) for a game family ("tippen" or
-    "tapp"). The search bots take a budget per move: ``samples`` (worlds for ``pimc``,
-    iterations for ``ismcts``) and/or ``time_per_move`` (seconds); a level brings its own,
+    "tapp"). The search bot takes a budget per move: ``samples`` (worlds for ``pimc``)
+    and/or ``time_per_move`` (seconds); a level brings its own,
     which these arguments override. The rng is the bot's seed (with a sample budget alone its
     decisions repeat). ``inference`` turns on ``pimc``'s inference (a level brings its own)."""
     rng = rng or random.Random()
@@ -138,10 +136,6 @@ def make_bot(name: str, family: str, rng: random.Random | None = None, *, sample
         from .pimc import PimcBot
 
         return PimcBot(family, rng, samples, time_per_move, inference=inference)
-    if name == "ismcts":
-        from .ismcts import DEFAULT_ITERATIONS, IsmctsBot
-
-        return IsmctsBot(family, rng, DEFAULT_ITERATIONS if samples is None else samples, time_per_move)
     if name == "random":
         return RandomBot(rng)
     if name == "heuristic":

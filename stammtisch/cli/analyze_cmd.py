@@ -23,7 +23,8 @@ def analyze_cmd(
                                                         "(values: per seat, in Tippen and Ramsch)."),
     workers: int | None = typer.Option(None, "--workers", "-w", min=1,
                                        help="Worker processes (default: all cores; 1 = this process; "
-                                            "one deal or a Tippen record is analysed in this process)."),
+                                            "a record of up to three deals or a Tippen record is analysed in "
+                                            "this process)."),
     ray: str | None = typer.Option(None, "--ray", help="Run on a Ray cluster: auto, HOST:PORT or local."),
     german: bool = typer.Option(False, "--german", help="The analysis in German."),
     all_discards: bool = typer.Option(False, "--all-discards",

@@ -60,7 +60,7 @@ def play_cmd(
     option: list[str] = typer.Option([], "--option", "-o", help="Rule option key=value (repeatable)."),
     bots: str = typer.Option("club", "--bots", "--level", "-b",
                              help="The other seats' level: beginner, club, expert or master; or an algorithm: "
-                                  "random, heuristic, pimc (samples worlds and solves them) or ismcts."),
+                                  "random, heuristic or pimc (samples worlds and solves them)."),
     name: str | None = typer.Option(None, "--name", help="Your name at the table (default: You / Du)."),
     seat: int = typer.Option(0, "--seat", help="Your seat (0 = first)."),
     deals: int = typer.Option(0, "--deals", min=0, help="Stop after this many deals (0: until you quit)."),

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from ..bots import PLAYER_NAMES
-from ..i18n import t
+from ..i18n import LANGUAGES, t
 from .common import EXIT_FAILED_CHUNKS, EXIT_INTERRUPTED, CliError, _build_rules, app, console, err_console
 
 
@@ -25,12 +25,13 @@ def report_cmd(
     players: int | None = typer.Option(None, "--players", "-n", help="Number of players (every rule set)."),
     bots: list[str] = typer.Option(["heuristic"], "--bots", "-b",
                                    help="Bot per seat: a level (beginner, club, expert, master) or an algorithm "
-                                        "(random, heuristic, pimc, ismcts); the last one fills the rest."),
+                                        "(random, heuristic, pimc); the last one fills the rest."),
     option: list[str] = typer.Option([], "--option", "-o", help="Rule option key=value (every rule set)."),
     chunk_deals: int = typer.Option(100, "--chunk-deals", min=1,
                                     help="Deals per chunk = one table session (the pot carries within it)."),
     workers: int | None = typer.Option(None, "--workers", "-w", min=1, help="Worker processes (default: all cores)."),
     ray: str | None = typer.Option(None, "--ray", help="Ray cluster: auto, HOST:PORT or local (see simulate)."),
+    lang: str = typer.Option("en", "--lang", help="Language of the 'when to tap' section: en or de."),
 ) -> None:
     """Simulate and write a report: per seat the mean net per deal with its 95% interval and its
     distribution; Tippen tap rate, chance of a trick and net of tapping by hand class, the pot over
@@ -46,6 +47,8 @@ def report_cmd(
     from ..sim.simulate import SimulationJob, bots_per_seat, default_names
     from .simulate_cmd import _check_players, shown_error
 
+    if lang not in LANGUAGES:
+        raise CliError(t("cli.unknown_language", lang=repr(lang), languages=", ".join(LANGUAGES)))
     del compare  # several rule sets are a comparison; the flag is there for the spelling in the docs
     _check_players(players, option)
     for b in bots:
@@ -70,8 +73,8 @@ def report_cmd(
             runs.append(run)
             if run.outcome.interrupted:
                 break
-        command = _repeat_command(rulesets, deals, seed, players, bots, option, chunk_deals, out)
-        paths = write_report(runs, out, command)
+        command = _repeat_command(rulesets, deals, seed, players, bots, option, chunk_deals, out, lang)
+        paths = write_report(runs, out, command, lang)
     except (BatchError, ReportError) as e:
         raise shown_error(e) from None
     console.print(t("report.written", path=out, files=", ".join(p.name for p in paths)))
@@ -82,7 +85,7 @@ def report_cmd(
 
 
 def _repeat_command(rulesets: list[str], deals: int, seed: int, players: int | None, bots: list[str],
-                    options: list[str], chunk_deals: int, out: Path) -> str:
+                    options: list[str], chunk_deals: int, out: Path, lang: str = "en") -> str:
     """The command that makes the same report (workers and Ray do not change it)."""
     words = ["stammtisch", "report", *rulesets, "--deals", str(deals), "--seed", str(seed)]
     if players is not None:
@@ -92,4 +95,6 @@ def _repeat_command(rulesets: list[str], deals: int, seed: int, players: int | N
     for text in options:
         words += ["-o", text]
     words += ["--chunk-deals", str(chunk_deals), "--out", str(out)]
+    if lang != "en":
+        words += ["--lang", lang]
     return " ".join(shlex.quote(w) for w in words)

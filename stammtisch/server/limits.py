@@ -54,7 +54,7 @@ class ServerLimits:
     sweep_interval: float = 60.0  # how often expiry is checked
     watcher_grace: float = 30.0  # bots play on this long after the last person left
     bot_table_max_deals: int = 100  # the most deals a table without a human seat may play
-    search_bots_per_address: int = 8  # search-bot seats (pimc, ismcts) at the live tables of one address
+    search_bots_per_address: int = 8  # search-bot seats (pimc and its levels) at the live tables of one address
     # --- requests and messages: sizes bounded before they are parsed
     max_body: int = 65_536  # bytes of an HTTP request body, enforced while it streams
     # … of a record file sent to be replayed or analysed (POST /api/replay, /api/replay/analysis):

@@ -510,7 +510,7 @@ class LiveTable:
     async def _bot_turn(self, event: int, seat: int, take_over: bool) -> None:
         """A bot acts for ``seat``: the seat's own bot, or the stand-in of a human seat that is
         away; ``take_over``: the seat's turn timer ran out, so it is away from now on. A search
-        bot (pimc, ismcts) thinks in the thinker's worker process with the lock released; its
+        bot (pimc) thinks in the thinker's worker process with the lock released; its
         action counts only if the table is still at ``event`` when it comes back."""
         async with self.lock:
             if self.events != event or self.closed:

@@ -296,7 +296,7 @@ class TableManager:
         return len(await self.peers.made_by(address))
 
     async def search_bots_of(self, address: str) -> int:
-        """The search-bot seats (pimc, ismcts) of the open tables ``address`` made (with
+        """The search-bot seats (pimc and its levels) of the open tables ``address`` made (with
         several processes: of the whole service)."""
         if self.peers is None:
             return sum(1 for t in self.tables.values() if t.creator == address and not t.closed

@@ -115,10 +115,16 @@ def _spectator_chat(conn: Connection) -> None:
     _add_columns(conn, "st_table_social", {"spectator_chat": "BOOLEAN"})
 
 
+def _retired_bots(conn: Connection) -> None:
+    """The ``ismcts`` bot is no longer offered (it lost to the heuristic): its seats at the
+    stored tables play on as the Expert, the nearest level that searches."""
+    conn.execute(text("UPDATE st_seats SET bot = 'expert' WHERE bot = 'ismcts'"))
+
+
 #: The steps, in order: step ``i`` (1-based) brings version ``i - 1`` to ``i``.
 STEPS: list[Callable[[Connection], None]] = [_deal_keys, _social_owners, _table_choices,
                                              _one_action_table, _peer_tables, _rematch_evening,
-                                             _spectator_chat]
+                                             _spectator_chat, _retired_bots]
 LATEST = len(STEPS)
 
 

@@ -53,7 +53,7 @@ MESSAGES = {
     "workers failing": "the server's analysis worker keeps failing; try again later",
     "bot deals": "a table of bots plays at most {n} deals",
     "pace": "the pace between deals is \"wait\" (not at a table of bots) or {lo}–{hi} seconds",
-    "search bots": "the tables made from your address seat as many search bots (pimc, ismcts) "
+    "search bots": "the tables made from your address seat as many search bots (Expert and pimc) "
                    "as they may ({n}); close a table or choose the heuristic bot",
     "lobby seat": "seat {seat} is for a player from the lobby: only he holds its link",
     "hello": "the first message of a connection is {\"type\": \"hello\", \"token\": …} "

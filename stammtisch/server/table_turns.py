@@ -5,7 +5,7 @@ Bots act and deals follow each other only while a person (a human seat or a spec
 connected, and ``watcher_grace`` seconds after the last one left: a table of bots is for
 watching, not for filling the disk. A bot or the next-deal timer meeting a transient error
 (storage) tries again later: a transient database error never breaks a table. A search bot
-(pimc, ismcts) thinks in the thinker's worker process, with the table's lock released.
+(pimc) thinks in the thinker's worker process, with the table's lock released.
 
 The clock decides when; the table (``LiveTable.schedule``) decides what comes next, and gives
 the clock what to run then. Every time and timer comes from the ``Scheduler`` it is given, so

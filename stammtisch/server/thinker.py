@@ -1,6 +1,6 @@
 """Search bots at the web table think in a worker process, never on the event loop.
 
-``pimc`` and ``ismcts`` take ~0.1 s in the median and more than a second at the tail for one
+``pimc`` takes ~0.1 s in the median and more than a second at the tail for one
 decision (bench/strength.py); on the event loop that would hold up every table of the server.
 So the table hands the decision to one worker process (forkserver: nothing of the server is
 copied into it): the deal is sent as the worker needs to rebuild it (rule set, options, the

@@ -12,10 +12,12 @@ import csv
 import html
 import io
 import json
+import textwrap
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from ..bots.equilibrium import entry_for, tap_blocks, tap_table
 from ..i18n import t
 from .report import ReportRun
 from .simulate import has_pot, unit_of
@@ -76,6 +78,8 @@ def run_numbers(run: ReportRun) -> dict[str, Any]:
         data["pot_by_deal"] = [round(total / n, 3) for total, n in zip(stats.pot_after_deal, stats.pot_sessions,
                                                                         strict=True)]
         data["pot_emptied"] = {"count": stats.pot_emptied, "of": summary.deals}
+        if entry_for(rules) is not None:  # the trained "when to tap" tables of these rules
+            data["equilibrium"] = tap_table(rules.id, rules.players)
     else:
         contracts = []
         for name, tally in sorted(stats.contracts.items(), key=lambda item: -item[1].count):
@@ -177,7 +181,50 @@ def _distribution(plt: Any, title: str, series: dict[str, dict[str, int]], xlabe
     return _png(plt, fig)
 
 
-def make_plots(numbers: list[dict[str, Any]]) -> list[tuple[str, bytes]]:
+def _equilibrium_plots(plt: Any, numbers: list[dict[str, Any]], lang: str) -> list[tuple[str, bytes]]:
+    """Per trained Tippen rule set: the probability of a tap by strength bucket and position
+    (nobody tapped before: solid; one tap: dashed); then every rule set's exploitability
+    against the training iterations."""
+    plots: list[tuple[str, bytes]] = []
+    trained = [d for d in numbers if d.get("equilibrium")]
+    for d in trained:
+        eq = d["equilibrium"]
+        level = eq["levels"][0]
+        fig, ax = plt.subplots(figsize=(7, 3.4))
+        xs = list(range(eq["buckets"]))
+        for pos, by_taps in enumerate(level["rows"]):
+            for k, style in ((0, "-"), (1, "--")):
+                if k < len(by_taps):
+                    ys = [p if p >= 0 else float("nan") for p in by_taps[k]]
+                    ax.plot(xs, ys, style, marker="o", color=f"C{pos}",
+                            label=f"{pos + 1}" if k == 0 else None)
+        ax.set_xticks(xs, [f"{lo:g}" for lo in eq["low"]])
+        ax.set_xlabel("hand strength (estimated tricks, from)")
+        ax.set_ylabel("P(tap)")
+        ax.set_ylim(-0.05, 1.05)
+        ax.legend(title="position", fontsize=7)
+        title = t("equilibrium.plot.tap", lang, ruleset=d["ruleset"])
+        ax.set_title("\n".join(textwrap.wrap(title, 100)), fontsize=8)
+        plots.append((title, _png(plt, fig)))
+    if trained:
+        fig, ax = plt.subplots(figsize=(7, 3.4))
+        for d in trained:
+            for level in d["equilibrium"]["levels"]:
+                curve = [(c["iterations"], max(c["gain"])) for c in level["curve"]]
+                label = d["ruleset"] + (f" (pot {level['pot']})" if level["pot_stakes"] else "")
+                ax.plot([c[0] for c in curve], [max(c[1], 1e-5) for c in curve], marker="o", label=label)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("CFR iterations")
+        ax.set_ylabel("counters per deal")
+        title = t("equilibrium.plot.curve", lang)
+        ax.set_title("\n".join(textwrap.wrap(title, 100)), fontsize=8)
+        ax.legend(fontsize=6)
+        plots.append((title, _png(plt, fig)))
+    return plots
+
+
+def make_plots(numbers: list[dict[str, Any]], lang: str = "en") -> list[tuple[str, bytes]]:
     plt = _pyplot()
     plots: list[tuple[str, bytes]] = []
     players = max((d["players"] for d in numbers), key=len)  # rule sets may seat different numbers
@@ -232,6 +279,7 @@ def make_plots(numbers: list[dict[str, Any]]) -> list[tuple[str, bytes]]:
         ax.set_title(t("report.pot"), fontsize=10)
         ax.legend(fontsize=7)
         plots.append((t("report.pot"), _png(plt, fig)))
+        plots += _equilibrium_plots(plt, tippen, lang)
     tapp = [d for d in numbers if "contract_table" in d]
     if tapp:
         labels = sorted({row["contract"] for d in tapp for row in d["contract_table"]})
@@ -281,7 +329,30 @@ def _cell(value: Any) -> str:
     return str(value)
 
 
-def render_html(numbers: list[dict[str, Any]], plots: list[tuple[str, bytes]], command: str) -> str:
+def equilibrium_html(numbers: list[dict[str, Any]], lang: str = "en") -> str:
+    """The report's "when to tap" section: the trained equilibrium's tables of every Tippen rule
+    set of the report that has them (empty otherwise)."""
+    trained = [d for d in numbers if d.get("equilibrium")]
+    if not trained:
+        return ""
+    parts = [f"<h2>{html.escape(t('equilibrium.section', lang))}</h2>",
+             f"<p>{html.escape(t('equilibrium.intro', lang, players=trained[0]['equilibrium']['players']))}</p>"]
+    for d in trained:
+        parts.append(f"<h3>{html.escape(d['ruleset'])}</h3>")
+        blocks = tap_blocks(d["ruleset"], lang, d["equilibrium"]["players"])
+        for block in blocks:
+            parts.append(f"<p>{html.escape(block['caption'])}</p>")
+            parts.append(_table(block["headers"], block["rows"]))
+            parts.append(f"<p>{html.escape(block['note'])}</p>")
+        if blocks:
+            parts.append(_table(blocks[0]["bucket_headers"], blocks[0]["bucket_rows"]))
+        if d["equilibrium"]["exchange"]:
+            parts.append(f"<p>{html.escape(t('equilibrium.exchange', lang))}</p>")
+    return "".join(parts)
+
+
+def render_html(numbers: list[dict[str, Any]], plots: list[tuple[str, bytes]], command: str,
+                lang: str = "en") -> str:
     parts = [f"<h1>{html.escape(t('report.title'))}</h1>",
              f"<p class='cmd'>{html.escape(t('report.made_by', command=command))}</p>"]
     for d in numbers:
@@ -327,6 +398,7 @@ def render_html(numbers: list[dict[str, Any]], plots: list[tuple[str, bytes]], c
             if ramsch["deals"]:
                 parts.append(f"<p>Ramsch: {ramsch['deals']} deals, in {ramsch['jungfer_deals']} of them a player "
                              "took no trick (Jungfer).</p>")
+    parts.append(equilibrium_html(numbers, lang))
     for title, png in plots:
         data = base64.b64encode(png).decode("ascii")
         parts.append(f"<figure><img alt='{html.escape(title)}' src='data:image/png;base64,{data}'>"
@@ -335,19 +407,20 @@ def render_html(numbers: list[dict[str, Any]], plots: list[tuple[str, bytes]], c
              "table{border-collapse:collapse;margin:1em 0}td,th{border:1px solid #ccc;padding:2px 6px;"
              "text-align:right}th{background:#eee}.cmd{font-family:monospace}.warn{color:#a40}"
              "img{max-width:100%}figure{margin:1.5em 0}")
-    return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'><title>stammtisch report</title>"
+    return (f"<!DOCTYPE html><html lang='{html.escape(lang)}'><head><meta charset='utf-8'>"
+            "<title>stammtisch report</title>"
             f"<style>{style}</style></head><body>{''.join(parts)}</body></html>\n")
 
 
-def write_report(runs: list[ReportRun], out: Path, command: str) -> list[Path]:
+def write_report(runs: list[ReportRun], out: Path, command: str, lang: str = "en") -> list[Path]:
     """Write report.json, the CSVs, and report.html (plots embedded) into ``out``; returns the paths."""
     numbers = [run_numbers(run) for run in runs]
-    plots = make_plots(numbers)  # first: a missing matplotlib stops before any file is written
+    plots = make_plots(numbers, lang)  # first: a missing matplotlib stops before any file is written
     out.mkdir(parents=True, exist_ok=True)
     written = [out / "report.json"]
     (out / "report.json").write_text(json.dumps({"command": command, "runs": numbers}, ensure_ascii=False, indent=1)
                                      + "\n", encoding="utf-8")
     written += write_tables(numbers, out)
-    (out / "report.html").write_text(render_html(numbers, plots, command), encoding="utf-8")
+    (out / "report.html").write_text(render_html(numbers, plots, command, lang), encoding="utf-8")
     written.append(out / "report.html")
     return written

@@ -8,7 +8,8 @@
   (Bettel), ``ramsch()`` (per seat, paranoid), ``contract_move_values()`` (every legal card);
 * Tippen: ``guaranteed_tricks()`` (per active player, paranoid), ``maxn()``.
 
-The numba kernel (``_kernel``) is imported only when a solve runs on the ``"numba"`` backend;
+The numba kernel (``_kernel``) runs only when a solve runs on the ``"numba"`` backend, from
+its library of native code built once per machine (``_kernel_lib``) or else through numba;
 ``backend="python"`` uses the readable reference search, which the tests compare with it.
 """
 

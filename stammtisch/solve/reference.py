@@ -56,7 +56,7 @@ class ReferenceSearch:
         best = -INF if maximizing else INF
         a, b = alpha, beta
         for card in pos.legal_cards():
-            child = pos.play(card)
+            child = pos.play_legal(card)
             gain = goal.taken(child) - goal.taken(pos)
             value = gain + self.future(child, a - gain, b - gain)
             if maximizing:

@@ -3,7 +3,8 @@
 Every query is a :class:`~stammtisch.solve.model.Goal` (who maximizes, whose takings count,
 points or tricks) answered by one of two backends with the same answers:
 
-* ``"numba"`` (default): :mod:`stammtisch.solve._kernel`, imported on the first solve;
+* ``"numba"`` (default): :mod:`stammtisch.solve._kernel`, run on the first solve from its
+  compiled library (``_kernel_lib``: numba not imported) or else through numba;
 * ``"python"``: :mod:`stammtisch.solve.reference`, the readable reference.
 
 Tapp (``declarer_points``, ``can_reach``, ``all_tricks``, ``no_trick``, ``ramsch``) and Tippen
@@ -27,15 +28,15 @@ from __future__ import annotations
 
 import itertools
 import math
+import mmap
+from array import array
 from collections import OrderedDict
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from . import _layout as K
 from .model import Goal, Kind, Position
 from .reference import ReferenceSearch
-
-if TYPE_CHECKING:
-    import numpy as np
 
 BACKENDS = ("numba", "python")
 TT_BITS = 20
@@ -48,7 +49,7 @@ _GENERATIONS = (1 << 27) - 1
 def _next_generation() -> int:
     gen = next(_generation) % _GENERATIONS
     if gen == 0:
-        _KernelMemory.get().table[:] = 0
+        _KernelMemory.get().clear_table()
         _SHARED.clear()  # their generations come round again
         _FAMILIES.clear()
         gen = next(_generation) % _GENERATIONS
@@ -75,17 +76,42 @@ def _kernel_module() -> Any:
     return _kernel
 
 
+_ENTRIES: list[Any] = []
+
+
+def _kernel_entries() -> Any:
+    """What runs the kernel's ``exact`` and ``probe``: its compiled library (``_kernel_lib``:
+    loaded in milliseconds, numba not imported) where it can be had, else numba's dispatchers.
+    The same code either way."""
+    if not _ENTRIES:
+        from . import _kernel_lib
+
+        _ENTRIES.append(_kernel_lib.load() or _kernel_module())
+    return _ENTRIES[0]
+
+
 class _KernelMemory:
-    """The kernel's transposition table and work array, allocated once per process."""
+    """The kernel's transposition table and work array, allocated once per process: plain
+    int64 buffers (importing numpy is a tenth of a second that the kernel's library does not
+    need), handed to numba's dispatchers as numpy views of the same memory. The table is an
+    anonymous memory map: its pages are zero until the search first writes to them, as with
+    ``numpy.zeros`` (an ``array`` of 32 MB would be written out whole)."""
 
     _instance: _KernelMemory | None = None
 
     def __init__(self) -> None:
-        import numpy as np
+        self.work = _zeros(K.W_SIZE)
+        self.clear_table()
 
-        K = _kernel_module()
-        self.table = np.zeros(K.TT_STRIDE << TT_BITS, dtype=np.int64)  # generation 0 is never used
-        self.work = np.zeros(K.W_SIZE, dtype=np.int64)
+    def clear_table(self) -> None:
+        """A new table, all zero (generation 0 is never used)."""
+        self.table = memoryview(mmap.mmap(-1, 8 * (K.TT_STRIDE << TT_BITS))).cast("q")
+        if hasattr(_kernel_entries(), "path"):  # the library: any buffer of int64
+            self.args: tuple[Any, Any] = (self.work, self.table)
+        else:
+            import numpy as np
+
+            self.args = (np.frombuffer(self.work, dtype=np.int64), np.frombuffer(self.table, dtype=np.int64))
 
     @classmethod
     def get(cls) -> _KernelMemory:
@@ -94,12 +120,18 @@ class _KernelMemory:
         return cls._instance
 
     def nodes(self) -> int:
-        K = _kernel_module()
         return int(self.work[K.W_STATS])
 
 
+def _zeros(n: int) -> array[int]:
+    return array("q", bytes(8 * n))
+
+
+_ZEROS64 = _zeros(64)
+
+
 #: the static part of the work array per goal and deal shape (``Solver._compile``), bounded
-_STATICS: dict[tuple[Any, ...], np.ndarray] = {}
+_STATICS: dict[tuple[Any, ...], array[int]] = {}
 #: per goal and deal shape (the tapp's points aside): the generations of the table handed out,
 #: each with the cards its solvers' hands held, per player (``_generation_for``), bounded
 _FAMILIES: dict[tuple[Any, ...], list[tuple[list[int], int]]] = {}
@@ -134,22 +166,38 @@ class _Compiled:
     """A goal on this deal in the kernel's terms: the part of the work array the goal fixes
     (query scalars, card points, suits, ranks)."""
 
-    static: np.ndarray
+    static: array[int]
 
 
 #: players whose hands the kernel's work array holds (``_kernel.W_HANDS`` to ``W_OWNER``)
 KERNEL_SEATS = 8
 
 #: cards in the hands up to which the reference search is the quicker backend (``quick_backend``)
+#: while the kernel has to be loaded through numba
 SMALL_POSITION = 16
 
 
 def quick_backend(pos: Position, backend: str = "numba") -> str:
-    """The backend that answers a position's questions soonest, loading included: the
-    reference search for a position with at most ``SMALL_POSITION`` cards in the hands (a
-    Tippen deal of three or four cards a hand: milliseconds), where loading the kernel
-    takes most of a second; else ``backend``. Both give the same answers."""
-    return "python" if pos.remaining.bit_count() <= SMALL_POSITION else backend
+    """The backend that answers a position's questions soonest, loading included: ``backend``
+    where the kernel's library is at hand (``_kernel_lib``: loaded in a millisecond; quicker
+    than the reference even on a Tippen deal of three cards a hand); else the reference search
+    for a position with at most ``SMALL_POSITION`` cards in the hands (milliseconds), where
+    loading the kernel through numba takes most of a second. Both give the same answers."""
+    if backend == "python" or pos.remaining.bit_count() > SMALL_POSITION or _library_at_hand():
+        return backend
+    return "python"
+
+
+def _library_at_hand() -> bool:
+    """Is the kernel's library built (or already loaded)? Never builds it."""
+    if _ENTRIES:
+        return hasattr(_ENTRIES[0], "path")
+    from . import _kernel_lib
+
+    library = _kernel_lib.load(build=False)
+    if library is not None:
+        _ENTRIES.append(library)
+    return library is not None
 
 
 #: solvers handed out by ``Solver.shared``, the most recently used last
@@ -173,6 +221,9 @@ class Solver:
         # the answers given: exact final takings, and threshold answers, per goal and position
         self._values: dict[tuple[Goal, Position], int] = {}
         self._reached: dict[tuple[Goal, Position, int], bool] = {}
+        # per goal the last exact value found: the next position asked is most often a few
+        # cards on, and its value the same (``_value_is``)
+        self._last: dict[Goal, int] = {}
         self.nodes = 0
 
     @classmethod
@@ -203,9 +254,20 @@ class Solver:
             out = search.value(pos)
             self.nodes += search.nodes - before
         else:
-            out = goal.taken(pos) + self._kernel_call(goal, pos, None)
+            last = self._last.get(goal)
+            if last is not None and self._value_is(goal, last, pos):
+                out = last
+            else:
+                out = goal.taken(pos) + self._kernel_call(goal, pos, None)
+            self._last[goal] = out
         self._values[(goal, pos)] = out
         return out
+
+    def _value_is(self, goal: Goal, value: int, pos: Position) -> bool:
+        """Is ``value`` the exact value of ``pos``? Two zero-window searches (at least
+        ``value``, not ``value + 1``) where the exact search bisects the range of values with
+        several; when the answer is no, their bounds stay in the table for it."""
+        return self.at_least(goal, value, pos) and not self.at_least(goal, value + 1, pos)
 
     def at_least(self, goal: Goal, target: int, pos: Position | None = None) -> bool:
         """Can the maximizers make the counted seats' final takings reach ``target``? One
@@ -373,9 +435,6 @@ class Solver:
         compiled = self._compiled.get(goal)
         if compiled is not None:
             return compiled
-        import numpy as np
-
-        K = _kernel_module()
         root = self.root
         seats = root.seats
         # what the goal fixes depends on these alone: a search of many worlds of one deal (pimc)
@@ -389,13 +448,13 @@ class Solver:
         generation = _next_generation() if root.forced_leads else _generation_for(shape, hands)
         known = _STATICS.get(key)
         if known is not None:
-            static = known.copy()
+            static = known[:]
             static[K.C_GEN] = generation
             compiled = self._compiled[goal] = _Compiled(static)
             return compiled
         if sum(root.card_points) + root.tapp_points + len(root.card_points) > K.VALUE_MASK:
             raise ValueError("the kernel's table holds values below 4096 only")
-        static = np.zeros(K.W_HANDS, dtype=np.int64)
+        static = _zeros(K.W_HANDS)
         static[K.C_M] = len(seats)
         static[K.C_TRUMP] = root.trump
         static[K.C_MAX] = sum(1 << i for i, s in enumerate(seats) if goal.maximizers >> s & 1)
@@ -423,17 +482,18 @@ class Solver:
         if len(_STATICS) >= 256:
             _STATICS.clear()
         _STATICS[key] = static
-        compiled = self._compiled[goal] = _Compiled(static.copy())
+        compiled = self._compiled[goal] = _Compiled(static[:])
         return compiled
 
     def _kernel_call(self, goal: Goal, pos: Position, need: int | None) -> int:
         """The future takings: exact (``need`` None) or one zero-window search at ``need``."""
-        kernel: Any = _kernel_module()  # numba dispatchers: untyped for mypy
+        kernel = K
+        entries: Any = _kernel_entries()  # numba dispatchers or the library's: untyped for mypy
         comp = self._compile(goal)
         mem = _KernelMemory.get()
         work = mem.work
         work[:kernel.W_HANDS] = comp.static
-        work[kernel.W_HIST:kernel.W_HIST + 64] = 0
+        work[kernel.W_HIST:kernel.W_HIST + 64] = _ZEROS64
         seats = pos.seats
         index = {s: i for i, s in enumerate(seats)}
         for i, s in enumerate(seats):
@@ -455,7 +515,7 @@ class Solver:
         tmask = sum(1 << c for c in pos.trick)
         remaining = pos.remaining
         rempts = tval + sum(int(pts[c]) for c in range(remaining.bit_length()) if remaining >> c & 1)
-        args: tuple[Any, ...] = (work, mem.table, index[pos.turn], k, lead_suit, win_card, win_pl, tval, tmask,
+        args: tuple[Any, ...] = (*mem.args, index[pos.turn], k, lead_suit, win_card, win_pl, tval, tmask,
                                  rempts, pos.tricks_left, pos.tricks_played)
         before = mem.nodes()
         if need is None:
@@ -463,9 +523,9 @@ class Solver:
             # beat half of all points still out by a few per cent of nodes on random deals)
             held = sum(int(pts[c]) for s in seats if goal.counted >> s & 1
                        for c in range(pos.hands[s].bit_length()) if pos.hands[s] >> c & 1)
-            out = int(kernel.exact(*args, max(held, 1) if goal.by_points else pos.tricks_left // 2))
+            out = int(entries.exact(*args, max(held, 1) if goal.by_points else pos.tricks_left // 2))
         else:
-            out = int(kernel.probe(*args, need - 1, need))
+            out = int(entries.probe(*args, need - 1, need))
         self.nodes += mem.nodes() - before
         return out
 

@@ -110,7 +110,7 @@ class ReissueIn(BaseModel):
 
 
 
-#: Bots the web table does not seat. pimc and ismcts think in the table manager's worker
+#: Bots the web table does not seat. pimc thinks in the table manager's worker
 #: process (server/thinker.py), never on the event loop; OpenSpiel's ISMCTS would think inside
 #: it (up to ~0.8 s a move on tapp/modern) and hold up every other table.
 NOT_AT_THE_WEB_TABLE = frozenset({"openspiel-ismcts"})
