@@ -1,6 +1,6 @@
 """How strong are the levels? Fixed-seed duplicate tournaments up the ladder of opponents.
 
-The ladder is ``stammtisch.bots.LEVELS`` (beginner, club, expert), weakest first. For each rung
+The ladder is ``stammtisch.bots.LEVELS`` (beginner, club, expert, master), weakest first. For each rung
 (a level against the one below it), in ``tapp/modern`` with 3 players and
 ``tippen/grupp-1975`` with 4, one JSON line:
 
@@ -49,7 +49,8 @@ GAMES = (("tapp/modern", 3), ("tippen/grupp-1975", 4))
 RUNGS = [(LEVEL_NAMES[i + 1], LEVEL_NAMES[i]) for i in range(len(LEVEL_NAMES) - 1)]
 #: decks per rung and game: enough for the interval to lie above zero with the seed 1, with room
 DECKS = {("club", "beginner"): {"tapp/modern": 100, "tippen/grupp-1975": 100},
-         ("expert", "club"): {"tapp/modern": 60, "tippen/grupp-1975": 200}}
+         ("expert", "club"): {"tapp/modern": 60, "tippen/grupp-1975": 200},
+         ("master", "expert"): {"tapp/modern": 200, "tippen/grupp-1975": 200}}
 DEFAULT_DECKS = 200
 
 
@@ -63,6 +64,8 @@ def budget(name: str, family: str) -> dict[str, object]:
         out["samples"] = samples or DEFAULT_SAMPLES[family]
     if level is not None and level.blunders:
         out["blunders"] = level.blunders
+    if level is not None and level.inference:
+        out["inference"] = True
     return out
 
 

@@ -103,7 +103,7 @@ def test_every_bot_the_web_table_offers_is_made(family):
 
     offered = available_bots(family)
     assert offered == [*LEVEL_NAMES, *(b for b in BOT_NAMES if b not in NOT_AT_THE_WEB_TABLE)]
-    assert list(LEVEL_NAMES) == ["beginner", "club", "expert"]
+    assert list(LEVEL_NAMES) == ["beginner", "club", "expert", "master"]
     assert {"random", "heuristic", "pimc"} <= set(offered) and "ismcts" not in offered
     for name in offered:
         assert callable(make_bot(name, family, random.Random(0)).act)

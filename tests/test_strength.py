@@ -55,10 +55,11 @@ def test_the_bench_climbs_the_ladder_one_rung_at_a_time_in_both_games():
     from stammtisch.bots import LEVEL_NAMES
 
     bench = load_bench()
-    assert bench.RUNGS == [("club", "beginner"), ("expert", "club")]
+    assert bench.RUNGS == [("club", "beginner"), ("expert", "club"), ("master", "expert")]
     assert {rung for rung in bench.DECKS} == set(bench.RUNGS)  # every rung has its decks per game
     assert all(set(decks) == {g for g, _ in bench.GAMES} for decks in bench.DECKS.values())
-    assert [b for rung in bench.RUNGS for b in rung] == [LEVEL_NAMES[1], LEVEL_NAMES[0], LEVEL_NAMES[2], LEVEL_NAMES[1]]
+    assert [b for rung in bench.RUNGS for b in rung] == [LEVEL_NAMES[1], LEVEL_NAMES[0], LEVEL_NAMES[2], LEVEL_NAMES[1],
+                                                        LEVEL_NAMES[3], LEVEL_NAMES[2]]
     assert bench.budget("expert", "tippen")["bot"] == "pimc" and bench.budget("beginner", "tapp")["blunders"] == 0.3
 
 

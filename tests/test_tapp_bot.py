@@ -248,9 +248,9 @@ def test_levels_come_weakest_first_with_names_and_descriptions_in_both_languages
     from stammtisch.bots import BOT_NAMES, LEVEL_NAMES, LEVELS, PLAYER_NAMES, algorithm_of
     from stammtisch.i18n import LANGUAGES, catalogue
 
-    assert LEVEL_NAMES == ("beginner", "club", "expert")
+    assert LEVEL_NAMES == ("beginner", "club", "expert", "master")
     assert PLAYER_NAMES == (*LEVEL_NAMES, *BOT_NAMES)
-    assert [algorithm_of(n) for n in LEVEL_NAMES] == ["heuristic", "heuristic", "pimc"]
+    assert [algorithm_of(n) for n in LEVEL_NAMES] == ["heuristic", "heuristic", "pimc", "pimc"]
     assert algorithm_of("pimc") == "pimc"
     assert all(level.bot in BOT_NAMES for level in LEVELS.values())
     for lang in LANGUAGES:
@@ -273,7 +273,10 @@ def test_make_bot_builds_each_level_with_its_budget(family):
     expert = make_bot("expert", family, random.Random(1))
     assert isinstance(expert, PimcBot) and expert.samples == DEFAULT_SAMPLES[family]
     assert make_bot("expert", family, random.Random(1), samples=3).samples == 3  # the caller's budget wins
-    with pytest.raises(ValueError, match="beginner, club, expert"):
+    assert not expert.inference
+    master = make_bot("master", family, random.Random(1))
+    assert isinstance(master, PimcBot) and master.inference and master.samples > expert.samples
+    with pytest.raises(ValueError, match="beginner, club, expert, master"):
         make_bot("grandmaster", family)
 
 

@@ -30,13 +30,19 @@ search sees no difference.
 
 Budget: ``samples`` worlds per decision, cut short by ``time_per_move`` seconds if given (then
 decisions depend on the machine's speed; with ``samples`` alone they repeat exactly for a seed).
+
+Inference (``inference=True``, the Master level): ``candidates`` times as many worlds are drawn,
+each weighed by how likely the other seats' actions are in it (``stammtisch.bots.inference``),
+and the ``samples`` worlds searched are drawn from them in proportion to the weights (a world
+drawn twice is searched once and counts twice). The candidates' weighing runs before the
+search, whatever ``time_per_move`` says.
 """
 
 from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,6 +55,8 @@ from . import Bot
 #: fraction of a second; Tippen's short play solves fast, so it affords more (bench/strength.py
 #: reports the time per decision)
 DEFAULT_SAMPLES = {"tapp": 16, "tippen": 48}
+#: with inference: candidate worlds drawn per world searched (``PimcBot.candidates``)
+CANDIDATES = 4
 #: the play is solved with all cards open from this many tricks left (Tapp; Tippen always)
 SOLVE_TRICKS = 7
 #: play-outs hand over to the solver at this many tricks left (Tapp, fixed-value settlements)
@@ -89,7 +97,8 @@ class PimcBot:
     name = "pimc"
 
     def __init__(self, family: str, rng: random.Random | None = None, samples: int | None = None,
-                 time_per_move: float | None = None, backend: str | None = None) -> None:
+                 time_per_move: float | None = None, backend: str | None = None, inference: bool = False,
+                 candidates: int = CANDIDATES) -> None:
         samples = DEFAULT_SAMPLES[family] if samples is None else samples
         if samples < 1:
             raise ValueError("pimc needs at least one sample per move")
@@ -100,6 +109,14 @@ class PimcBot:
         self.samples = samples
         self.time_per_move = time_per_move
         self.backend = backend or "numba"
+        # inference (``stammtisch.bots.inference``): ``candidates`` worlds per world searched are
+        # drawn, weighed by how likely the other seats' actions are in each, and the searched
+        # worlds drawn from them in proportion; off, the worlds are the sampler's own (uniform)
+        if candidates < 1:
+            raise ValueError("pimc's inference needs at least one candidate per world")
+        self.inference = inference
+        self.candidates = candidates
+        self._policy: Any = None
 
     # ------------------------------------------------------------------ entry points
     def act(self, state: Any, seat: int) -> int:
@@ -128,6 +145,10 @@ class PimcBot:
         guide = heuristic_for(self.family, random.Random(rng.getrandbits(64))).act(state, seat)
         obs = state.observation(seat)
         play = _in_play(obs)
+        if self.inference and not play:
+            early = self._pre_play(state, seat, rng)
+            if early is not None:
+                return early
         if tally is not None:
             tally.cards = play
         if play and (self.family == "tippen" or _tricks_left(obs) <= SOLVE_TRICKS):
@@ -136,6 +157,31 @@ class PimcBot:
             return self._best(state, seat, legal, guide, rng, self._solve_scorer(seat, obs), tally)
         options = legal if play else self._options(state, legal, guide, rng)
         return self._best(state, seat, options, guide, rng, self._rollout_scorer(seat, obs, rng), tally)
+
+    def _pre_play(self, state: Any, seat: int, rng: random.Random) -> int | None:
+        """A decision before the play made otherwise than by search (with inference on), or None
+        to search it. The place for a game-theoretic answer to pre-play decisions (Tippen's
+        tap or pass); none yet, and it draws nothing from ``rng`` while it answers None."""
+        return None
+
+    def _worlds(self, state: Any, seat: int, rng: random.Random) -> Iterator[tuple[Any, int]]:
+        """The worlds to search, each with how many times it counts: ``samples`` worlds of the
+        sampler, or with inference ``samples`` draws (repeats merged) among ``candidates``
+        times as many, in proportion to the likelihood of the other seats' actions in each."""
+        if not self.inference:
+            while True:
+                yield state.resample(seat, rng), 1
+        from .inference import make_policy, systematic_picks, weighted_worlds
+
+        if self._policy is None:
+            self._policy = make_policy(self.family)
+        worlds, weights = weighted_worlds(state, seat, rng, self.samples * self.candidates, self._policy)
+        picks = systematic_picks(weights, self.samples, rng)
+        counts: dict[int, int] = {}
+        for p in picks:
+            counts[p] = counts.get(p, 0) + 1
+        for p, k in counts.items():
+            yield worlds[p], k
 
     # ------------------------------------------------------------------ the search
     def _best(self, state: Any, seat: int, options: list[int], guide: int, rng: random.Random,
@@ -147,15 +193,15 @@ class PimcBot:
         worlds = 0
         if tally is not None:
             tally.start(options)
-        while worlds < self.samples:
-            world = state.resample(seat, rng)
+        for world, count in self._worlds(state, seat, rng):
             values = score(world, options)
             for i, value in enumerate(values):
-                totals[i] += value
+                totals[i] += count * value
             if tally is not None:
-                tally.add(world, options, values)
-            worlds += 1
-            if deadline is not None and time.perf_counter() >= deadline:
+                for _ in range(count):
+                    tally.add(world, options, values)
+            worlds += count
+            if worlds >= self.samples or deadline is not None and time.perf_counter() >= deadline:
                 break
         top = max(totals)
         best = [a for a, t in zip(options, totals, strict=True) if t >= top - TIE * max(1.0, abs(top))]

@@ -59,7 +59,7 @@ def play_cmd(
     players: int | None = typer.Option(None, "--players", "-n", help="Number of players."),
     option: list[str] = typer.Option([], "--option", "-o", help="Rule option key=value (repeatable)."),
     bots: str = typer.Option("club", "--bots", "--level", "-b",
-                             help="The other seats' level: beginner, club or expert; or an algorithm: "
+                             help="The other seats' level: beginner, club, expert or master; or an algorithm: "
                                   "random, heuristic or pimc (samples worlds and solves them)."),
     name: str | None = typer.Option(None, "--name", help="Your name at the table (default: You / Du)."),
     seat: int = typer.Option(0, "--seat", help="Your seat (0 = first)."),

@@ -24,7 +24,7 @@ def report_cmd(
     seed: int = typer.Option(1, "--seed", help="Random seed (the report names it, so anyone can repeat it)."),
     players: int | None = typer.Option(None, "--players", "-n", help="Number of players (every rule set)."),
     bots: list[str] = typer.Option(["heuristic"], "--bots", "-b",
-                                   help="Bot per seat: a level (beginner, club, expert) or an algorithm "
+                                   help="Bot per seat: a level (beginner, club, expert, master) or an algorithm "
                                         "(random, heuristic, pimc); the last one fills the rest."),
     option: list[str] = typer.Option([], "--option", "-o", help="Rule option key=value (every rule set)."),
     chunk_deals: int = typer.Option(100, "--chunk-deals", min=1,

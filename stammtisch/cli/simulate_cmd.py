@@ -70,7 +70,7 @@ def simulate_cmd(
                                     help="Random seed: the same seed (and --chunk-deals) gives the same games "
                                          "on any number of workers. Without it a seed is drawn and printed."),
     bots: list[str] = typer.Option(["heuristic"], "--bots", "-b",
-                                   help="Bot per seat: a level (beginner, club, expert) or an algorithm "
+                                   help="Bot per seat: a level (beginner, club, expert, master) or an algorithm "
                                         "(random, heuristic, pimc); repeat for several seats, "
                                         "the last one fills the rest."),
     option: list[str] = typer.Option([], "--option", "-o", help="Rule option key=value (repeatable)."),

@@ -31,7 +31,7 @@ def _refuse(key: str, lang: str, **values: Any) -> CliError:
 def tournament_cmd(
     ruleset_id: str = typer.Argument(..., metavar="RULESET", help="e.g. tippen/grupp-1975 or tapp/modern"),
     bots: str = typer.Option(..., "--bots", "-b", help="The bots, comma-separated: levels (beginner, club, "
-                                                       "expert) or algorithms, e.g. heuristic,random."),
+                                                       "expert, master) or algorithms, e.g. heuristic,random."),
     deals: int = typer.Option(1000, "--deals", "-k", min=1,
                               help="Deals per arrangement of the bots (the same decks for every arrangement)."),
     seed: int | None = typer.Option(None, "--seed", help="Random seed (the same seed, the same figures on "

@@ -118,7 +118,7 @@ NOT_AT_THE_WEB_TABLE = frozenset({"openspiel-ismcts"})
 
 def available_bots(family: str) -> list[str]:
     """The bot names the web table seats for a game family: the levels first (Beginner, Club
-    player, Expert), then the algorithms for researchers (``BOT_NAMES``: each plays both
+    player, Expert, Master), then the algorithms for researchers (``BOT_NAMES``: each plays both
     families, an optional one is listed only where it can play) but those
     ``NOT_AT_THE_WEB_TABLE``. Nothing is hidden here when a bot fails to be made: that is a
     bug, and it surfaces where the bot is seated."""
