@@ -1,7 +1,7 @@
 """How strong are the levels? Fixed-seed duplicate tournaments up the ladder of opponents.
 
 The ladder is ``stammtisch.bots.LEVELS`` (beginner, club, expert, master), weakest first. For each rung
-(a level against the one below it), in ``tapp/modern`` with 3 players and
+(a level against the one below it), in ``tapp/modern`` with 3 and with 4 players and
 ``tippen/grupp-1975`` with 4, one JSON line:
 
 * ``per_bot``: mean net per deal of each side with its 95 % interval, and ``difference``: the
@@ -18,11 +18,12 @@ The ladder is ``stammtisch.bots.LEVELS`` (beginner, club, expert, master), weake
   (algorithm, worlds per decision, blunder rate), ``seconds`` of the tournament.
 
 Sessions of ``--session-deals`` deals are the independent units of the intervals. Each deck is
-played once per arrangement (6 in Tapp with 3 seats, 14 in Tippen with 4), so the decks per
+played once per arrangement (6 in Tapp with 3 seats, 14 with 4 seats), so the decks per
 rung are as few as keep the intervals above zero (``DECKS``; ``--decks`` overrides them).
 ``--pair expert:openspiel-ismcts`` plays any two names ``make_bot`` knows instead of the ladder.
 
-    nice -n 10 python bench/strength.py [--decks N] [--workers N] [--seed 1] [--pair A:B] [--game tapp/modern]
+    nice -n 10 python bench/strength.py [--decks N] [--workers N] [--seed 1] [--pair A:B]
+                                        [--game tapp/modern] [--players 4]
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from stammtisch.sim.batch import choose_backend, derive_seed  # noqa: E402
 from stammtisch.sim.tournament import run_tournament  # noqa: E402
 from stammtisch.table import Table, draw_first_dealer  # noqa: E402
 
-GAMES = (("tapp/modern", 3), ("tippen/grupp-1975", 4))
+GAMES = (("tapp/modern", 3), ("tapp/modern", 4), ("tippen/grupp-1975", 4))
 #: the ladder's rungs: (upper, lower), each level against the one below it
 RUNGS = [(LEVEL_NAMES[i + 1], LEVEL_NAMES[i]) for i in range(len(LEVEL_NAMES) - 1)]
 #: decks per rung and game: enough for the interval to lie above zero with the seed 1, with room
@@ -66,6 +67,8 @@ def budget(name: str, family: str) -> dict[str, object]:
         out["blunders"] = level.blunders
     if level is not None and level.inference:
         out["inference"] = True
+    if level is not None and level.equilibrium and family == "tippen":
+        out["equilibrium"] = True
     return out
 
 
@@ -158,12 +161,13 @@ def main(argv: list[str] | None = None) -> None:
                         help="deals of the decision-time measurement (default 16)")
     parser.add_argument("--pair", type=pair, action="append", metavar="A:B",
                         help="play A against B instead of the ladder (repeatable), e.g. expert:openspiel-ismcts")
-    parser.add_argument("--game", choices=[g for g, _ in GAMES], action="append", help="only this game")
+    parser.add_argument("--game", choices=sorted({g for g, _ in GAMES}), action="append", help="only this game")
+    parser.add_argument("--players", type=int, action="append", help="only with this many players")
     args = parser.parse_args(argv)
     if args.decks is not None and args.decks < 1 or args.session_deals < 1 or args.timing_deals < 0:
         parser.error("--decks and --session-deals must be at least 1, --timing-deals at least 0")
     for rid, players in GAMES:
-        if args.game and rid not in args.game:
+        if args.game and rid not in args.game or args.players and players not in args.players:
             continue
         for bot, peer in args.pair or RUNGS:
             decks = args.decks or DECKS.get((bot, peer), {}).get(rid, DEFAULT_DECKS)

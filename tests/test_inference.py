@@ -226,3 +226,41 @@ def test_the_bench_prints_one_line_per_game_and_model(capsys):
     for d in lines:
         assert d["positions"] > 0 and 0.0 <= d["placed_right"] <= 1.0 and d["card_loglik"] < 0
         assert (d["true_world_gain"] == 0.0) == (d["model"] == "uniform")
+
+
+def test_master_declares_and_exchanges_by_the_tippen_equilibrium(monkeypatch):
+    """Master's Tippen decisions before the play are the equilibrium's where it answers; its
+    card play is searched; Expert never asks the equilibrium."""
+    import stammtisch.bots.equilibrium as equilibrium
+    from stammtisch.bots.pimc import _in_play
+
+    asked: list[str] = []
+
+    def last_legal(state, seat, rng):
+        asked.append(state.action_to_string(state.legal_actions()[-1]))
+        return state.legal_actions()[-1]
+
+    monkeypatch.setattr(equilibrium, "equilibrium_action", last_legal)
+    rules = ruleset("tippen/grupp-1975", {"players": 4})
+    rng = random.Random(4)
+    table = Table(rules, [f"P{i}" for i in range(4)], draw_first_dealer(rules, rng))
+    master = make_bot("master", "tippen", random.Random(1), samples=2)
+    expert = make_bot("expert", "tippen", random.Random(2), samples=2)
+    before_play = 0
+    for _ in range(3):
+        state = table.start_deal(table.shuffled_deck(rng))
+        while not state.is_terminal():
+            seat = state.current_player()
+            legal = state.legal_actions()
+            if seat == 0:
+                action = master.act(state, seat)
+                if len(legal) > 1 and not _in_play(state.observation(seat)):
+                    before_play += 1
+                    assert action == legal[-1]
+            else:
+                n = len(asked)
+                action = expert.act(state, seat)
+                assert len(asked) == n
+            table.apply_id(action)
+    assert before_play > 0 and len(asked) == before_play
+    assert not make_bot("master", "tapp", random.Random(1)).equilibrium  # Tippen only

@@ -66,10 +66,11 @@ def test_the_bench_climbs_the_ladder_one_rung_at_a_time_in_both_games():
 def test_the_bench_prints_one_json_line_per_rung(capsys):
     bench = load_bench()
     bench.main(["--decks", "2", "--timing-deals", "1", "--workers", "1", "--game", "tapp/modern",
-                "--pair", "club:beginner"])
+                "--players", "3", "--pair", "club:beginner"])
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
-    assert len(lines) == 1
+    assert len(lines) == 1  # tapp/modern also has a 4-player line, left out by --players
     line = lines[0]
-    assert (line["bot"], line["peer"], line["decks"], line["arrangements"]) == ("club", "beginner", 2, 6)
+    assert (line["bot"], line["peer"], line["decks"], line["arrangements"], line["players"]) == (
+        "club", "beginner", 2, 6, 3)
     assert set(line["decision_seconds"]) == {"club", "beginner"} and "median" in line["decision_seconds"]["club"]
     assert isinstance(line["bar_met"], bool) and len(line["difference"]["ci"]) == 2

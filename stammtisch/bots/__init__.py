@@ -39,7 +39,8 @@ class Level:
     ``samples`` per game family (None: the bot's own default), ``blunders`` the share of
     decisions (with more than one legal action) made at random instead of by the bot,
     ``inference``: the search weighs its worlds by the other seats' actions (``pimc`` only,
-    ``stammtisch.bots.inference``).
+    ``stammtisch.bots.inference``); ``equilibrium``: Tippen's tap or pass and exchange by the
+    equilibrium (``stammtisch.bots.equilibrium``) where it has an opinion (``pimc`` only).
     """
 
     bot: str
@@ -47,6 +48,7 @@ class Level:
     time_per_move: float | None = None
     blunders: float = 0.0
     inference: bool = False
+    equilibrium: bool = False
 
 
 #: The levels a player chooses from, weakest first; each beats the one below it in both games
@@ -57,7 +59,7 @@ LEVELS: dict[str, Level] = {
     "club": Level("heuristic"),
     "expert": Level("pimc"),  # pimc's default worlds per decision (pimc.DEFAULT_SAMPLES)
     # inference, and the time the compiled engines saved spent on more worlds
-    "master": Level("pimc", samples={"tapp": 48, "tippen": 128}, inference=True),
+    "master": Level("pimc", samples={"tapp": 48, "tippen": 128}, inference=True, equilibrium=True),
 }
 LEVEL_NAMES = tuple(LEVELS)
 
@@ -117,12 +119,13 @@ class BlunderBot:
 
 
 def make_bot(name: str, family: str, rng: random.Random | None = None, *, samples: int | None = None,
-             time_per_move: float | None = None, inference: bool = False) -> Bot:
+             time_per_move: float | None = None, inference: bool = False, equilibrium: bool = False) -> Bot:
     """A bot by level or algorithm name (``PLAYER_NAMES``) for a game family ("tippen" or
     "tapp"). The search bot takes a budget per move: ``samples`` (worlds for ``pimc``)
     and/or ``time_per_move`` (seconds); a level brings its own,
     which these arguments override. The rng is the bot's seed (with a sample budget alone its
-    decisions repeat). ``inference`` turns on ``pimc``'s inference (a level brings its own)."""
+    decisions repeat). ``inference`` and ``equilibrium`` turn on ``pimc``'s inference and its
+    Tippen equilibrium (a level brings its own)."""
     rng = rng or random.Random()
     level = LEVELS.get(name)
     if level is not None:
@@ -130,12 +133,13 @@ def make_bot(name: str, family: str, rng: random.Random | None = None, *, sample
             samples = level.samples.get(family)
         inner = make_bot(level.bot, family, random.Random(rng.getrandbits(64)), samples=samples,
                          time_per_move=level.time_per_move if time_per_move is None else time_per_move,
-                         inference=level.inference or inference)
+                         inference=level.inference or inference,
+                         equilibrium=level.equilibrium or equilibrium)
         return BlunderBot(inner, level.blunders, random.Random(rng.getrandbits(64))) if level.blunders else inner
     if name == "pimc":
         from .pimc import PimcBot
 
-        return PimcBot(family, rng, samples, time_per_move, inference=inference)
+        return PimcBot(family, rng, samples, time_per_move, inference=inference, equilibrium=equilibrium)
     if name == "random":
         return RandomBot(rng)
     if name == "heuristic":

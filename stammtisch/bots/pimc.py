@@ -98,7 +98,7 @@ class PimcBot:
 
     def __init__(self, family: str, rng: random.Random | None = None, samples: int | None = None,
                  time_per_move: float | None = None, backend: str | None = None, inference: bool = False,
-                 candidates: int = CANDIDATES) -> None:
+                 candidates: int = CANDIDATES, equilibrium: bool = False) -> None:
         samples = DEFAULT_SAMPLES[family] if samples is None else samples
         if samples < 1:
             raise ValueError("pimc needs at least one sample per move")
@@ -117,6 +117,9 @@ class PimcBot:
         self.inference = inference
         self.candidates = candidates
         self._policy: Any = None
+        # Tippen's tap or pass and exchange by the equilibrium (``stammtisch.bots.equilibrium``)
+        # where it has an opinion; searched otherwise, and always for a hint (its figures)
+        self.equilibrium = equilibrium and family == "tippen"
 
     # ------------------------------------------------------------------ entry points
     def act(self, state: Any, seat: int) -> int:
@@ -145,10 +148,12 @@ class PimcBot:
         guide = heuristic_for(self.family, random.Random(rng.getrandbits(64))).act(state, seat)
         obs = state.observation(seat)
         play = _in_play(obs)
-        if self.inference and not play:
-            early = self._pre_play(state, seat, rng)
-            if early is not None:
-                return early
+        if self.equilibrium and tally is None and not play:
+            from .equilibrium import equilibrium_action
+
+            chosen = equilibrium_action(state, seat, rng)
+            if chosen is not None:
+                return chosen
         if tally is not None:
             tally.cards = play
         if play and (self.family == "tippen" or _tricks_left(obs) <= SOLVE_TRICKS):
@@ -157,12 +162,6 @@ class PimcBot:
             return self._best(state, seat, legal, guide, rng, self._solve_scorer(seat, obs), tally)
         options = legal if play else self._options(state, legal, guide, rng)
         return self._best(state, seat, options, guide, rng, self._rollout_scorer(seat, obs, rng), tally)
-
-    def _pre_play(self, state: Any, seat: int, rng: random.Random) -> int | None:
-        """A decision before the play made otherwise than by search (with inference on), or None
-        to search it. The place for a game-theoretic answer to pre-play decisions (Tippen's
-        tap or pass); none yet, and it draws nothing from ``rng`` while it answers None."""
-        return None
 
     def _worlds(self, state: Any, seat: int, rng: random.Random) -> Iterator[tuple[Any, int]]:
         """The worlds to search, each with how many times it counts: ``samples`` worlds of the
