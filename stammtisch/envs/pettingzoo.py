@@ -35,6 +35,7 @@ from .core import DealTable, agent_name
 
 class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 (PettingZoo's naming)
     metadata: dict[str, Any] = {"name": "stammtisch_v0", "render_modes": ["ansi"], "is_parallelizable": False}
+    _skip_agent_selection: str | None  # PettingZoo's, set by the dead steps only
 
     def __init__(self, ruleset: str = "tippen/grupp-1975", players: int | None = None,
                  render_mode: str | None = None, **options: Any) -> None:
@@ -110,7 +111,7 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 (PettingZoo's naming)
         else:
             self.agent_selection = self.possible_agents[self.table.current_seat()]
 
-    def _was_dead_step(self, action: None) -> None:
+    def _was_dead_step(self, action: int | None) -> None:
         """PettingZoo's ``_was_dead_step`` for this environment, where a deal ends for every
         agent at once: the agents still listed are all done, so the next one is the first of
         them (PettingZoo looks for it among all); the rest is PettingZoo's, step for step."""
@@ -129,8 +130,9 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 (PettingZoo's naming)
                 self._skip_agent_selection = agent
             self.agent_selection = agents[0]
         else:
-            if getattr(self, "_skip_agent_selection", None) is not None:
-                self.agent_selection = self._skip_agent_selection
+            skipped = getattr(self, "_skip_agent_selection", None)
+            if skipped is not None:
+                self.agent_selection = skipped
             self._skip_agent_selection = None
         rewards = self.rewards
         for a in rewards:
@@ -171,7 +173,7 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):  # type: ignore[misc]
         super().reset(seed=seed, options=options)
         # Once reset, this wrapper's last() is the environment's (nothing more is checked there):
         # bound here, it is called without a layer in between.
-        self.last = self.env.last
+        self.last = self.env.last  # type: ignore[method-assign]
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if not self._has_reset:
