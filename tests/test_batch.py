@@ -364,12 +364,12 @@ def test_every_text_the_batch_commands_print_is_in_both_catalogues():
     from the catalogue, where German has each of them too, with the placeholders the code fills."""
     import ast
 
-    from stammtisch.cli import report_cmd, simulate_cmd
+    from stammtisch.cli import report_cmd, simulate_cmd, simulate_run
     from stammtisch.i18n import LANGUAGES, catalogue, placeholders
     from stammtisch.sim import batch, report_render
 
     asked: dict[str, list[tuple[str, set[str]]]] = {}  # key -> (module, parameters given) per call
-    for module in (batch, simulate_cmd, report_cmd, report_render):
+    for module in (batch, simulate_cmd, simulate_run, report_cmd, report_render):
         tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
         assert not hasattr(module, "TEXTS") and not hasattr(module, "TEXTS_DE"), module.__name__
         for node in ast.walk(tree):
