@@ -380,9 +380,9 @@ def test_every_text_the_batch_commands_print_is_in_both_catalogues():
             if isinstance(first, ast.Constant):
                 asked.setdefault(first.value, []).append((module.__name__, {k.arg for k in node.keywords}))
             else:  # only refuse() passes its caller's literal key on
-                assert module is simulate_cmd and isinstance(first, ast.Name) and first.id == "key"
+                assert module is simulate_run and isinstance(first, ast.Name) and first.id == "key"
     assert len(asked) >= 40  # the scan finds the texts at all
-    keys = set(asked) | set(simulate_cmd.CODES)  # a refusal's code is looked up by its key
+    keys = set(asked) | set(simulate_run.CODES)  # a refusal's code is looked up by its key
     for lang in LANGUAGES:
         texts = catalogue(lang)
         assert sorted(keys - set(texts)) == [], lang
