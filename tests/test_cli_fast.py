@@ -135,7 +135,36 @@ def test_simulate_starts_without_typer_pydantic_the_other_commands_or_heavy_libr
     assert not {m for m in ours if m.startswith(("stammtisch.server", "stammtisch.solve", "stammtisch.analysis"))}
     assert not ours & {f"stammtisch.cli.{c}_cmd" for c in ("analyze", "play", "replay", "report", "rules", "serve",
                                                           "simulate", "tournament")}
-    assert "stammtisch.record" not in ours and "rich.progress" not in modules  # no records, no bar asked
+    assert "stammtisch.record" not in ours and "rich" not in tops  # no records, no bar, nothing to colour
+
+
+def test_stderr_is_a_terminal_where_rich_says_so(monkeypatch):
+    """The answer given without Rich is Rich's own, for every setting of its variables and
+    stderr a tty or not (or without isatty)."""
+    import io
+
+    from rich.console import Console
+
+    from stammtisch.cli.simulate_run import stderr_is_terminal
+
+    class Tty(io.StringIO):
+        def isatty(self):
+            return True
+
+    class Closed(io.StringIO):
+        def isatty(self):
+            raise ValueError("closed")
+
+    for stream in (io.StringIO(), Tty(), Closed(), object()):
+        for compatible in (None, "", "0", "1", "yes"):
+            for force in (None, "", "1", "0"):
+                for key, value in (("TTY_COMPATIBLE", compatible), ("FORCE_COLOR", force)):
+                    if value is None:
+                        monkeypatch.delenv(key, raising=False)
+                    else:
+                        monkeypatch.setenv(key, value)
+                monkeypatch.setattr(sys, "stderr", stream)
+                assert stderr_is_terminal() == Console(stderr=True).is_terminal, (stream, compatible, force)
 
 
 def test_simulate_prints_what_typer_prints():

@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .common import CliError, print_error
+from .errors import CliError
 
 __all__ = ["CliError", "app", "main"]
 
@@ -47,5 +47,7 @@ def main() -> None:
         if not fast.run(sys.argv[1:]):
             _app()()
     except CliError as e:
+        from .common import print_error
+
         print_error(e)
         sys.exit(2)

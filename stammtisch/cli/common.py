@@ -1,5 +1,6 @@
-"""What every command shares: the consoles, one-line user errors, rule building (the Typer app
-is ``root``; this module imports no Typer, so that a command run without it starts sooner).
+"""What every command shares: the consoles, one-line user errors, rule building (the errors and
+rule building are ``errors``', without Rich; the Typer app is ``root``: this module imports no
+Typer, so that a command run without it starts sooner).
 
 Everything a user or a record supplies (player names, action strings, paths, messages) is
 printed as plain text, never as Rich markup or emoji codes: build output with ``rich.text.Text``
@@ -18,7 +19,11 @@ from rich.console import Console
 from rich.text import Text
 
 from ..i18n import t
-from ..rules import RuleError, Rules, ruleset
+from .errors import EXIT_FAILED_CHUNKS as EXIT_FAILED_CHUNKS
+from .errors import EXIT_INTERRUPTED as EXIT_INTERRUPTED
+from .errors import CliError as CliError
+from .errors import _build_rules as _build_rules
+from .errors import _check_seat as _check_seat
 
 
 class TerminalConsole(Console):
@@ -35,33 +40,9 @@ console = TerminalConsole(emoji=False)
 err_console = TerminalConsole(stderr=True, emoji=False)
 
 
-#: exit statuses of a batch command that printed a partial answer: some work failed, or Ctrl-C
-EXIT_FAILED_CHUNKS = 1
-EXIT_INTERRUPTED = 130
-
-
-class CliError(Exception):
-    """A user error: printed as one line, exit status 2."""
-
-
 def print_error(error: CliError) -> None:
     """``error: …`` on stderr; the message is text, whatever brackets or colons it holds."""
     err_console.print(Text.assemble(("error:", "red"), " ", str(error)), highlight=False, soft_wrap=True)
-
-
-def _build_rules(ruleset_id: str, players: int | None, options: list[str]) -> Rules:
-    overrides = list(options or [])
-    if players is not None:
-        overrides.append(f"players={players}")
-    try:
-        return ruleset(ruleset_id, overrides)
-    except RuleError as e:
-        raise CliError(str(e)) from None
-
-
-def _check_seat(flag: str, seat: int | None, num_players: int, lang: str = "en") -> None:
-    if seat is not None and not 0 <= seat < num_players:
-        raise CliError(t("cli.seat_range", lang, flag=flag, last=num_players - 1, seat=seat))
 
 
 def _nearest_existing(path: Path) -> Path:

@@ -6,24 +6,15 @@ JSON and as tables, which ``merge`` prints too.
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Any
-
-from rich.markup import escape
 
 from ..bots import PLAYER_NAMES
 from ..i18n import t
 from ..rules.base import RuleError, parse_override
-from .common import (
-    EXIT_FAILED_CHUNKS,
-    EXIT_INTERRUPTED,
-    CliError,
-    _build_rules,
-    _check_seat,
-    _signed,
-    console,
-    err_console,
-)
+from .errors import EXIT_FAILED_CHUNKS, EXIT_INTERRUPTED, CliError, _build_rules, _check_seat
 
 CODES = {  # refusal (its text's catalogue key) → stable machine code
     "simulate.players_conflict": "players-conflict",
@@ -55,6 +46,26 @@ def _check_players(players: int | None, options: list[str]) -> None:
             continue  # _build_rules reports a malformed option
         if key == "players" and str(value).strip() != str(players):
             raise refuse("simulate.players_conflict", flag=players, option=value)
+
+
+def stderr_is_terminal() -> bool:
+    """``err_console.is_terminal``: whether Rich takes stderr for a terminal (then ``--json``
+    still shows the progress bar there). Where Rich's answer is certainly no (its own rules:
+    ``TTY_COMPATIBLE=0``, or neither ``TTY_COMPATIBLE=1`` nor ``FORCE_COLOR`` set and stderr no
+    tty) it is given without importing Rich, which is a third of a plain run's start-up."""
+    compatible = os.environ.get("TTY_COMPATIBLE", "")
+    if compatible == "0":
+        return False
+    if compatible != "1" and "FORCE_COLOR" not in os.environ:
+        isatty = getattr(sys.stderr, "isatty", None)
+        try:
+            if isatty is None or not isatty():
+                return False
+        except ValueError:
+            return False
+    from .common import err_console
+
+    return err_console.is_terminal
 
 
 def simulate(ruleset_id: str, players: int | None, deals: int, seed: int | None, bots: list[str],
@@ -95,7 +106,7 @@ def simulate(ruleset_id: str, players: int | None, deals: int, seed: int | None,
     if records is not None:
         records.mkdir(parents=True, exist_ok=True)
     try:
-        with progress_bar(ruleset_id, deals, disable=as_json and not err_console.is_terminal) as tick:
+        with progress_bar(ruleset_id, deals, disable=as_json and not stderr_is_terminal()) as tick:
             run = run_simulation(job, deals, job_seed, backend, chunk_deals, tick, write_record)
     except BatchError as e:
         raise shown_error(e) from None
@@ -103,13 +114,20 @@ def simulate(ruleset_id: str, players: int | None, deals: int, seed: int | None,
     data = summary_json(summary, rules, ruleset_id)
     data.update(seed=job_seed, chunk_deals=chunk_deals, complete=run.outcome.complete,
                 problems=run.outcome.problems())
-    for line in run.outcome.problems():
-        err_console.print(f"[yellow]warning:[/yellow] {escape(line)}", highlight=False, soft_wrap=True)
+    if run.outcome.problems():
+        from rich.markup import escape
+
+        from .common import err_console
+
+        for line in run.outcome.problems():
+            err_console.print(f"[yellow]warning:[/yellow] {escape(line)}", highlight=False, soft_wrap=True)
     if as_json:
         print(json.dumps(data, ensure_ascii=False))
     else:
         print_summary(summary, rules, ruleset_id, bot_list, chunk_deals, job_seed)
         if records is not None:
+            from .common import console
+
             console.print(t("simulate.records_written", count=len(written), path=records))
     if run.outcome.interrupted:
         return EXIT_INTERRUPTED
@@ -142,6 +160,7 @@ def print_summary(summary: Any, rules: Any, ruleset_id: str, bot_list: list[str]
     from rich.table import Table as RichTable
 
     from ..sim.simulate import MIN_SESSIONS_FOR_CLUSTERED_CI, has_pot, unit_of
+    from .common import _signed, console
 
     tippen = rules.family == "tippen"
     title = t("simulate.title", ruleset=ruleset_id, deals=summary.deals, sessions=len(summary.sessions),
