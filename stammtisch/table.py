@@ -17,6 +17,7 @@ from .cards import Pack, pack_named
 from .games import DealResult, IllegalAction, TableState, shared_game
 from .games.base import Account
 from .games.engine import EngineState
+from .games.sampling import shuffle
 from .ledger import Ledger
 from .rules import Rules
 from .rules.base import RuleSet
@@ -95,7 +96,7 @@ class Table:
 
     def shuffled_deck(self, rng: random.Random) -> list[int]:
         deck = list(range(self.pack.size))
-        rng.shuffle(deck)
+        shuffle(deck, rng)  # rng.shuffle(deck), compiled
         return deck
 
     def secret_deck(self) -> list[int]:
@@ -151,7 +152,9 @@ class Table:
 
     def apply_id(self, action: int) -> None:
         """Apply an action id (bots and simulations); recorded as its string."""
-        state = self.current_state()
+        state = self.state
+        if state is None:  # current_state(), inline: this runs once per action of a simulation
+            raise IllegalAction("deal over", "no deal is in progress")
         text = state.action_to_string(action)
         state.apply(action)
         self.deals[-1].actions.append(text)

@@ -364,12 +364,12 @@ def test_every_text_the_batch_commands_print_is_in_both_catalogues():
     from the catalogue, where German has each of them too, with the placeholders the code fills."""
     import ast
 
-    from stammtisch.cli import report_cmd, simulate_cmd
+    from stammtisch.cli import report_cmd, simulate_cmd, simulate_run
     from stammtisch.i18n import LANGUAGES, catalogue, placeholders
     from stammtisch.sim import batch, report_render
 
     asked: dict[str, list[tuple[str, set[str]]]] = {}  # key -> (module, parameters given) per call
-    for module in (batch, simulate_cmd, report_cmd, report_render):
+    for module in (batch, simulate_cmd, simulate_run, report_cmd, report_render):
         tree = ast.parse(Path(module.__file__).read_text(encoding="utf-8"))
         assert not hasattr(module, "TEXTS") and not hasattr(module, "TEXTS_DE"), module.__name__
         for node in ast.walk(tree):
@@ -380,9 +380,9 @@ def test_every_text_the_batch_commands_print_is_in_both_catalogues():
             if isinstance(first, ast.Constant):
                 asked.setdefault(first.value, []).append((module.__name__, {k.arg for k in node.keywords}))
             else:  # only refuse() passes its caller's literal key on
-                assert module is simulate_cmd and isinstance(first, ast.Name) and first.id == "key"
+                assert module is simulate_run and isinstance(first, ast.Name) and first.id == "key"
     assert len(asked) >= 40  # the scan finds the texts at all
-    keys = set(asked) | set(simulate_cmd.CODES)  # a refusal's code is looked up by its key
+    keys = set(asked) | set(simulate_run.CODES)  # a refusal's code is looked up by its key
     for lang in LANGUAGES:
         texts = catalogue(lang)
         assert sorted(keys - set(texts)) == [], lang

@@ -113,3 +113,71 @@ def test_render_ansi_shows_the_table() -> None:
     e.reset(seed=2)
     text = e.render()
     assert "tapp/modern" in text and "seat_0" in text and "seat_2" in text
+
+
+def _episode_state(e) -> tuple:
+    raw = e.unwrapped
+    return (list(raw.agents), raw.agent_selection, dict(raw.rewards), dict(raw._cumulative_rewards),
+            dict(raw.terminations), dict(raw.truncations), dict(raw.infos),
+            getattr(raw, "_skip_agent_selection", "unset"))
+
+
+@pytest.mark.parametrize("rid, options", [("tippen/grupp-1975", {}), ("tapp/modern", {"session_deals": 2}),
+                                          ("tippen/dreiblatt-1859", {"players": 5})])
+def test_the_environment_steps_as_with_pettingzoos_own_wrapper_and_dead_step(rid: str, options: dict) -> None:
+    """The order-enforcing wrapper's direct paths (last, agent_iter) and the dead step written for
+    deals that end for every agent at once leave everything as PettingZoo's own code does: the
+    same agents, selections, rewards and flags after every step, the same observations."""
+    from pettingzoo.utils import AECEnv, wrappers
+
+    ours = env(rid, **options)
+    plain_raw = raw_env(rid, **options)
+    plain_raw._was_dead_step = functools.partial(AECEnv._was_dead_step, plain_raw)
+    plain = wrappers.OrderEnforcingWrapper(plain_raw)
+    rng = np.random.default_rng(3)
+    for episode in range(30):
+        ours.reset(seed=episode)
+        plain.reset(seed=episode)
+        theirs = iter(plain.agent_iter())
+        for agent in ours.agent_iter():
+            assert agent == next(theirs)
+            mine, other = ours.last(), plain.last()
+            for key in ("observation", "action_mask"):
+                np.testing.assert_array_equal(mine[0][key], other[0][key])
+                assert mine[0][key].dtype == other[0][key].dtype
+            assert mine[1:] == other[1:]
+            if mine[2] or mine[3]:
+                action = None
+            else:
+                action = int(rng.choice(np.flatnonzero(mine[0]["action_mask"])))
+            ours.step(action)
+            plain.step(action)
+            assert _episode_state(ours) == _episode_state(plain)
+        assert next(theirs, None) is None
+
+
+def test_the_order_is_enforced_as_by_pettingzoos_wrapper() -> None:
+    """Before reset() and out of order, the wrapper answers as PettingZoo's OrderEnforcingWrapper:
+    the same exceptions with the same messages."""
+    from pettingzoo.utils import wrappers
+
+    def outcome(call):
+        try:
+            call()
+        except BaseException as e:  # noqa: BLE001 (what is compared is the exception itself)
+            return type(e), str(e)
+        return None
+
+    def attempts(e):
+        yield outcome(lambda: e.last())
+        yield outcome(lambda: e.agent_iter())
+        yield outcome(lambda: e.step(0))
+        yield outcome(lambda: e.agent_selection)
+        yield outcome(lambda: e.agents)
+        e.reset(seed=1)
+        it = iter(e.agent_iter())
+        yield next(it)
+        yield outcome(lambda: next(it))  # no step() in between
+        yield outcome(lambda: e.step(None))  # None while the agent is to act
+
+    assert list(attempts(env())) == list(attempts(wrappers.OrderEnforcingWrapper(raw_env())))

@@ -21,7 +21,7 @@ from test_tippen_properties import tippen_rules
 from stammtisch.cards import cards_in
 from stammtisch.games import TableState, new_game
 from stammtisch.games import tippen as T
-from stammtisch.games.sampling import count_deals, deal_uniform, trick_forbidden
+from stammtisch.games.sampling import count_deals, deal_uniform, shuffle, trick_forbidden
 from stammtisch.games.tapp import MODERN_CONTRACTS, TappState
 from stammtisch.games.tapp import Phase as TP
 from stammtisch.games.tippen import TippenState
@@ -520,3 +520,27 @@ def test_a_1859_sniffers_trump_card_is_in_his_discard_as_often_as_a_uniform_deal
     hits = sum(not (s.resample(seat, rng).hands[d] >> t) & 1 for _ in range(draws))
     sd = (draws * 0.25 * 0.75) ** 0.5
     assert abs(hits - draws / 4) < 4 * sd, hits
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(0, 2**64), st.integers(0, 60), st.integers(0, 3))
+def test_shuffle_is_randoms_own(seed, size, before):
+    """``sampling.shuffle`` (the deck of every simulated deal) gives the order ``random.Random.shuffle``
+    gives and leaves the generator where it leaves it; a generator of another class shuffles itself."""
+    ours, theirs = random.Random(seed), random.Random(seed)
+    for _ in range(before):
+        ours.random(), theirs.random()
+    mine, other = list(range(size)), list(range(size))
+    shuffle(mine, ours)
+    theirs.shuffle(other)
+    assert mine == other and ours.getstate() == theirs.getstate()
+
+    class Counting(random.Random):
+        shuffled = 0
+
+        def shuffle(self, x):
+            Counting.shuffled += 1
+            super().shuffle(x)
+
+    shuffle(list(range(size)), Counting(seed))
+    assert Counting.shuffled == 1

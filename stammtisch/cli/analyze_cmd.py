@@ -11,7 +11,8 @@ import typer
 from rich.text import Text
 
 from ..i18n import language, render, t
-from .common import EXIT_FAILED_CHUNKS, EXIT_INTERRUPTED, CliError, app, console, err_console
+from .common import EXIT_FAILED_CHUNKS, EXIT_INTERRUPTED, CliError, console, err_console
+from .root import app
 
 
 @app.command("analyze")

@@ -1,4 +1,6 @@
-"""What every command shares: the Typer app, the consoles, one-line user errors, rule building.
+"""What every command shares: the consoles, one-line user errors, rule building (the errors and
+rule building are ``errors``', without Rich; the Typer app is ``root``: this module imports no
+Typer, so that a command run without it starts sooner).
 
 Everything a user or a record supplies (player names, action strings, paths, messages) is
 printed as plain text, never as Rich markup or emoji codes: build output with ``rich.text.Text``
@@ -13,30 +15,15 @@ import string
 from pathlib import Path
 from typing import Any
 
-import typer
 from rich.console import Console
 from rich.text import Text
 
-from .. import __version__
 from ..i18n import t
-from ..rules import RuleError, Rules, ruleset
-
-app = typer.Typer(
-    help=(
-        "stammtisch: the old German card games Tippen and Tapp.\n\n"
-        "Tippen (Dreiblatt, Drei Karten, Loup, Vierblatt) is a gambling game of three-card "
-        "hands: tap ('ich spiele') to play for a share of the pot, or pass; an active player "
-        "who takes no trick pays a bête. Tapp (Württemberg Tarock, Classic and Modern Tapp) is "
-        "a point-trick game for three or four: one declarer against the rest, with the tapp "
-        "(talon), Frage, Solo, Bettel, Rufer, Durch and Ramsch.\n\n"
-        "Start with `stammtisch rules`, then `stammtisch play tippen/grupp-1975`."
-    ),
-    no_args_is_help=True,
-    add_completion=False,
-    pretty_exceptions_enable=False,
-    # Markdown: a paragraph of help flows with the terminal's width; the source's line breaks do not show
-    rich_markup_mode="markdown",
-)
+from .errors import EXIT_FAILED_CHUNKS as EXIT_FAILED_CHUNKS
+from .errors import EXIT_INTERRUPTED as EXIT_INTERRUPTED
+from .errors import CliError as CliError
+from .errors import _build_rules as _build_rules
+from .errors import _check_seat as _check_seat
 
 
 class TerminalConsole(Console):
@@ -53,33 +40,9 @@ console = TerminalConsole(emoji=False)
 err_console = TerminalConsole(stderr=True, emoji=False)
 
 
-#: exit statuses of a batch command that printed a partial answer: some work failed, or Ctrl-C
-EXIT_FAILED_CHUNKS = 1
-EXIT_INTERRUPTED = 130
-
-
-class CliError(Exception):
-    """A user error: printed as one line, exit status 2."""
-
-
 def print_error(error: CliError) -> None:
     """``error: …`` on stderr; the message is text, whatever brackets or colons it holds."""
     err_console.print(Text.assemble(("error:", "red"), " ", str(error)), highlight=False, soft_wrap=True)
-
-
-def _build_rules(ruleset_id: str, players: int | None, options: list[str]) -> Rules:
-    overrides = list(options or [])
-    if players is not None:
-        overrides.append(f"players={players}")
-    try:
-        return ruleset(ruleset_id, overrides)
-    except RuleError as e:
-        raise CliError(str(e)) from None
-
-
-def _check_seat(flag: str, seat: int | None, num_players: int, lang: str = "en") -> None:
-    if seat is not None and not 0 <= seat < num_players:
-        raise CliError(t("cli.seat_range", lang, flag=flag, last=num_players - 1, seat=seat))
 
 
 def _nearest_existing(path: Path) -> Path:
@@ -120,18 +83,6 @@ def check_input_file(path: Path, lang: str = "en") -> None:
         raise CliError(t("cli.is_a_folder", lang, path=path))
     if not path.exists():
         raise CliError(t("cli.no_such_file", lang, path=path))
-
-
-def _version(value: bool) -> None:
-    if value:
-        console.print(f"stammtisch {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def _root(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
-                                       help="Print the version and exit.")) -> None:
-    pass
 
 
 def signed_text(v: int) -> Text:

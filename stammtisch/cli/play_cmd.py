@@ -39,12 +39,12 @@ from .common import (
     _check_seat,
     _print_balances,
     amounts_text,
-    app,
     check_output_file,
     console,
     tx,
 )
 from .prompting import Answer, CardSetChoice, read_card_set_answer, read_menu_answer, yes_no
+from .root import app
 
 OTHER_NAMES = ["Anna", "Ben", "Cora", "Dirk", "Emil", "Frieda", "Gustav", "Hanna", "Ida", "Jakob"]
 

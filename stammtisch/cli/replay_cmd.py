@@ -15,7 +15,8 @@ from ..i18n import language, t
 from ..i18n.words import contract_name
 from ..record import RecordError, Replay
 from ..record import replay as replay_record
-from .common import CliError, _print_balances, app, check_input_file, console, signed_text, tx
+from .common import CliError, _print_balances, check_input_file, console, signed_text, tx
+from .root import app
 
 
 @app.command("replay")

@@ -10,7 +10,8 @@ from rich.markup import escape
 
 from ..bots import PLAYER_NAMES
 from ..i18n import LANGUAGES, t
-from .common import EXIT_FAILED_CHUNKS, EXIT_INTERRUPTED, CliError, _build_rules, app, console, err_console
+from .common import EXIT_FAILED_CHUNKS, EXIT_INTERRUPTED, CliError, _build_rules, console, err_console
+from .root import app
 
 
 @app.command("report")
@@ -45,7 +46,7 @@ def report_cmd(
     from ..sim.report import run_report
     from ..sim.report_render import ReportError, write_report
     from ..sim.simulate import SimulationJob, bots_per_seat, default_names
-    from .simulate_cmd import _check_players, shown_error
+    from .simulate_run import _check_players, shown_error
 
     if lang not in LANGUAGES:
         raise CliError(t("cli.unknown_language", lang=repr(lang), languages=", ".join(LANGUAGES)))

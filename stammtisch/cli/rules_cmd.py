@@ -23,7 +23,8 @@ from ..i18n import has, t
 from ..i18n.words import ruleset_title
 from ..rules import PRESETS, RuleError, family_of, format_options, option_specs, ruleset
 from ..rules.base import OptionSpec, OptionValue
-from .common import CliError, app, console
+from .common import CliError, console
+from .root import app
 
 # User-facing texts of this command, together so that the i18n catalogue can take them over.
 TEXTS: Final[dict[str, dict[Lang, str]]] = {

@@ -13,7 +13,8 @@ from rich.text import Text
 
 from ..i18n import t
 from ..server.limits import ServerLimits
-from .common import CliError, app, console
+from .common import CliError, console
+from .root import app
 
 #: ``--host`` values that listen on every address of the machine
 EVERY_ADDRESS = frozenset({"0.0.0.0", "::", ""})

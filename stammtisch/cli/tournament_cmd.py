@@ -13,7 +13,8 @@ from rich.text import Text
 
 from ..bots import PLAYER_NAMES
 from ..i18n import language, t
-from .common import CliError, _build_rules, app, check_output_folder, console, err_console
+from .common import CliError, _build_rules, check_output_folder, console, err_console
+from .root import app
 
 if TYPE_CHECKING:
     from ..sim.stats import Interval

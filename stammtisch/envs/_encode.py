@@ -67,51 +67,40 @@ class Layout:
         return slot
 
 
-def _cards(ones: list[int], base: int, mask: int) -> None:
+def _cards(out: Any, one: object, base: int, mask: int) -> None:
     while mask:
         low = mask & -mask
-        ones.append(base + low.bit_length() - 1)
+        out[base + low.bit_length() - 1] = one
         mask ^= low
 
 
-def _vector(lay: Layout, ones: list[int], at: list[int], values: list[float]) -> array[float]:
-    out = lay.zeros[:]
-    written: Any = out
-    one: Any = 1.0  # boxed once, not at every card
-    for i in ones:
-        written[i] = one
-    for k in range(len(at)):
-        out[at[k]] = values[k]
-    return out
-
-
 def _common(obs: TippenObservation | TappObservation, lay: Layout, rel: list[int], legal: Sequence[int],
-            ones: list[int], at: list[int], values: list[float]) -> None:
+            out: Any, one: object) -> None:
+    """The blocks every family has, written into ``out`` (the blocks never overlap, so each
+    position is written by one block only, whatever the order)."""
     n, S, W = lay.n, lay.S, lay.W
-    _cards(ones, lay.hand, obs.hand)
-    _cards(ones, lay.played, obs.played)
+    _cards(out, one, lay.hand, obs.hand)
+    _cards(out, one, lay.played, obs.played)
     for seat, card in obs.trick:
-        ones.append(lay.trick + rel[seat] * S + card)
+        out[lay.trick + rel[seat] * S + card] = one
     if obs.trump >= 0:
-        ones.append(lay.trump + obs.trump)
-    ones.append(lay.phase + obs.phase)
-    ones.append(lay.dealer + rel[obs.dealer])
+        out[lay.trump + obs.trump] = one
+    out[lay.phase + obs.phase] = one
+    out[lay.dealer + rel[obs.dealer]] = one
     if obs.turn >= 0:
-        ones.append(lay.to_act + rel[obs.turn])
+        out[lay.to_act + rel[obs.turn]] = one
     for seat in range(n):
         word = obs.words[seat]
         if word >= 0:
-            ones.append(lay.last_word + rel[seat] * W + word)
+            out[lay.last_word + rel[seat] * W + word] = one
         size = obs.hand_sizes[seat]
         if size:
-            at.append(lay.hand_sizes + rel[seat])
-            values.append(size / lay.max_hand)
+            out[lay.hand_sizes + rel[seat]] = size / lay.max_hand
         won = obs.tricks_won[seat]
         if won:
-            at.append(lay.tricks_won + rel[seat])
-            values.append(won / lay.tricks)
+            out[lay.tricks_won + rel[seat]] = won / lay.tricks
     for d in legal:
-        ones.append(lay.legal + d)
+        out[lay.legal + d] = one
 
 
 def tippen_vector(obs: TippenObservation, lay: Layout, legal: Sequence[int]) -> array[float]:
@@ -119,41 +108,37 @@ def tippen_vector(obs: TippenObservation, lay: Layout, legal: Sequence[int]) -> 
     n = lay.n
     me = obs.seat
     rel = [(s - me) % n for s in range(n)]
-    ones: list[int] = []
-    at: list[int] = []
-    values: list[float] = []
-    _common(obs, lay, rel, legal, ones, at, values)
+    vector = lay.zeros[:]
+    out: Any = vector  # written item by item; the 1 is boxed once
+    one: object = 1.0
+    _common(obs, lay, rel, legal, out, one)
     unit = lay.unit
     if obs.pot:
-        at.append(lay.money)
-        values.append(obs.pot / unit)
+        out[lay.money] = obs.pot / unit
     if obs.reserve:
-        at.append(lay.money + 1)
-        values.append(obs.reserve / unit)
+        out[lay.money + 1] = obs.reserve / unit
     up = obs.upcard if obs.upcard >= 0 else obs.trump_card
     if up >= 0:
-        ones.append(lay.upcard + up)
+        out[lay.upcard + up] = one
     for seat in obs.active:
-        ones.append(lay.active + rel[seat])
+        out[lay.active + rel[seat]] = one
     for seat in range(n):
         k = obs.exchanged[seat]
         if k > 0:
-            at.append(lay.exchanged + rel[seat])
-            values.append(k / lay.tricks)
-    _cards(ones, lay.folded, obs.folded)
+            out[lay.exchanged + rel[seat]] = k / lay.tricks
+    _cards(out, one, lay.folded, obs.folded)
     for i, stake in enumerate((obs.pot_in_play, obs.bete, obs.trick_value)):
         if stake:
-            at.append(lay.stakes + i)
-            values.append(stake / unit)
+            out[lay.stakes + i] = stake / unit
     if obs.compulsory:
-        ones.append(lay.flags)
+        out[lay.flags] = one
     if obs.robbed:
-        ones.append(lay.flags + 1)
+        out[lay.flags + 1] = one
     if obs.taken == "sniff":
-        ones.append(lay.flags + 2)
+        out[lay.flags + 2] = one
     elif obs.taken == "knock":
-        ones.append(lay.flags + 3)
-    return _vector(lay, ones, at, values)
+        out[lay.flags + 3] = one
+    return vector
 
 
 def tapp_vector(obs: TappObservation, lay: Layout, legal: Sequence[int]) -> array[float]:
@@ -161,29 +146,28 @@ def tapp_vector(obs: TappObservation, lay: Layout, legal: Sequence[int]) -> arra
     n = lay.n
     me = obs.seat
     rel = [(s - me) % n for s in range(n)]
-    ones: list[int] = []
-    at: list[int] = []
-    values: list[float] = []
-    _common(obs, lay, rel, legal, ones, at, values)
+    vector = lay.zeros[:]
+    out: Any = vector  # written item by item; the 1 is boxed once
+    one: object = 1.0
+    _common(obs, lay, rel, legal, out, one)
     if obs.pot:
-        at.append(lay.money)
-        values.append(obs.pot / lay.unit)
+        out[lay.money] = obs.pot / lay.unit
     if obs.declarer >= 0:
-        ones.append(lay.declarer + rel[obs.declarer])
+        out[lay.declarer + rel[obs.declarer]] = one
     if obs.contract:
-        ones.append(lay.contract + lay.contract_slot(obs.contract))
+        out[lay.contract + lay.contract_slot(obs.contract)] = one
     if obs.tout:
-        ones.append(lay.contract + len(lay.contracts))
+        out[lay.contract + len(lay.contracts)] = one
     if obs.called >= 0:
-        ones.append(lay.called + obs.called)
+        out[lay.called + obs.called] = one
     if obs.given >= 0:
-        ones.append(lay.given + obs.given)
-    _cards(ones, lay.open_hand, obs.open_hand)
-    _cards(ones, lay.tapp, obs.tapp)
-    _cards(ones, lay.discards, obs.discards)
+        out[lay.given + obs.given] = one
+    _cards(out, one, lay.open_hand, obs.open_hand)
+    _cards(out, one, lay.tapp, obs.tapp)
+    _cards(out, one, lay.discards, obs.discards)
     holder = obs.rufer_holder
     if holder == RUFER_IN_TAPP:
-        ones.append(lay.rufer_holder + n)
+        out[lay.rufer_holder + n] = one
     elif holder >= 0:
-        ones.append(lay.rufer_holder + rel[holder])
-    return _vector(lay, ones, at, values)
+        out[lay.rufer_holder + rel[holder]] = one
+    return vector

@@ -8,7 +8,7 @@ pays each seat the ledger's net change when a deal ends. PettingZoo, Gymnasium a
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 import numpy as np
 
@@ -16,7 +16,10 @@ from ..games import TableState, new_game
 from ..ledger import Ledger
 from ..rules import ruleset as build_ruleset
 from .actions import DenseActions
-from .observation import ObservationEncoder, value_unit
+from .observation import FLOAT32, ObservationEncoder, value_unit
+
+#: numpy converts a dtype given as a type at every call; an instance is taken as it is
+INT8: Final = np.dtype(np.int8)
 
 
 def build_rules(ruleset: str, players: int | None, options: dict[str, Any]) -> Any:
@@ -43,6 +46,9 @@ class DealTable:
         self.num_players: int = int(self.rules.players)
         self.actions = DenseActions(self.game)
         self.encoder = ObservationEncoder(self.game, self.actions)
+        # the encoder's ``encode_state``, called here without going through it (the per-step path)
+        self._vector: Any = self.encoder._vector
+        self._layout = self.encoder.layout
         self.session_deals = session_deals
         self.reward_unit = value_unit(self.rules) if normalize_rewards else 1.0
         self.ledger = Ledger(self.num_players)
@@ -101,7 +107,7 @@ class DealTable:
         if self._state.current_player() == seat:
             for d in self.legal_dense():
                 buf[d] = 1
-        return np.frombuffer(buf, dtype=np.int8)
+        return np.frombuffer(buf, INT8)
 
     def observe(self, seat: int) -> tuple[np.ndarray, np.ndarray]:
         """``(observation(seat), action_mask(seat))`` in one call (the per-step hot path)."""
@@ -111,8 +117,10 @@ class DealTable:
             legal = self.legal_dense()
             for d in legal:
                 mask[d] = 1
-            return self.encoder.encode_state(state, seat, legal), np.frombuffer(mask, dtype=np.int8)
-        return self.encoder.encode_state(state, seat, ()), np.frombuffer(mask, dtype=np.int8)
+            seen = self._vector(state.observation(seat), self._layout, legal)
+        else:
+            seen = self._vector(state.observation(seat), self._layout, ())
+        return np.frombuffer(seen, FLOAT32), np.frombuffer(mask, INT8)
 
     # ------------------------------------------------------------------ acting
     def step(self, dense: int) -> tuple[list[float] | None, bool]:

@@ -48,6 +48,9 @@ import numpy as np
 from . import _encode, _engine
 from .actions import DenseActions
 
+#: numpy converts a dtype given as a type at every call; an instance is taken as it is
+FLOAT32 = np.dtype(np.float32)
+
 
 def value_unit(rules: Any) -> float:
     """The money unit of a rule set: what rewards and pot figures are divided by when normalised."""
@@ -206,7 +209,7 @@ class ObservationEncoder:
         """``encode(state.view(seat), legal_dense)``, built from the seat's observation
         (``state.observation(seat)``: the same facts as ints and masks) instead of the view;
         the tests compare both encodings on many states."""
-        return np.frombuffer(self._vector(state.observation(seat), self.layout, legal_dense), dtype=np.float32)
+        return np.frombuffer(self._vector(state.observation(seat), self.layout, legal_dense), FLOAT32)
 
     def _contract_slot(self, contract: str) -> int:
         slot = self._contract_slots.get(contract)

@@ -25,12 +25,17 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv  # type: ignore[import-untyped]
 from pettingzoo.utils import wrappers  # type: ignore[import-untyped]
+from pettingzoo.utils.wrappers.order_enforcing import (  # type: ignore[import-untyped]
+    AECOrderEnforcingIterable,
+    AECOrderEnforcingIterator,
+)
 
 from .core import DealTable, agent_name
 
 
 class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 (PettingZoo's naming)
     metadata: dict[str, Any] = {"name": "stammtisch_v0", "render_modes": ["ansi"], "is_parallelizable": False}
+    _skip_agent_selection: str | None  # PettingZoo's, set by the dead steps only
 
     def __init__(self, ruleset: str = "tippen/grupp-1975", players: int | None = None,
                  render_mode: str | None = None, **options: Any) -> None:
@@ -106,6 +111,33 @@ class raw_env(AECEnv):  # type: ignore[misc]  # noqa: N801 (PettingZoo's naming)
         else:
             self.agent_selection = self.possible_agents[self.table.current_seat()]
 
+    def _was_dead_step(self, action: int | None) -> None:
+        """PettingZoo's ``_was_dead_step`` for this environment, where a deal ends for every
+        agent at once: the agents still listed are all done, so the next one is the first of
+        them (PettingZoo looks for it among all); the rest is PettingZoo's, step for step."""
+        if action is not None:
+            raise ValueError("when an agent is dead, the only valid action is None")
+        agent = self.agent_selection
+        del self.terminations[agent]
+        del self.truncations[agent]
+        del self.rewards[agent]
+        del self._cumulative_rewards[agent]
+        del self.infos[agent]
+        agents = self.agents
+        agents.remove(agent)
+        if agents:
+            if getattr(self, "_skip_agent_selection", None) is None:
+                self._skip_agent_selection = agent
+            self.agent_selection = agents[0]
+        else:
+            skipped = getattr(self, "_skip_agent_selection", None)
+            if skipped is not None:
+                self.agent_selection = skipped
+            self._skip_agent_selection = None
+        rewards = self.rewards
+        for a in rewards:
+            rewards[a] = 0
+
     def render(self) -> str | None:
         if self.render_mode is None:
             import gymnasium
@@ -137,10 +169,21 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):  # type: ignore[misc]
     _cumulative_rewards = property(lambda self: self.env._cumulative_rewards)
     possible_agents = property(lambda self: self.env.possible_agents)
 
+    def reset(self, seed: int | None = None, options: dict[str, Any] | None = None) -> None:
+        super().reset(seed=seed, options=options)
+        # Once reset, this wrapper's last() is the environment's (nothing more is checked there):
+        # bound here, it is called without a layer in between.
+        self.last = self.env.last  # type: ignore[method-assign]
+
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if not self._has_reset:
             return super().last(observe)  # type: ignore[no-any-return]  # PettingZoo's own error
         return self.env.last(observe)  # type: ignore[no-any-return]
+
+    def agent_iter(self, max_iter: int = 2**63) -> Any:
+        if not self._has_reset:
+            return super().agent_iter(max_iter)  # PettingZoo's own error
+        return _AgentIterable(self, max_iter)
 
     def step(self, action: int | None) -> None:
         if self._has_reset and self.env.agents:
@@ -148,6 +191,26 @@ class _OrderEnforcing(wrappers.OrderEnforcingWrapper):  # type: ignore[misc]
             self.env.step(action)
         else:
             super().step(action)  # PettingZoo's own error or warning
+
+
+class _AgentIterable(AECOrderEnforcingIterable):  # type: ignore[misc]
+    def __iter__(self) -> _AgentIterator:
+        return _AgentIterator(self.env, self.max_iter)
+
+
+class _AgentIterator(AECOrderEnforcingIterator):  # type: ignore[misc]
+    """PettingZoo's iterator over the agents to act, its checks the same, read from the
+    environment directly instead of through the wrapper's and the base iterator's layers."""
+
+    def __next__(self) -> str:
+        wrapper = self.env
+        raw = wrapper.env
+        if not raw.agents or self.iters_til_term <= 0:
+            raise StopIteration
+        self.iters_til_term -= 1
+        assert wrapper._has_updated, "need to call step() or reset() in a loop over `agent_iter`"
+        wrapper._has_updated = False
+        return raw.agent_selection  # type: ignore[no-any-return]
 
 
 def env(ruleset: str = "tippen/grupp-1975", players: int | None = None, render_mode: str | None = None,

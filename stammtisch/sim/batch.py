@@ -433,10 +433,17 @@ def _call(task: Callable[[Chunk], Any], chunk: Chunk) -> Any:
 # --- one progress bar -------------------------------------------------------------------------
 
 
+def _no_progress(done: int) -> None:
+    pass
+
+
 @contextmanager
 def progress_bar(description: str, total: int, unit: str = "deals",
                  disable: bool = False) -> Iterator[ProgressCallback]:
     """One Rich progress bar on stderr for a whole job; yields the callback for ``run_batch``."""
+    if disable:  # what a disabled Rich bar does, without importing Rich
+        yield _no_progress
+        return
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 

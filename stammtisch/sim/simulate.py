@@ -19,7 +19,6 @@ from typing import Any, Protocol
 
 from ..bots import make_bot
 from ..games.tapp import Kind
-from ..record import table_to_record
 from ..table import Table, draw_first_dealer
 from .batch import Backend, BatchOutcome, Chunk, ProgressCallback, plan_chunks, run_batch
 from .stats import Interval, clustered_mean_interval, mean_interval_from_moments, wilson_interval
@@ -303,7 +302,11 @@ def simulate_chunk(job: SimulationJob, chunk: Chunk) -> ChunkOutput:
     start = time.process_time()
     summary, table = play_session(job.rules, chunk.size, random.Random(chunk.seed), list(job.bots),
                                   list(job.players), job.first_dealer)
-    record = table_to_record(table) if job.keep_records else None
+    record = None
+    if job.keep_records:
+        from ..record import table_to_record  # records only when asked: a plain job starts without
+
+        record = table_to_record(table)
     return ChunkOutput(summary, record, time.process_time() - start)
 
 
