@@ -264,3 +264,36 @@ def test_master_declares_and_exchanges_by_the_tippen_equilibrium(monkeypatch):
             table.apply_id(action)
     assert before_play > 0 and len(asked) == before_play
     assert not make_bot("master", "tapp", random.Random(1)).equilibrium  # Tippen only
+
+
+def test_training_learns_the_actions_of_its_records(tmp_path):
+    """scripts/train_inference.py (scikit-learn) on the records of a short heuristic self-play:
+    the weights it writes give the actions taken more probability than a uniform guess does."""
+    import importlib.util
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[1]
+    records = tmp_path / "records"
+    subprocess.run([sys.executable, "-m", "stammtisch", "simulate", "tapp/modern", "-n", "3", "--deals", "12",
+                    "--seed", "4", "--records", str(records)], check=True, capture_output=True, timeout=120)
+    spec = importlib.util.spec_from_file_location("train_inference", root / "scripts" / "train_inference.py")
+    assert spec is not None and spec.loader is not None
+    train = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(train)
+    out = tmp_path / "weights.json"
+    train.main(["--records", f"tapp={records}", "--out", str(out), "--temper", "tapp=0.5"])
+    data = json.loads(out.read_text())
+    assert data["temper"] == {"tapp": 0.5} and data["trained_on"]["tapp"]["deals"] == 12
+    w = np.array(data["weights"]["tapp"])
+    x, y, starts, _ = train.decisions(records, "tapp")
+    learned = uniform = 0.0
+    for i, start in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else len(y)
+        scores = x[start:end] @ w
+        log_p = scores - np.log(np.exp(scores - scores.max()).sum()) - scores.max()
+        learned += float(log_p[y[start:end] == 1][0])
+        uniform -= math.log(end - start)
+    assert learned > uniform + 0.5 * len(starts)  # far likelier than a guess, per decision
