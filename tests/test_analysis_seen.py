@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 from conftest import random_rules
-from depth import cases
+from depth import DEEP, cases
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from seen_helpers import cards_in, random_deal, readers, shown_per_deal
@@ -76,7 +76,10 @@ def check_every_reader(record: dict[str, Any], deal: int) -> int:
     return told_more
 
 
-@settings(max_examples=cases(40, 400), deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# the suite tries the same examples every day (a fresh clone passes on any day); the deep run
+# draws new ones, among them rare deals of 13 cards a hand that take minutes to analyse
+@settings(max_examples=cases(40, 400), deadline=None, derandomize=not DEEP,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(rid=st.sampled_from(TIPPEN), seed=st.integers(0, 2**32 - 1))
 def test_a_tippen_analysis_tells_no_reader_a_card_he_was_not_shown(rid: str, seed: int) -> None:
     """Every Tippen preset with random options, three deals at one table (the pot carried on):
