@@ -21,9 +21,10 @@ from test_tippen_properties import tippen_rules
 from stammtisch.cards import cards_in
 from stammtisch.games import TableState, new_game
 from stammtisch.games import tippen as T
-from stammtisch.games.sampling import count_deals, deal_uniform, shuffle, trick_forbidden
+from stammtisch.games.sampling import count_deals, deal_uniform, plays_by, shuffle, trick_forbidden
 from stammtisch.games.tapp import MODERN_CONTRACTS, TappState
 from stammtisch.games.tapp import Phase as TP
+from stammtisch.games.tapp.dealt import dealt_deck
 from stammtisch.games.tippen import TippenState
 from stammtisch.games.tricks import legal_follows
 from stammtisch.rules import ruleset
@@ -39,38 +40,6 @@ TAPP_CONFIGS = [(rid, {}) for rid in sorted(TAPP_PRESETS)] + [
 
 
 # ------------------------------------------------------------------ consistency by replay
-def _plays(log, num_cards, seat, after=-1):
-    m = 0
-    for i, (s, a) in enumerate(log):
-        if s == seat and a < num_cards and i > after:
-            m |= 1 << a
-    return m
-
-
-def tapp_deck(s: TappState) -> list[int]:
-    """A deck from which the deal of ``s`` was dealt (the test's own account of the deal)."""
-    g = s.game
-    n, N, d = s.n, g.N, s.declarer
-    have = [s.hands[x] | _plays(s.log, N, x) for x in range(n)]
-    tapp = s.tapp
-    if s.picked:
-        have[d] = (have[d] | (s.tapp if s.phase != TP.DISCARD else 0)) & ~s.picked
-        tapp = s.picked
-    if s.called >= 0 and not (s.called_in_tapp and g.rules.rufer_in_tapp == "none"):
-        c = 1 << s.called
-        gift = 1 << s.given if s.given >= 0 else 0
-        have[d] = (have[d] | gift) & ~c  # the called card may be the one given back
-        if s.called_in_tapp:
-            tapp = (tapp & ~gift) | c
-        else:
-            have[s.holder] = (have[s.holder] & ~gift) | c
-    parts = [cards_in(have[(s.fh + r) % n]) for r in range(n)] + [cards_in(tapp)]
-    deck = []
-    for receiver in g.deal_plan:
-        deck.append(parts[receiver].pop())
-    return deck
-
-
 def replayed(s, deck):
     g = s.game
     r = g.new_deal(s.table, deck)
@@ -102,13 +71,13 @@ def check_world(state, world, seat):
             assert world.hands[x] & known == state.hands[x] & known
         deck = list(world.deck)
     else:
-        parts = [*world.hands, world.tapp, _plays(world.log, world.game.N, -1) or sum(
+        parts = [*world.hands, world.tapp, plays_by(world.log, world.game.N, -1) or sum(
             1 << a for _, a in world.log if a < world.game.N)]
         assert sum(p.bit_count() for p in parts) == world.game.N
         for x in range(state.n):
             assert world.hands[x] & known == state.hands[x] & known
         assert world.tapp & known == state.tapp & known
-        deck = tapp_deck(world)
+        deck = dealt_deck(world)
     # the world is what its deal and the public log replay to: every past action was legal
     assert fields(replayed(world, deck)) == fields(world)
 
@@ -257,7 +226,7 @@ def _consistent(state, hands, follow_rule):
     (An account of the rules independent of the sampler: replay the plays on the hands.)"""
     g = state.game
     n_cards = g.pack.size
-    held = [hands[x] | _plays(state.log, n_cards, x) for x in range(len(hands))]
+    held = [hands[x] | plays_by(state.log, n_cards, x) for x in range(len(hands))]
     trick = []
     per_trick = state.n_active if isinstance(state, TippenState) else state.n
     for x, a in state.log:

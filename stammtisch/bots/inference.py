@@ -266,44 +266,12 @@ def beats(card: int, best: int, rps: int, trump_mask: int) -> bool:
 def world_deck(world: Any) -> list[int]:
     """A deck (top first) from which the engine deals ``world``'s deal: the Tippen engine
     keeps it (the sampler rebuilds it for a world); a Tapp deck is rebuilt from where the
-    world's cards lie (the hands with their played cards, the tapp, the declarer's pick-up and
-    discards, the Rufer card given)."""
+    world's cards lie (``games.tapp.dealt``)."""
     if hasattr(world, "deck"):
         return list(world.deck)
-    g = world.game
-    n, size, d = world.n, g.N, world.declarer
-    have = [world.hands[x] | _plays(world.log, size, x) for x in range(n)]
-    tapp = world.tapp
-    if world.picked:
-        have[d] = (have[d] | (world.tapp if world.phase != _tapp_discard_phase() else 0)) & ~world.picked
-        tapp = world.picked
-    if world.called >= 0 and not (world.called_in_tapp and g.rules.rufer_in_tapp == "none"):
-        called = 1 << world.called
-        gift = 1 << world.given if world.given >= 0 else 0
-        have[d] = (have[d] | gift) & ~called  # the called card may be the one given back
-        if world.called_in_tapp:
-            tapp = (tapp & ~gift) | called
-        else:
-            have[world.holder] = (have[world.holder] & ~gift) | called
-    parts = [cards_in(have[(world.fh + r) % n]) for r in range(n)] + [cards_in(tapp)]
-    deck = []
-    for receiver in g.deal_plan:
-        deck.append(parts[receiver].pop())
-    return deck
+    from ..games.tapp.dealt import dealt_deck
 
-
-def _tapp_discard_phase() -> int:
-    from ..games.tapp import Phase
-
-    return int(Phase.DISCARD)
-
-
-def _plays(log: list[tuple[int, int]], size: int, seat: int) -> int:
-    m = 0
-    for s, a in log:
-        if s == seat and a < size:
-            m |= 1 << a
-    return m
+    return dealt_deck(world)
 
 
 def replay(world: Any) -> Iterator[tuple[Any, int, int]]:
