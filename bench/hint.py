@@ -1,4 +1,4 @@
-"""Time of a hint (``stammtisch.bots.pimc.advise``, the budget ``HINT_SAMPLES``) in the process, warm.
+"""Time of a hint (``stammtisch.bots.pimc.advise``: the Master level's worlds and inference) in the process, warm.
 
 Positions: ``--positions N`` per game, drawn at random from every decision with a real choice
 (two or more legal actions) of deals played by the heuristic bot at every seat, in
@@ -25,8 +25,8 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from stammtisch.bots import make_bot  # noqa: E402
-from stammtisch.bots.pimc import HINT_SAMPLES, advise  # noqa: E402
+from stammtisch.bots import LEVELS, make_bot  # noqa: E402
+from stammtisch.bots.pimc import advise  # noqa: E402
 from stammtisch.rules import ruleset  # noqa: E402
 from stammtisch.table import Table, draw_first_dealer  # noqa: E402
 
@@ -66,9 +66,11 @@ def main() -> None:
     parser.add_argument("--positions", type=int, default=40, help="positions per game")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--samples", action="append", default=[], metavar="FAMILY=N",
-                        help="worlds per hint for a game family (default: HINT_SAMPLES)")
+                        help="worlds per hint for a game family (default: the Master level's)")
     args = parser.parse_args()
-    budget = dict(HINT_SAMPLES)
+    master = LEVELS["master"].samples
+    assert master is not None
+    budget = dict(master)
     for item in args.samples:
         family, _, value = item.partition("=")
         budget[family] = int(value)

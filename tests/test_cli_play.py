@@ -369,10 +369,10 @@ def test_play_with_hints_answers_a_question_mark_with_a_hint_and_asks_again():
     assert proc.returncode == 0, proc.stderr
     out = " ".join(proc.stdout.split())  # the console wraps long lines
     assert "? gives a hint, ?? shows help" in out
-    hint = re.search(r"Hint: (.+?) over (\d+) deals consistent with what you have seen", out)
-    assert hint and int(hint.group(2)) == 48, out
+    hint = re.search(r"Hint: (.+?) over (\d+) likely deals, given what you have seen and what the others did", out)
+    assert hint and int(hint.group(2)) == 128, out  # the Master's worlds
     assert re.search(r"Hint: Best: (tap|pass)\b", out)  # the choice first, in one sentence
-    assert "Hints are on: '?' asks the search bot" in out  # "??" shows the help
+    assert "Hints are on: '?' asks the Master" in out  # "??" shows the help
     assert out.count("Your action:") >= 3  # asked again after the hint and after the help
 
 
@@ -382,5 +382,5 @@ def test_play_with_hints_in_german():
     assert proc.returncode == 0, proc.stderr
     out = " ".join(proc.stdout.split())
     assert re.search(r"Hinweis: Am besten: (tappen|passen)\b"
-                     r".*im Schnitt [+-]?\d+,\d Marken.*gerechnet über 48 Verteilungen", out)
+                     r".*im Schnitt [+-]?\d+,\d Marken.*gerechnet über 128 Verteilungen, die zu dem passen", out)
     assert "Hint:" not in out and "on average" not in out

@@ -13,6 +13,7 @@ import pytest
 from test_bots_search import _hidden, deal_states
 from test_server_workers import a_deal
 
+from stammtisch.bots import LEVELS
 from stammtisch.bots.pimc import Advice, PimcBot, advise, number_message
 from stammtisch.i18n import render
 from stammtisch.rules import ruleset
@@ -57,6 +58,20 @@ def test_a_hint_is_what_the_bot_would_play(rid):
 
 
 @pytest.mark.parametrize("rid", RULE_SETS)
+def test_a_hint_is_the_masters_search(rid):
+    """A hint is what the Master level searches: its worlds, weighed by the inference (Tippen's
+    tap or pass searched too, not read from the equilibrium: a hint tells its figures)."""
+    family = ruleset(rid, {}).family
+    master = LEVELS["master"]
+    assert master.inference and master.samples is not None
+    for i, (state, seat) in enumerate(states_of(rid, step=4)):
+        hinted = advise(state, seat, i, samples=SAMPLES)
+        assert hinted.action_id == PimcBot(family, random.Random(i), SAMPLES, inference=True).act(state, seat)
+    state, seat = states_of(rid, step=4)[0]
+    assert {o.worlds for o in advise(state, seat, 0).options} == {master.samples[family]}
+
+
+@pytest.mark.parametrize("rid", RULE_SETS)
 def test_a_hint_does_not_depend_on_the_hidden_cards(rid):
     """Twin states (the hidden cards moved consistently with the seat's view) get the same
     advice, figures and line included, for the same seed."""
@@ -91,8 +106,10 @@ def test_the_why_of_a_card_renders_its_own_figures_in_english_and_german():
     own = advice.chosen
     assert own is not None and own.takes is not None and advice.measure == "money"
     en, de = render(advice.why()), render(advice.why(), "de")
-    assert f"takes this trick in {own.takes} of {own.worlds} deals consistent with what you have seen" in en
-    assert f"holt diesen Stich in {own.takes} von {own.worlds} Verteilungen" in de
+    assert (f"takes this trick in {own.takes} of {own.worlds} likely deals, given what you have seen "
+            "and what the others did") in en
+    assert (f"holt diesen Stich in {own.takes} von {own.worlds} Verteilungen, die zu dem passen, was du "
+            "gesehen hast und was die anderen getan haben") in de
     assert render(number_message(own.mean)) + " counters on average" in en
     assert f"ahead in {own.good} of {own.worlds}" in en
     assert "im Schnitt " + render(number_message(own.mean), "de") + " Marken" in de
@@ -135,7 +152,7 @@ def test_the_why_of_a_contract_names_it_and_the_next_best_with_their_averages():
     assert own is not None and own.takes is None and len(advice.options) >= 2
     en, de = render(advice.why()), render(advice.why(), "de")
     assert f"{render(number_message(own.mean))} cents on average, ahead in {own.good} of {own.worlds}" in en
-    assert f"over {own.worlds} deals consistent with what you have seen; " in en
+    assert f"over {own.worlds} likely deals, given what you have seen and what the others did; " in en
     assert f"im Schnitt {render(number_message(own.mean), 'de')} Cent, im Plus in {own.good} von {own.worlds}" in de
     runner = max((o for o in advice.options if o is not own), key=lambda o: o.mean)
     assert en.endswith(f"{render(number_message(runner.mean))} cents on average, ahead in {runner.good} of "

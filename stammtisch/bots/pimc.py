@@ -67,9 +67,6 @@ MAX_OPTIONS = 8
 MAX_WORDS = 16
 #: averages closer than this count as equal (then the heuristic's choice wins)
 TIE = 1e-9
-#: worlds per hint (``advise``), per game family: a hint waits for the player, so it affords
-#: more worlds than a bot's move while its median stays well under a second (bench/hint.py)
-HINT_SAMPLES = {"tapp": 32, "tippen": 48}
 
 
 def heuristic_for(family: str, rng: random.Random) -> Bot:
@@ -427,11 +424,18 @@ def action_message(action: str, suits: str = "french") -> Message | str:
 
 
 def advise(state: Any, seat: int, seed: int, samples: int | None = None, backend: str | None = None) -> Advice:
-    """A hint for ``seat``: ``PimcBot.advise`` with the hint budget (``HINT_SAMPLES``), the same
-    for the same ``seed`` and the same view of the seat."""
+    """A hint for ``seat``: what the Master level would play (``LEVELS["master"]``: its worlds
+    and its inference; ``samples`` another number of worlds), with the figures behind it
+    (``PimcBot.advise``), the same for the same ``seed`` and the same view of the seat. Tippen's
+    tap or pass is searched here, not read from the equilibrium: a hint tells its figures. A
+    hint waits for the player, so it affords the Master's budget while its median stays well
+    under a second (bench/hint.py)."""
+    from . import LEVELS
+
+    master = LEVELS["master"]
     family = str(state.game.rules.family)
-    bot = PimcBot(family, random.Random(seed), HINT_SAMPLES[family] if samples is None else samples,
-                  backend=backend)
+    worlds = samples if samples is not None else None if master.samples is None else master.samples[family]
+    bot = PimcBot(family, random.Random(seed), worlds, backend=backend, inference=master.inference)
     return bot.advise(state, seat)
 
 

@@ -117,7 +117,7 @@ class Rematch(ClientMessage):
 
 class Hint(ClientMessage):
     """At a practice table (``hints`` in the table's info), the seat on turn asks what the
-    search bot would do (at most ``hint_rate`` per second per table for the address that asks)."""
+    Master level would do (at most ``hint_rate`` per second per table for the address that asks)."""
 
     type: Literal["hint"] = "hint"
 

@@ -226,7 +226,7 @@ class TableSocial:
             host.broadcast_state()
 
     async def hint(self, seat: int, address: str = "") -> tuple[int, dict[str, Any]]:
-        """What the search bot would do for ``seat``, on turn at a practice table, from what
+        """What the Master would do for ``seat``, on turn at a practice table, from what
         that seat sees: the event it answers and ``{"action", "why"}`` (``why`` a catalogue
         message), for that seat alone (``protocol.HintGiven``). Every client is told that the
         seat asked, never the hint. Raises a Refusal when the table has no hints, the seat is
