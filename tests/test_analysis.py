@@ -4,12 +4,16 @@ chain from card to card, end at the deal's real result, and name the mistakes.""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from stammtisch.analysis.deals import analyze_record
+from stammtisch.analysis.decisions import MASTER_SEED, master_choice
+from stammtisch.bots import make_bot
 from stammtisch.cli import app
 from stammtisch.record import replay
 
@@ -171,6 +175,59 @@ def test_tippen_tap_or_pass_is_judged_for_every_seat_in_counters():
         assert d.best_money == max(o["money"] for o in d.options) and d.loss >= 0
     dirk = taps[2]
     assert dirk.money == 0
+
+
+def _bids(path: Path, deal: int | None) -> list[tuple[Any, str]]:
+    """The states of deal ``deal`` (1-based; None: every deal) where a Tippen tap or pass, or a
+    Tapp bid, was made, and the action made."""
+    found: list[tuple[Any, str]] = []
+
+    def on_action(table: Any, text: str) -> None:
+        state = table.current_state()
+        if deal in (None, len(table.deals)) and state.view(None)["phase"] in ("declare", "auction"):
+            found.append((state.clone(), text))
+
+    replay(path, on_action=on_action)
+    return found
+
+
+def test_a_tap_or_pass_is_also_judged_as_the_master_would_have_made_it_from_the_seats_view():
+    """Beside the open-hand judgement, each tap or pass says what the Master would have done
+    seeing only what that seat saw: its own choice on that state, the same when the cards the
+    seat could not see lie otherwise."""
+    path = RECORDS / "rules-2.4-example-3-grupp-1975.json"
+    a = _deal(path, 4)
+    taps = [d for d in a.decisions if d.kind == "declare"]
+    states = _bids(path, 4)
+    assert [text for _, text in states] == [d.action for d in taps]
+    for d, (state, _) in zip(taps, states, strict=True):
+        seat = state.current_player()
+        master = make_bot("master", "tippen", random.Random(MASTER_SEED))
+        assert d.master == state.action_to_string(master.act(state, seat))
+        for k in range(3):
+            assert master_choice(state.resample(seat, random.Random(k))) == d.master
+    assert all(d.master is None for d in a.decisions if d.kind != "declare")
+    # a variant the equilibrium was not trained for: the Master would search each of a
+    # record's dozens of taps, more time than an analysis has; such a tap is judged open only
+    variant = RECORDS / "rules-2.4-example-6-max-bete-dreiblatt-1859.json"
+    assert {master_choice(state) for state, _ in _bids(variant, None)} == {None}
+    judged = [d for a in analyze_record(variant) for d in a.decisions if d.kind == "declare"]
+    assert judged and all(d.master is None for d in judged)
+    text = " ".join(_run(path).output.split())
+    assert "the Master, seeing only what Dirk saw, would have chosen" in text
+    german = " ".join(_run(path, "--german").output.split())
+    assert "der Meister, der nur sah, was Dirk sah, hätte" in german
+
+
+def test_the_tapp_declarers_first_bid_is_judged_as_the_master_would_have_made_it():
+    path = RECORDS / "rules-3-wt-solo-80.json"
+    a = _deal(path, 3)
+    assert a.par is not None
+    state, bid = next((s, text) for s, text in _bids(path, 3) if s.current_player() == a.par["seat"])
+    assert a.par["bid"] == bid
+    assert a.par["master"] == master_choice(state) in state.view(a.par["seat"])["legal_actions"]
+    text = " ".join(_run(path, "--deal", "3").output.split())
+    assert "Ben's first bid:" in text and "the Master, seeing only what Ben saw, would have chosen" in text
 
 
 def _run(*args):

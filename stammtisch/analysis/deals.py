@@ -35,7 +35,7 @@ from ..solve.model import Kind, Position
 from ..solve.position import position_from_state
 from ..solve.solver import Solver, equivalent_cards
 from ..table import Table
-from .decisions import Recorded, judge_decision, par, phase, playout_money, solver_for
+from .decisions import Recorded, judge_decision, master_choice, par, phase, playout_money, solver_for
 from .findings import DealAnalysis, DecisionJudgement, PlayJudgement
 
 
@@ -156,19 +156,26 @@ def _unit(table: Table) -> str:
 
 def _judge_decisions(game: str, before: list[tuple[Any, Recorded]], all_discards: bool,
                      declarer: int | None) -> tuple[list[DecisionJudgement], dict[str, Any] | None]:
-    """The decisions before the play (``before``: the state each was made in and the action)."""
+    """The decisions before the play (``before``: the state each was made in and the action);
+    a bid also as the Master would have made it from the seat's view (``master_choice``)."""
     out: list[DecisionJudgement] = []
     later = [r for _, r in before]
     for i, (state, (_seat, text)) in enumerate(before):
         kind = phase(state)
         if game == "tapp" and kind != "discard":
             continue  # the contract choice is judged by the par
-        out.append(judge_decision(state, text, later[i + 1:], all_discards, kind))
+        judged = judge_decision(state, text, later[i + 1:], all_discards, kind)
+        if kind == "declare":
+            judged.master = master_choice(state)
+        out.append(judged)
     found = None
     if game == "tapp" and declarer is not None:
         first = next((i for i, (_, (seat, _t)) in enumerate(before) if seat == declarer), None)
         if first is not None:
             found = par(before[first][0], later[first + 1:], all_discards)
+            master = master_choice(before[first][0])
+            if master is not None:
+                found.update(master=master, bid=before[first][1][1])
     return out, found
 
 

@@ -15,6 +15,8 @@
   as in the record), the same talons for every option; an option pays its average.
 * ``par``: per contract the declarer could have named, the best of its trumps and discards and
   what it pays; the par is the best (bridge players' "par" for the deal).
+* ``master_choice``: a bid (Tippen's tap or pass, the Tapp declarer's first bid) as the seat
+  could judge it: what the Master level would have done from that seat's view alone.
 
 A Frage discard has up to C(14, 3) = 364 choices at 30–40 ms a solve: ``DISCARD_LIMIT`` keeps
 the ones without trumps that bank the most card points (the discard counts for the declarer),
@@ -43,6 +45,8 @@ OPTION_LIMIT = 16
 #: always says the same: a tenth of a counter is about as fine as 32 draws tell options apart
 EXCHANGE_DRAWS = 32
 EXCHANGE_SEED = 1
+#: the Master's draws for a judged bid come from a fixed seed: an analysis always says the same
+MASTER_SEED = 1
 
 #: one recorded action before the play: (seat, action text)
 Recorded = tuple[int, str]
@@ -342,6 +346,29 @@ def judge_decision(state: Any, action: str, later: Sequence[Recorded], all_disca
         hand, names = state.hands[seat], state.game.pack.cards
         judged.hand = [names[c] for c in range(hand.bit_length()) if hand >> c & 1]
     return judged
+
+
+def master_choice(state: Any) -> str | None:
+    """What the Master level (``stammtisch.bots.LEVELS``) would have done on turn in ``state``,
+    from that seat's view alone: the cards it held and saw, what the others did (its inference),
+    in Tippen its equilibrium. Beside the judgement with all cards open, it says what a strong
+    player who could not see the other hands would have bid.
+
+    Where its time allows: a Tapp bid is one search of the Master's (a tenth to a third of a
+    second); a Tippen tap or pass only where the equilibrium decides it (at once). None where
+    the Master would search a Tippen variant the equilibrium was not trained for: a record has
+    dozens of taps, and an analysis is wanted within a second or two."""
+    from ..bots import make_bot
+
+    family = str(state.game.rules.family)
+    seat = state.current_player()
+    if family == "tippen":
+        from ..bots.equilibrium import decision_probability
+
+        if decision_probability(state.observation(seat)) is None:
+            return None
+    bot = make_bot("master", family, random.Random(MASTER_SEED))
+    return str(state.action_to_string(bot.act(state, seat)))
 
 
 def _follow_record(state: Any, search: _Search) -> Outcome:

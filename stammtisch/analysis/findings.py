@@ -31,6 +31,9 @@ class DecisionJudgement:
     total: int = 0  # discards there were
     draws: int = 0  # talons averaged over (0: the deal as it came)
     hand: list[str] = field(default_factory=list)  # an exchange's hand before it ([]: not told)
+    # a bid (Tippen's tap or pass): what the Master level would have done from the seat's view
+    # (``decisions.master_choice``); None: not a bid, or not judged by the Master
+    master: str | None = None
 
     @property
     def loss(self) -> float:
@@ -45,6 +48,8 @@ class DecisionJudgement:
             out.update(searched=self.searched, total=self.total)
         if self.draws:
             out.update(draws=self.draws, hand=self.hand)
+        if self.master is not None:
+            out.update(master=self.master)
         return out
 
 
@@ -83,7 +88,9 @@ class DealAnalysis:
     declarer: int | None = None
     contract: str | None = None
     decisions: list[DecisionJudgement] = field(default_factory=list)
-    par: dict[str, Any] | None = None  # Tapp: per contract the declarer could name (decisions.par)
+    # Tapp: per contract the declarer could name (decisions.par), and "master": what the Master
+    # would have bid at his first decision (decisions.master_choice)
+    par: dict[str, Any] | None = None
     decisions_pending: bool = False  # the cards judged, the decisions and the par not yet
 
     def mistakes(self) -> list[PlayJudgement]:

@@ -224,7 +224,17 @@ def _par_lines(a: Any, names: list[str], suits: str) -> list[Message]:
     if par.get("total"):
         key = "analyze.discards.all" if par["searched"] >= par["total"] else "analyze.discards.some"
         out.append(message(key, searched=par["searched"], total=par["total"]))
+    if par.get("master") is not None and par.get("bid") is not None:
+        out.append(message("analyze.par.bid", name=names[seat], bid=action_label(par["bid"], suits)))
+        out.append(_master_line(par["master"], par["bid"], names[seat], suits))
     return out
+
+
+def _master_line(master: str, made: str, name: str, suits: str) -> Message:
+    """A bid as the seat could judge it: what the Master would have done, seeing what he saw."""
+    if master == made:
+        return message("analyze.decision.master_same", name=name)
+    return message("analyze.decision.master", name=name, master=action_label(master, suits))
 
 
 def _decision_lines(a: Any, names: list[str], suits: str) -> list[Message]:
@@ -243,6 +253,8 @@ def _decision_lines(a: Any, names: list[str], suits: str) -> list[Message]:
             out.append(message(f"analyze.decision.best{average}", **params))
         if average:
             out.append(message("analyze.decision.draws", draws=d.draws, name=names[d.seat]))
+        if d.master is not None:
+            out.append(_master_line(d.master, d.action, names[d.seat], suits))
         if d.total:
             key = "analyze.discards.all" if d.searched >= d.total else "analyze.discards.some"
             out.append(message(key, searched=d.searched, total=d.total))

@@ -142,7 +142,8 @@ def _decision(d: DecisionJudgement, own: bool, known: frozenset[str]) -> Decisio
             options[text] = {**o, "action": text}
     # the hand an exchange was made from (what each option keeps): his own, never another's
     hand = d.hand if own and all(c in known for c in d.hand) else []
-    return replace(d, action=told(d.action), best=told(d.best), options=list(options.values()), hand=hand)
+    return replace(d, action=told(d.action), best=told(d.best), options=list(options.values()), hand=hand,
+                   master=None if d.master is None else told(d.master))
 
 
 def _par(par: dict[str, Any], own: bool, known: frozenset[str]) -> dict[str, Any]:
@@ -154,5 +155,7 @@ def _par(par: dict[str, Any], own: bool, known: frozenset[str]) -> dict[str, Any
 
     contracts = {id(c): told(c) for c in par["contracts"]}  # the best is one of them
     best = par.get("best")
-    return {**par, "contracts": list(contracts.values()),
+    bids: dict[str, Any] = {k: _own_action(par[k], known) if own else public_action(par[k])
+                            for k in ("master", "bid") if k in par}
+    return {**par, **bids, "contracts": list(contracts.values()),
             "best": None if best is None else contracts.get(id(best)) or told(best)}
