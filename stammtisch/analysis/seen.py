@@ -131,31 +131,32 @@ def _own_action(action: str, known: frozenset[str]) -> str:
     return action if all(c in known for c in _cards_named(action)) else public_action(action)
 
 
-def _decision(d: DecisionJudgement, own: bool, known: frozenset[str]) -> DecisionJudgement:
-    def told(action: str) -> str:
-        return _own_action(action, known) if own else public_action(action)
+def _told(action: str, own: bool, known: frozenset[str]) -> str:
+    """An action as the reader may read it: his own (``own``) with his cards, another's by kind."""
+    return _own_action(action, known) if own else public_action(action)
 
+
+def _decision(d: DecisionJudgement, own: bool, known: frozenset[str]) -> DecisionJudgement:
     options: dict[str, dict[str, Any]] = {}  # per action as told: the best it pays
     for o in d.options:
-        text = told(o["action"])
+        text = _told(o["action"], own, known)
         if text not in options or o["money"] > options[text]["money"]:
             options[text] = {**o, "action": text}
     # the hand an exchange was made from (what each option keeps): his own, never another's
     hand = d.hand if own and all(c in known for c in d.hand) else []
-    return replace(d, action=told(d.action), best=told(d.best), options=list(options.values()), hand=hand,
-                   master=None if d.master is None else told(d.master))
+    return replace(d, action=_told(d.action, own, known), best=_told(d.best, own, known),
+                   options=list(options.values()), hand=hand,
+                   master=None if d.master is None else _told(d.master, own, known))
 
 
 def _par(par: dict[str, Any], own: bool, known: frozenset[str]) -> dict[str, Any]:
-    """The declarer's par: its contracts and what each pays stay; the choices on the way are
-    told as his decisions are."""
+    """The declarer's par: its contracts and what each pays stay; the choices on the way and
+    his first bid (with the Master's) are told as his decisions are."""
     def told(entry: dict[str, Any]) -> dict[str, Any]:
-        choices = [_own_action(c, known) if own else public_action(c) for c in entry["choices"]]
-        return {**entry, "choices": choices}
+        return {**entry, "choices": [_told(c, own, known) for c in entry["choices"]]}
 
     contracts = {id(c): told(c) for c in par["contracts"]}  # the best is one of them
     best = par.get("best")
-    bids: dict[str, Any] = {k: _own_action(par[k], known) if own else public_action(par[k])
-                            for k in ("master", "bid") if k in par}
+    bids: dict[str, str] = {k: _told(par[k], own, known) for k in ("master", "bid") if k in par}
     return {**par, **bids, "contracts": list(contracts.values()),
             "best": None if best is None else contracts.get(id(best)) or told(best)}

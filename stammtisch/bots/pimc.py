@@ -434,7 +434,7 @@ def advise(state: Any, seat: int, seed: int, samples: int | None = None, backend
 
     master = LEVELS["master"]
     family = str(state.game.rules.family)
-    worlds = samples if samples is not None else None if master.samples is None else master.samples[family]
+    worlds = samples if samples is not None else (master.samples or {}).get(family)
     bot = PimcBot(family, random.Random(seed), worlds, backend=backend, inference=master.inference)
     return bot.advise(state, seat)
 
