@@ -35,7 +35,7 @@ from ..solve.model import Kind, Position
 from ..solve.position import position_from_state
 from ..solve.solver import Solver, equivalent_cards
 from ..table import Table
-from .decisions import Recorded, judge_decision, master_choice, par, phase, playout_money, solver_for
+from .decisions import Recorded, book_choice, judge_decision, master_choice, par, phase, playout_money, solver_for
 from .findings import DealAnalysis, DecisionJudgement, PlayJudgement
 
 
@@ -157,7 +157,8 @@ def _unit(table: Table) -> str:
 def _judge_decisions(game: str, before: list[tuple[Any, Recorded]], all_discards: bool,
                      declarer: int | None) -> tuple[list[DecisionJudgement], dict[str, Any] | None]:
     """The decisions before the play (``before``: the state each was made in and the action);
-    a bid also as the Master would have made it from the seat's view (``master_choice``)."""
+    a Tippen tap or pass also as the book has it (``book_choice``), the Tapp declarer's first
+    bid as the Master would have made it (``master_choice``), each from the seat's view."""
     out: list[DecisionJudgement] = []
     later = [r for _, r in before]
     for i, (state, (_seat, text)) in enumerate(before):
@@ -166,7 +167,7 @@ def _judge_decisions(game: str, before: list[tuple[Any, Recorded]], all_discards
             continue  # the contract choice is judged by the par
         judged = judge_decision(state, text, later[i + 1:], all_discards, kind)
         if kind == "declare":
-            judged.master = master_choice(state)
+            judged.book = book_choice(state)
         out.append(judged)
     found = None
     if game == "tapp" and declarer is not None:

@@ -15,8 +15,9 @@
   as in the record), the same talons for every option; an option pays its average.
 * ``par``: per contract the declarer could have named, the best of its trumps and discards and
   what it pays; the par is the best (bridge players' "par" for the deal).
-* ``master_choice``: a bid (Tippen's tap or pass, the Tapp declarer's first bid) as the seat
-  could judge it: what the Master level would have done from that seat's view alone.
+* ``master_choice``: the Tapp declarer's first bid as the seat could judge it: what the Master
+  level would have done from that seat's view alone; ``book_choice``: a Tippen tap or pass as
+  the book (the equilibrium's when-to-tap tables) has it for that seat's view.
 
 A Frage discard has up to C(14, 3) = 364 choices at 30–40 ms a solve: ``DISCARD_LIMIT`` keeps
 the ones without trumps that bank the most card points (the discard counts for the declarer),
@@ -349,26 +350,37 @@ def judge_decision(state: Any, action: str, later: Sequence[Recorded], all_disca
 
 
 def master_choice(state: Any) -> str | None:
-    """What the Master level (``stammtisch.bots.LEVELS``) would have done on turn in ``state``,
-    from that seat's view alone: the cards it held and saw, what the others did (its inference),
-    in Tippen its equilibrium. Beside the judgement with all cards open, it says what a strong
-    player who could not see the other hands would have bid.
-
-    Where its time allows: a Tapp bid is one search of the Master's (a tenth to a third of a
-    second); a Tippen tap or pass only where the equilibrium decides it (at once). None where
-    the Master would search a Tippen variant the equilibrium was not trained for: a record has
-    dozens of taps, and an analysis is wanted within a second or two."""
+    """What the Master level (``stammtisch.bots.LEVELS``) would have bid on turn in a Tapp
+    ``state``, from that seat's view alone: the cards it held and saw, what the others did (its
+    inference). Beside the judgement with all cards open, it says what a strong player who
+    could not see the other hands would have bid: one search of the Master's (a tenth to a
+    third of a second). None in Tippen, where the Master searches every tap too: a record has
+    dozens of them, and an analysis is wanted within a second or two (``book_choice`` there)."""
     from ..bots import make_bot
 
     family = str(state.game.rules.family)
-    seat = state.current_player()
-    if family == "tippen":
-        from ..bots.equilibrium import decision_probability
-
-        if decision_probability(state.observation(seat)) is None:
-            return None
+    if family != "tapp":
+        return None
     bot = make_bot("master", family, random.Random(MASTER_SEED))
-    return str(state.action_to_string(bot.act(state, seat)))
+    return str(state.action_to_string(bot.act(state, state.current_player())))
+
+
+def book_choice(state: Any) -> str | None:
+    """A Tippen tap or pass as the book has it for the seat on turn in ``state``: the
+    equilibrium's more likely choice (``stammtisch.bots.equilibrium``, the when-to-tap tables
+    of ``stammtisch report``), which reads only that seat's view. None where the equilibrium
+    has no opinion (a variant or player count it was not trained for) and off a tap or pass."""
+    from ..bots.equilibrium import decision_probability
+    from ..games.tippen import DECLARE, W_PASS, W_TAP
+
+    if str(state.game.rules.family) != "tippen":
+        return None
+    obs = state.observation(state.current_player())
+    p = decision_probability(obs) if obs.phase == DECLARE else None
+    if p is None:
+        return None
+    action = state.game.WORD_BASE + (W_TAP if p >= 0.5 else W_PASS)
+    return str(state.action_to_string(action)) if action in state.legal_actions() else None
 
 
 def _follow_record(state: Any, search: _Search) -> Outcome:

@@ -31,9 +31,9 @@ class DecisionJudgement:
     total: int = 0  # discards there were
     draws: int = 0  # talons averaged over (0: the deal as it came)
     hand: list[str] = field(default_factory=list)  # an exchange's hand before it ([]: not told)
-    # a bid (Tippen's tap or pass): what the Master level would have done from the seat's view
-    # (``decisions.master_choice``); None: not a bid, or not judged by the Master
-    master: str | None = None
+    # a Tippen tap or pass: what the book would have done from the seat's view
+    # (``decisions.book_choice``); None: not a tap or pass, or the book has no opinion
+    book: str | None = None
 
     @property
     def loss(self) -> float:
@@ -48,8 +48,8 @@ class DecisionJudgement:
             out.update(searched=self.searched, total=self.total)
         if self.draws:
             out.update(draws=self.draws, hand=self.hand)
-        if self.master is not None:
-            out.update(master=self.master)
+        if self.book is not None:
+            out.update(book=self.book)
         return out
 
 

@@ -226,15 +226,16 @@ def _par_lines(a: Any, names: list[str], suits: str) -> list[Message]:
         out.append(message(key, searched=par["searched"], total=par["total"]))
     if par.get("master") is not None and par.get("bid") is not None:
         out.append(message("analyze.par.bid", name=names[seat], bid=action_label(par["bid"], suits)))
-        out.append(_master_line(par["master"], par["bid"], names[seat], suits))
+        out.append(_judge_line("master", par["master"], par["bid"], names[seat], suits))
     return out
 
 
-def _master_line(master: str, made: str, name: str, suits: str) -> Message:
-    """A bid as the seat could judge it: what the Master would have done, seeing what he saw."""
-    if master == made:
-        return message("analyze.decision.master_same", name=name)
-    return message("analyze.decision.master", name=name, master=action_label(master, suits))
+def _judge_line(judge: str, choice: str, made: str, name: str, suits: str) -> Message:
+    """A bid as the seat could judge it: what ``judge`` (the Master, the book) would have done,
+    seeing what he saw."""
+    if choice == made:
+        return message(f"analyze.decision.{judge}_same", name=name)
+    return message(f"analyze.decision.{judge}", name=name, choice=action_label(choice, suits))
 
 
 def _decision_lines(a: Any, names: list[str], suits: str) -> list[Message]:
@@ -253,8 +254,8 @@ def _decision_lines(a: Any, names: list[str], suits: str) -> list[Message]:
             out.append(message(f"analyze.decision.best{average}", **params))
         if average:
             out.append(message("analyze.decision.draws", draws=d.draws, name=names[d.seat]))
-        if d.master is not None:
-            out.append(_master_line(d.master, d.action, names[d.seat], suits))
+        if d.book is not None:
+            out.append(_judge_line("book", d.book, d.action, names[d.seat], suits))
         if d.total:
             key = "analyze.discards.all" if d.searched >= d.total else "analyze.discards.some"
             out.append(message(key, searched=d.searched, total=d.total))

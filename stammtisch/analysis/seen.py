@@ -146,7 +146,7 @@ def _decision(d: DecisionJudgement, own: bool, known: frozenset[str]) -> Decisio
     hand = d.hand if own and all(c in known for c in d.hand) else []
     return replace(d, action=_told(d.action, own, known), best=_told(d.best, own, known),
                    options=list(options.values()), hand=hand,
-                   master=None if d.master is None else _told(d.master, own, known))
+                   book=None if d.book is None else _told(d.book, own, known))
 
 
 def _par(par: dict[str, Any], own: bool, known: frozenset[str]) -> dict[str, Any]:

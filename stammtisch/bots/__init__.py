@@ -58,8 +58,10 @@ LEVELS: dict[str, Level] = {
     "beginner": Level("heuristic", blunders=0.3),
     "club": Level("heuristic"),
     "expert": Level("pimc"),  # pimc's default worlds per decision (pimc.DEFAULT_SAMPLES)
-    # inference, and the time the compiled engines saved spent on more worlds
-    "master": Level("pimc", samples={"tapp": 48, "tippen": 128}, inference=True, equilibrium=True),
+    # inference, and the time the compiled engines saved spent on more worlds. Its Tippen tap or
+    # pass and exchange are searched too, not read from the equilibrium: played on from the same
+    # deals, the search's choices paid more where the two differed (docs/performance.md)
+    "master": Level("pimc", samples={"tapp": 48, "tippen": 128}, inference=True),
 }
 LEVEL_NAMES = tuple(LEVELS)
 
