@@ -426,10 +426,9 @@ def action_message(action: str, suits: str = "french") -> Message | str:
 def advise(state: Any, seat: int, seed: int, samples: int | None = None, backend: str | None = None) -> Advice:
     """A hint for ``seat``: what the Master level would play (``LEVELS["master"]``: its worlds
     and its inference; ``samples`` another number of worlds), with the figures behind it
-    (``PimcBot.advise``), the same for the same ``seed`` and the same view of the seat. Tippen's
-    tap or pass is searched here, not read from the equilibrium: a hint tells its figures. A
-    hint waits for the player, so it affords the Master's budget while its median stays well
-    under a second (bench/hint.py)."""
+    (``PimcBot.advise``), the same for the same ``seed`` and the same view of the seat. A hint
+    waits for the player, so it affords the Master's budget while its median stays well under a
+    second (bench/hint.py)."""
     from . import LEVELS
 
     master = LEVELS["master"]
