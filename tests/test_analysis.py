@@ -216,10 +216,10 @@ def test_a_tap_or_pass_is_also_judged_by_the_book_from_the_seats_view():
     judged = [d for a in analyze_record(variant) for d in a.decisions if d.kind == "declare"]
     assert judged and all(d.book is None for d in judged)
     text = " ".join(_run(path).output.split())
-    assert "the book (the when-to-tap tables of stammtisch report), for what Dirk saw:" in text
+    assert "the book (the When to tap tables of the guide and the report), for what Dirk saw:" in text
     assert "the Master" not in text
     german = " ".join(_run(path, "--german").output.split())
-    assert "das Buch (die Tipp-Tabellen von stammtisch report), für das, was Dirk sah:" in german
+    assert "das Buch (die Tabellen „Wann tippen“ in Anleitung und Bericht), für das, was Dirk sah:" in german
 
 
 def test_the_tapp_declarers_first_bid_is_judged_as_the_master_would_have_made_it():
