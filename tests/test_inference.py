@@ -291,3 +291,41 @@ def test_training_learns_the_actions_of_its_records(tmp_path):
         learned += float(log_p[y[start:end] == 1][0])
         uniform -= math.log(end - start)
     assert learned > uniform + 0.5 * len(starts)  # far likelier than a guess, per decision
+
+
+def test_the_declaring_bench_compares_two_deciders_exactly_where_they_differ(monkeypatch):
+    """bench/declaring.py: a difference is kept for each tap or exchange where two deciders choose
+    differently, none where they agree, and it is the seat's net played on from each choice by the
+    same continuation (the same seed gives the same net)."""
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "bench" / "declaring.py"
+    spec = importlib.util.spec_from_file_location("bench_declaring", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+
+    class Last:
+        def act(self, state, seat):
+            return state.legal_actions()[-1]
+
+    class First:
+        def act(self, state, seat):
+            return state.legal_actions()[0]
+
+    monkeypatch.setattr(bench, "DECIDERS", {"search": Last, "equilibrium": First, "expert": First})
+    found = bench.compare("tippen/grupp-1975", 1, 2, 5)
+    declared = len(found[("count", "declare", "")])
+    assert declared > 0
+    assert len(found[("declare", "search", "equilibrium")]) == declared  # first and last always differ
+    assert len(found[("declare", "search", "expert")]) == declared
+    assert ("declare", "equilibrium", "expert") not in found  # they always agree
+    rules = ruleset("tippen/grupp-1975", {"players": 4})
+    table = Table(rules, [f"P{i}" for i in range(4)], draw_first_dealer(rules, random.Random(3)))
+    state = table.start_deal(table.shuffled_deck(random.Random(4)))
+    seat, legal = state.current_player(), state.legal_actions()
+    nets = [bench.played_on(state, legal[-1], seat, 77) for _ in range(2)]
+    assert nets[0] == nets[1] and not state.is_terminal()
+    # the differences 1 and 3: mean 2, standard deviation 2 ** 0.5, the interval 2 ± 1.96
+    assert bench.summary([1.0, 3.0], 4) == {"decisions": 4, "differ": 2, "mean_where_they_differ": 2.0,
+                                            "ci": [0.04, 3.96], "per_decision": 1.0}
