@@ -370,17 +370,15 @@ def book_choice(state: Any) -> str | None:
     equilibrium's more likely choice (``stammtisch.bots.equilibrium``, the when-to-tap tables
     of ``stammtisch report``), which reads only that seat's view. None where the equilibrium
     has no opinion (a variant or player count it was not trained for) and off a tap or pass."""
-    from ..bots.equilibrium import decision_probability
-    from ..games.tippen import DECLARE, W_PASS, W_TAP
+    from ..bots.equilibrium import decision_probability, option_action
+    from ..games.tippen import DECLARE
 
     if str(state.game.rules.family) != "tippen":
         return None
     obs = state.observation(state.current_player())
     p = decision_probability(obs) if obs.phase == DECLARE else None
-    if p is None:
-        return None
-    action = state.game.WORD_BASE + (W_TAP if p >= 0.5 else W_PASS)
-    return str(state.action_to_string(action)) if action in state.legal_actions() else None
+    action = None if p is None else option_action(obs, state.legal_actions(), p >= 0.5)
+    return None if action is None else str(state.action_to_string(action))
 
 
 def _follow_record(state: Any, search: _Search) -> Outcome:

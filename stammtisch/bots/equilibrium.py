@@ -151,13 +151,16 @@ def equilibrium_action(state: Seen, seat: int, rng: random.Random) -> int | None
     p = decision_probability(obs)
     if p is None:
         return None
-    yes = rng.random() < p
+    return option_action(obs, legal, rng.random() < p)
+
+
+def option_action(obs: TippenObservation, legal: list[int], yes: bool) -> int | None:
+    """The action of the abstraction's option 1 (``yes``: tap; the heuristic's exchange) or 0
+    (pass; standing pat) at the seat's decision, None when it is not legal."""
     g = obs.game
     if obs.phase == DECLARE:
         action = g.WORD_BASE + (W_TAP if yes else W_PASS)
-        return action if action in legal else None
-    # exchange: option 1 is the heuristic's choice, option 0 standing pat
-    if yes:
+    elif yes:
         action = TippenHeuristic(None)._exchange(obs, card_tables(g.pack), legal)
     else:
         action = g.EXCHANGE_BASE
