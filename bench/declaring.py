@@ -28,6 +28,7 @@ import json
 import math
 import random
 import sys
+from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,8 @@ from stammtisch.rules import ruleset  # noqa: E402
 from stammtisch.table import Table, draw_first_dealer  # noqa: E402
 
 PLAYERS = 4
-#: each asked afresh at every decision, from a fixed seed
+#: each asked afresh at every decision, from a fixed seed ("equilibrium" is made as make_bot made
+#: the Master while it read its taps from the equilibrium, so that its draws are that Master's)
 DECIDERS: dict[str, Callable[[], Bot]] = {
     "search": lambda: PimcBot("tippen", random.Random(1), 128, inference=True),
     "equilibrium": lambda: make_bot("expert", "tippen", random.Random(1), samples=128, inference=True,
@@ -61,12 +63,14 @@ def played_on(state: Any, action: int, seat: int, seed: int) -> float:
     return float(branch.returns()[seat])
 
 
-def compare(rid: str, tables: int, deals_per_table: int, seed: int) -> dict[tuple[str, str, str], list[float]]:
-    """Per (kind, first decider, second decider): the differences of the seat's net where they differ;
-    and per kind the number of decisions under ``("count", kind, "")``."""
+def compare(rid: str, tables: int, deals_per_table: int,
+            seed: int) -> tuple[dict[tuple[str, str, str], list[float]], Counter[str]]:
+    """Per (kind, first decider, second decider): the differences of the seat's net where they
+    differ; and per kind the number of decisions."""
     rules = ruleset(rid, {"players": PLAYERS})
     rng = random.Random(seed)
     found: dict[tuple[str, str, str], list[float]] = {}
+    decisions: Counter[str] = Counter()
     for _ in range(tables):
         table = Table(rules, [f"P{i + 1}" for i in range(PLAYERS)], draw_first_dealer(rules, rng))
         for _ in range(deals_per_table):
@@ -78,7 +82,7 @@ def compare(rid: str, tables: int, deals_per_table: int, seed: int) -> dict[tupl
                 word = state.action_to_string(legal[0]).split(":")[0]
                 if len(legal) > 1 and word in ("tap", "pass", "exchange"):
                     kind = "exchange" if word == "exchange" else "declare"
-                    found.setdefault(("count", kind, ""), []).append(1.0)
+                    decisions[kind] += 1
                     chosen = {name: make().act(state, seat) for name, make in DECIDERS.items()}
                     branch_seed = rng.getrandbits(32)
                     nets: dict[str, float] = {}
@@ -90,7 +94,7 @@ def compare(rid: str, tables: int, deals_per_table: int, seed: int) -> dict[tupl
                                 nets[name] = played_on(state, chosen[name], seat, branch_seed)
                         found.setdefault((kind, a, b), []).append(nets[a] - nets[b])
                 table.apply_id(players[seat].act(state, seat))
-    return found
+    return found, decisions
 
 
 def summary(diffs: list[float], decisions: int) -> dict[str, Any]:
@@ -113,15 +117,14 @@ def main() -> None:
     args = parser.parse_args()
     if not args.ruleset.startswith("tippen/"):
         parser.error("a Tippen rule set: the taps and exchanges are Tippen's")
-    found = compare(args.ruleset, args.tables, args.deals_per_table, args.seed)
+    found, decisions = compare(args.ruleset, args.tables, args.deals_per_table, args.seed)
     for kind in ("declare", "exchange"):
-        decisions = len(found.get(("count", kind, ""), []))
-        if not decisions:
+        if not decisions[kind]:
             continue
         for a, b in PAIRS:
             print(json.dumps({"bench": "declaring", "ruleset": args.ruleset, "kind": kind, "pair": f"{a}-{b}",
                               "seed": args.seed, "tables": args.tables,
-                              **summary(found.get((kind, a, b), []), decisions)}), flush=True)
+                              **summary(found.get((kind, a, b), []), decisions[kind])}), flush=True)
 
 
 if __name__ == "__main__":
