@@ -2,7 +2,8 @@
 
 HTTP: Schemathesis generates requests from the app's own OpenAPI schema (valid and invalid
 bodies, paths, query strings); the server never answers 500 and every error is JSON with a
-message. The number of examples per operation is bounded so this runs in CI.
+message. The examples per operation are a share in the suite and ten times as many in the deep
+run (``tests/depth.py``).
 
 WebSocket: Hypothesis sends random JSON (any shape, size and depth), random action strings and
 random event numbers to a seat's socket; every message gets an answer (a state, a pong or an
@@ -19,6 +20,7 @@ from typing import Any
 
 import pytest
 import schemathesis
+from depth import cases
 from fastapi.testclient import TestClient
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -28,7 +30,7 @@ from server_helpers import WsClient, create_table, greeted, post_json, uvicorn_t
 from stammtisch.server.app import create_app
 from stammtisch.server.limits import ServerLimits
 
-EXAMPLES = 60  # per operation; CI runs all of them in well under a minute
+EXAMPLES = cases(30, 300)  # per operation
 
 LIMITS = replace(ServerLimits(), creation_burst=10**6, creations_per_minute=10**6,
                  max_live_tables=10**6, seat_rate=10**6, seat_burst=10**6)
