@@ -1,7 +1,7 @@
-"""``stammtisch simulate`` without Typer (``stammtisch.cli.fast``): the options it reads are the
-Typer command's, it passes the values Typer would pass (or leaves the arguments to Typer), the
-command prints the same as through Typer, and it starts without Typer, pydantic, the other
-commands, the server or the optional heavy libraries."""
+"""``stammtisch simulate`` and ``analyze`` without Typer (``stammtisch.cli.fast``): the options
+they read are the Typer commands', they pass the values Typer would pass (or leave the
+arguments to Typer), the commands print the same as through Typer, and they start without
+Typer, pydantic, the other commands, the server or the optional heavy libraries."""
 
 from __future__ import annotations
 
@@ -12,26 +12,38 @@ import sys
 from pathlib import Path
 from unittest import mock
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from stammtisch.cli import app, fast, simulate_cmd
+from stammtisch.cli import analyze_cmd, app, fast, simulate_cmd
 
 ROOT = Path(__file__).resolve().parents[1]
+#: a record analysed in a fraction of a second
+RECORD = str(ROOT / "tests" / "records" / "rules-2.4-examples-1-2-dreiblatt-1859.json")
+#: where each command's module looks up the function Typer's command calls
+CALLED = {"simulate": (simulate_cmd, "simulate"), "analyze": (analyze_cmd, "analyze")}
 
 
-def _simulate_params() -> list:
+def _params(command: str) -> list:
     import typer.main
 
-    return typer.main.get_command(app).commands["simulate"].params
+    return typer.main.get_command(app).commands[command].params
 
 
-def test_the_fast_options_are_the_typer_commands():
+def test_every_command_read_here_is_a_typer_command():
+    assert set(fast.COMMANDS) == set(CALLED) == {"simulate", "analyze"}
+
+
+@pytest.mark.parametrize("command", sorted(fast.COMMANDS))
+def test_the_fast_options_are_the_typer_commands(command):
+    plain = fast.COMMANDS[command]
     kinds = {}
-    for p in _simulate_params():
-        if p.name == fast.SIMULATE_ARGUMENT:
+    for p in _params(command):
+        if p.name == plain.argument:
             assert p.param_type_name == "argument" and p.required
+            assert {str: "str", Path: "path"}[p.type_descriptor.annotation] == plain.argument_kind
             continue
         d = p.type_descriptor
         least = getattr(d.parameter_info, "min", None)
@@ -46,9 +58,9 @@ def test_the_fast_options_are_the_typer_commands():
             assert least in (None, 1) and (least is None or kind == "count")
         for name in p.opts + p.secondary_opts:
             kinds[name] = (p.name, kind)
-        assert fast.SIMULATE_DEFAULTS[p.name] == p.default, p.name
-    assert kinds == fast.SIMULATE_OPTIONS
-    assert set(fast.SIMULATE_DEFAULTS) == {p.name for p in _simulate_params()} - {fast.SIMULATE_ARGUMENT}
+        assert plain.defaults[p.name] == p.default, p.name
+    assert kinds == plain.options
+    assert set(plain.defaults) == {p.name for p in _params(command)} - {plain.argument}
 
 
 NOISE = st.sampled_from([
@@ -64,39 +76,47 @@ VALUES = {
 }
 
 
+#: the one argument of each command: plain ones, and some Typer has to read
+ARGUMENTS = {"simulate": ["tippen/grupp-1975", "tapp/modern", "nope", ""],
+             "analyze": [RECORD, "a record.json", "missing/x.json", "", "x\x00y"]}
+
+
 @st.composite
-def simulate_args(draw):
-    """Arguments of ``simulate``: options in either spelling, mostly plain values, the rule set
-    anywhere among them, now and then a token Typer has to read."""
+def command_args(draw):
+    """A command read here and its arguments: options in either spelling, mostly plain values,
+    the one argument anywhere among them, now and then a token Typer has to read."""
+    command = draw(st.sampled_from(sorted(fast.COMMANDS)))
+    options = fast.COMMANDS[command].options
     parts = []
     for _ in range(draw(st.integers(0, 7))):
-        name = draw(st.sampled_from(sorted(fast.SIMULATE_OPTIONS)))
-        kind = fast.SIMULATE_OPTIONS[name][1]
+        name = draw(st.sampled_from(sorted(options)))
+        kind = options[name][1]
         if kind == "flag":
             parts.append([name])
             continue
         value = draw(VALUES[kind])
         parts.append([f"{name}={value}"] if name.startswith("--") and draw(st.booleans()) else [name, value])
-    parts.insert(draw(st.integers(0, len(parts))), [draw(st.sampled_from(["tippen/grupp-1975", "tapp/modern",
-                                                                          "nope", ""]))])
+    parts.insert(draw(st.integers(0, len(parts))), [draw(st.sampled_from(ARGUMENTS[command]))])
     if draw(st.integers(0, 5)) == 0:
         parts.insert(draw(st.integers(0, len(parts))), [draw(NOISE)])
-    return [token for part in parts for token in part]
+    return command, [token for part in parts for token in part]
 
 
 @settings(max_examples=300, deadline=None)
-@given(simulate_args())
-def test_plain_arguments_give_the_values_typer_gives(args):
+@given(command_args())
+def test_plain_arguments_give_the_values_typer_gives(command_and_args):
     """Whenever the fast reader takes the arguments, Typer takes them too and passes the very
     same values (of the same types); anything it does not take is left to Typer."""
-    values = fast.parse_simulate(args)
+    command, args = command_and_args
+    values = fast.parse(command, args)
     if values is None:
         return
     passed = []
-    with mock.patch.object(simulate_cmd, "simulate", lambda *a: passed.append(a) or 0):
-        result = CliRunner().invoke(app, ["simulate", *args], catch_exceptions=False)
+    module, function = CALLED[command]
+    with mock.patch.object(module, function, lambda *a: passed.append(a) or 0):
+        result = CliRunner().invoke(app, [command, *args], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    names = [p.name for p in _simulate_params()]
+    names = [p.name for p in _params(command)]
     assert len(passed) == 1
     typers = dict(zip(names, passed[0], strict=True))
     assert typers == values
@@ -108,9 +128,13 @@ def test_what_is_not_plain_is_left_to_typer():
                  ["tippen/grupp-1975", "-k5"], [], ["a", "b"], ["tippen/grupp-1975", "--json", "--json"],
                  ["tippen/grupp-1975", "--seed", "1", "--seed", "2"], ["tippen/grupp-1975", "--workers"],
                  ["tippen/grupp-1975", "--", "--json"]):
-        assert fast.parse_simulate(args) is None, args
+        assert fast.parse("simulate", args) is None, args
+    for args in (["--help"], [RECORD, "--deal", "0"], [RECORD, "--deal"], [RECORD, "--json", "--json"], [],
+                 [RECORD, RECORD], [""], [RECORD, "--seed", "1"], [RECORD, "--german=1"], [RECORD, "-w", "-1"]):
+        assert fast.parse("analyze", args) is None, args
     with mock.patch.dict(os.environ, {"_STAMMTISCH_COMPLETE": "bash_source"}):
         assert fast.run(["simulate", "tippen/grupp-1975"]) is False
+        assert fast.run(["analyze", RECORD]) is False
     assert fast.run(["play", "tippen/grupp-1975"]) is False
 
 
@@ -123,18 +147,34 @@ def _main(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
                           env={**os.environ, "PYTHONPATH": str(ROOT), **env})
 
 
+#: what no command read here imports
+HEAVY = ("typer", "click", "pydantic", "pydantic_core", "numba", "ray", "matplotlib", "fastapi", "starlette",
+         "uvicorn", "sqlalchemy", "open_spiel", "torch", "sklearn")
+COMMAND_MODULES = {f"stammtisch.cli.{c}_cmd" for c in ("analyze", "play", "replay", "report", "rules", "serve",
+                                                      "simulate", "tournament")}
+
+
+def test_analyze_starts_without_typer_pydantic_the_other_commands_or_heavy_libraries():
+    proc = _main("analyze", RECORD, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["deals"]
+    modules = json.loads(proc.stderr.strip().splitlines()[-1])
+    tops = {m.split(".")[0] for m in modules}
+    assert not set(HEAVY) & tops
+    ours = {m for m in modules if m.startswith("stammtisch.")}
+    assert not {m for m in ours if m.startswith("stammtisch.server")}
+    assert not ours & COMMAND_MODULES and "stammtisch.cli.analyze_run" in ours
+
+
 def test_simulate_starts_without_typer_pydantic_the_other_commands_or_heavy_libraries():
     proc = _main("simulate", "tippen/grupp-1975", "--deals", "3", "--seed", "5", "--workers", "1", "--json")
     assert proc.returncode == 0, proc.stderr
     modules = json.loads(proc.stderr.strip().splitlines()[-1])
     tops = {m.split(".")[0] for m in modules}
-    for heavy in ("typer", "click", "pydantic", "pydantic_core", "numba", "numpy", "ray", "matplotlib",
-                  "fastapi", "starlette", "uvicorn", "sqlalchemy", "open_spiel", "torch", "sklearn"):
-        assert heavy not in tops, heavy
+    assert not {*HEAVY, "numpy"} & tops
     ours = {m for m in modules if m.startswith("stammtisch.")}
     assert not {m for m in ours if m.startswith(("stammtisch.server", "stammtisch.solve", "stammtisch.analysis"))}
-    assert not ours & {f"stammtisch.cli.{c}_cmd" for c in ("analyze", "play", "replay", "report", "rules", "serve",
-                                                          "simulate", "tournament")}
+    assert not ours & COMMAND_MODULES
     assert "stammtisch.record" not in ours and "rich" not in tops  # no records, no bar, nothing to colour
 
 
@@ -177,6 +217,16 @@ def test_simulate_prints_what_typer_prints():
     assert json.loads(proc.stdout)["deals"] == 40
 
 
+@pytest.mark.parametrize("options", [[], ["--json"], ["--german", "-w", "1"]])
+def test_analyze_prints_what_typer_prints(options):
+    args = ["analyze", RECORD, *options]
+    through_typer = CliRunner().invoke(app, args, catch_exceptions=False)
+    proc = _main(*args)
+    assert proc.returncode == through_typer.exit_code == 0
+    assert proc.stdout == through_typer.stdout and proc.stdout.strip()
+    assert "typer" not in json.loads(proc.stderr.strip().splitlines()[-1])
+
+
 def test_errors_and_help_stay_typers():
     proc = _main("simulate", "tippen/grupp-1975", "--deals", "0")
     assert proc.returncode == 2 and "--deals" in proc.stderr and "Usage: stammtisch simulate" in proc.stderr
@@ -185,5 +235,13 @@ def test_errors_and_help_stay_typers():
     assert proc.returncode == 0 and "Simulate many deals between bots" in proc.stdout
     # a user error of the command itself is the same one line, read with or without Typer
     proc = _main("simulate", "tippen/nope", "--deals", "3")
+    assert proc.returncode == 2 and proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
+    assert "typer" not in json.loads(proc.stderr.strip().splitlines()[-1])
+    # and the same for analyze
+    proc = _main("analyze", RECORD, "--deal", "0")
+    assert proc.returncode == 2 and "--deal" in proc.stderr and "Usage: stammtisch analyze" in proc.stderr
+    proc = _main("analyze", "--help")
+    assert proc.returncode == 0 and "Analyse a game record" in proc.stdout
+    proc = _main("analyze", "missing/x.json")
     assert proc.returncode == 2 and proc.stderr.startswith("error: ") and "Traceback" not in proc.stderr
     assert "typer" not in json.loads(proc.stderr.strip().splitlines()[-1])

@@ -2,8 +2,8 @@
 
 A thin shell: every rule question is asked of the engine through the table and its states.
 One module per command; ``common`` holds what the commands share, ``root`` the Typer app, which
-``app`` here has with every command registered. ``main`` runs a plain ``simulate`` without
-Typer (``fast``) and everything else through the app.
+``app`` here has with every command registered. ``main`` runs a plain ``simulate`` or
+``analyze`` without Typer (``fast``) and everything else through the app.
 """
 
 from __future__ import annotations

@@ -1,12 +1,13 @@
-"""``stammtisch simulate`` with plain arguments, run without Typer.
+"""``stammtisch simulate`` and ``stammtisch analyze`` with plain arguments, run without Typer.
 
 Typer reads every option through a pydantic adapter: importing Typer, pydantic and every other
-command costs a start-up longer than a thousand simulated Tippen deals. A ``simulate`` whose
-arguments are all plain (known options, each once unless repeatable, values that are whole
-numbers in the allowed range where numbers are asked) is read here and run with the values
-Typer would have passed. Anything else (``--help``, an unknown or malformed option, a value
-Typer would refuse, shell completion) goes to Typer, so help, errors and their exit statuses
-are Typer's. The options are ``simulate_cmd``'s; ``tests/test_cli_fast.py`` checks both agree.
+command costs a start-up longer than a thousand simulated Tippen deals, and a tenth of a
+second of every analysis. A ``simulate`` or ``analyze`` whose arguments are all plain (known
+options, each once unless repeatable, values that are whole numbers in the allowed range where
+numbers are asked) is read here and run with the values Typer would have passed. Anything else
+(``--help``, an unknown or malformed option, a value Typer would refuse, shell completion) goes
+to Typer, so help, errors and their exit statuses are Typer's. The options are the commands'
+(``simulate_cmd``, ``analyze_cmd``); ``tests/test_cli_fast.py`` checks they agree.
 """
 
 from __future__ import annotations
@@ -14,6 +15,8 @@ from __future__ import annotations
 import errno
 import os
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,8 +40,35 @@ SIMULATE_DEFAULTS: dict[str, Any] = {
     "players": None, "deals": 1000, "seed": None, "bots": ["heuristic"], "option": [], "records": None,
     "first_dealer": None, "chunk_deals": 100, "workers": None, "ray": None, "as_json": False,
 }
-#: the one argument
-SIMULATE_ARGUMENT = "ruleset_id"
+#: ``analyze``'s options, as above
+ANALYZE_OPTIONS: dict[str, tuple[str, str]] = {
+    "--deal": ("deal", "count"),
+    "--json": ("as_json", "flag"),
+    "--workers": ("workers", "count"), "-w": ("workers", "count"),
+    "--ray": ("ray", "str"),
+    "--german": ("german", "flag"),
+    "--all-discards": ("all_discards", "flag"),
+}
+ANALYZE_DEFAULTS: dict[str, Any] = {
+    "deal": None, "as_json": False, "workers": None, "ray": None, "german": False, "all_discards": False,
+}
+
+
+@dataclass(frozen=True)
+class Plain:
+    """A command this module can read: its options, the values of those not given, and its one
+    argument (the parameter, and ``str`` or ``path``)."""
+
+    options: dict[str, tuple[str, str]]
+    defaults: dict[str, Any]
+    argument: str
+    argument_kind: str
+
+
+COMMANDS: dict[str, Plain] = {
+    "simulate": Plain(SIMULATE_OPTIONS, SIMULATE_DEFAULTS, "ruleset_id", "str"),
+    "analyze": Plain(ANALYZE_OPTIONS, ANALYZE_DEFAULTS, "record", "path"),
+}
 
 
 def _number(text: str, least: int | None) -> int | None:
@@ -49,9 +79,11 @@ def _number(text: str, least: int | None) -> int | None:
     return None if least is not None and value < least else value
 
 
-def parse_simulate(args: list[str]) -> dict[str, Any] | None:
-    """``simulate``'s parameters from its arguments (after the word ``simulate``), as Typer would
-    pass them; None when they are not all plain (Typer then reads them)."""
+def parse(command: str, args: list[str]) -> dict[str, Any] | None:
+    """The parameters of ``command`` (one of ``COMMANDS``) from its arguments (after the
+    command's name), as Typer would pass them; None when they are not all plain (Typer then
+    reads them)."""
+    plain = COMMANDS[command]
     values: dict[str, Any] = {}
     repeated: dict[str, list[str]] = {}
     i = 0
@@ -60,7 +92,7 @@ def parse_simulate(args: list[str]) -> dict[str, Any] | None:
         i += 1
         if token.startswith("-"):
             name, eq, value = token.partition("=")
-            spec = SIMULATE_OPTIONS.get(name)
+            spec = plain.options.get(name)
             if spec is None or (eq and not name.startswith("--")):
                 return None
             param, kind = spec
@@ -93,28 +125,37 @@ def parse_simulate(args: list[str]) -> dict[str, Any] | None:
                     return None
                 values[param] = number
         else:
-            if SIMULATE_ARGUMENT in values or not token.isprintable():
+            if plain.argument in values or not token.isprintable():
                 return None
-            values[SIMULATE_ARGUMENT] = token
-    if SIMULATE_ARGUMENT not in values:
+            if plain.argument_kind == "path":
+                if not token:
+                    return None
+                values[plain.argument] = Path(token)
+            else:
+                values[plain.argument] = token
+    if plain.argument not in values:
         return None
     values.update(repeated)
-    return {**SIMULATE_DEFAULTS, **values}
+    return {**plain.defaults, **values}
 
 
 def run(args: list[str]) -> bool:
-    """Run ``stammtisch ARGS`` here if it is a plain ``simulate`` (then exit with its status);
-    False when Typer is to run it."""
-    if not args or args[0] != "simulate" or any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):
+    """Run ``stammtisch ARGS`` here if it is a plain ``simulate`` or ``analyze`` (then exit with
+    its status); False when Typer is to run it."""
+    if not args or args[0] not in COMMANDS or any(k.startswith("_") and k.endswith("_COMPLETE") for k in os.environ):
         return False
-    values = parse_simulate(args[1:])
+    values = parse(args[0], args[1:])
     if values is None:
         return False
-    from .simulate_run import simulate
+    command: Callable[..., int]
+    if args[0] == "simulate":
+        from .simulate_run import simulate as command
+    else:
+        from .analyze_run import analyze as command
 
     # What Typer's main does around a command (typer.core._main), for what can reach here.
     try:
-        status = simulate(**values)
+        status = command(**values)
     except KeyboardInterrupt:
         status = 130
     except EOFError:
