@@ -11,9 +11,11 @@ The ladder is ``stammtisch.bots.LEVELS`` (beginner, club, expert, master), weake
 * ``bar_met``: the difference's interval lies above zero (each level must beat the one below);
 * ``decision_seconds``: per side the median, p95 and max seconds per decision (decisions with
   more than one legal action), measured in this run on ``--timing-deals`` deals, one process,
-  beside the tournament: the upper side in one seat and the lower in the others, the lower side
+  before the tournament: the upper side in one seat and the lower in the others, the lower side
   among its own kind (after an untimed warm-up deal: numba loads its compiled kernel on the
-  first solve);
+  first solve); and under ``cpu`` the same of the process's CPU seconds per decision, which is
+  what a decision takes on a core of its own: a shared machine's other work lengthens the wall
+  clock's, not these;
 * ``decks`` (deals per arrangement), ``session_deals``, ``seed``, the ``budget`` of each side
   (algorithm, worlds per decision, blunder rate), ``seconds`` of the tournament.
 
@@ -74,10 +76,12 @@ def budget(name: str, family: str) -> dict[str, object]:
 
 def decision_seconds(rid: str, players: int, bot: str, peer: str, deals: int, seed: int) -> dict[str, float | int]:
     """Median, p95 and max seconds of ``bot``'s decisions (more than one legal action) on
-    ``deals`` deals, the bot in seat ``deal % players`` and ``peer`` in the others."""
+    ``deals`` deals, the bot in seat ``deal % players`` and ``peer`` in the others; ``cpu``: the
+    same of the process's CPU seconds."""
     rules = ruleset(rid, {"players": players})
     rng = random.Random(seed)
     times: list[float] = []
+    cpu: list[float] = []
     for deal in range(-1, deals):  # deal -1 warms up (numba loads its compiled kernel): not timed
         table = Table(rules, [f"P{i + 1}" for i in range(players)], draw_first_dealer(rules, rng))
         me = deal % players  # deal -1: the last seat
@@ -87,17 +91,22 @@ def decision_seconds(rid: str, players: int, bot: str, peer: str, deals: int, se
         while not state.is_terminal():
             seat = state.current_player()
             many = len(state.legal_actions()) > 1
-            start = time.perf_counter()
+            start, start_cpu = time.perf_counter(), time.process_time()
             action = bots[seat].act(state, seat)
             if seat == me and many and deal >= 0:
                 times.append(time.perf_counter() - start)
+                cpu.append(time.process_time() - start_cpu)
             table.apply_id(action)
-    times.sort()
     if not times:
         return {"decisions": 0}
-    return {"decisions": len(times), "median": round(statistics.median(times), 4),
-            "p95": round(times[min(len(times) - 1, int(0.95 * len(times)))], 4),
-            "max": round(times[-1], 4)}
+    return {"decisions": len(times), **_spread(times), "cpu": _spread(cpu)}
+
+
+def _spread(seconds: list[float]) -> dict[str, float]:
+    """Median, p95 and max of ``seconds``, rounded to a tenth of a millisecond."""
+    s = sorted(seconds)
+    return {"median": round(statistics.median(s), 4), "p95": round(s[min(len(s) - 1, int(0.95 * len(s)))], 4),
+            "max": round(s[-1], 4)}
 
 
 def match(rid: str, players: int, bot: str, peer: str, decks: int, seed: int, workers: int | None,

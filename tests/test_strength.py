@@ -72,5 +72,8 @@ def test_the_bench_prints_one_json_line_per_rung(capsys):
     line = lines[0]
     assert (line["bot"], line["peer"], line["decks"], line["arrangements"], line["players"]) == (
         "club", "beginner", 2, 6, 3)
-    assert set(line["decision_seconds"]) == {"club", "beginner"} and "median" in line["decision_seconds"]["club"]
+    assert set(line["decision_seconds"]) == {"club", "beginner"}
+    for side in line["decision_seconds"].values():
+        assert side["decisions"] > 0 and 0 <= side["median"] <= side["p95"] <= side["max"]
+        assert 0 <= side["cpu"]["median"] <= side["cpu"]["p95"] <= side["cpu"]["max"]
     assert isinstance(line["bar_met"], bool) and len(line["difference"]["ci"]) == 2
