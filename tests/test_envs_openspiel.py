@@ -202,6 +202,35 @@ def test_openspiel_ismcts_bot_plays_whole_deals_through_make_bot(rid: str, monke
         assert moves > 0
 
 
+def test_openspiel_ismcts_bot_makes_the_same_moves_for_the_same_seed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its worlds come from its own seeded stream (OpenSpiel's default sampler is seeded by the
+    machine), so the strength bench's duplicate tournaments against it can be repeated."""
+    from stammtisch.bots import make_bot
+    from stammtisch.envs import openspiel_bot
+
+    monkeypatch.setattr(openspiel_bot, "SIMULATIONS", 20)
+    rules = ruleset("tapp/modern")
+    game = new_game(rules)
+
+    def moves(seed: int) -> list[int]:
+        rng = random.Random(7)
+        bots = [make_bot("openspiel-ismcts", "tapp", random.Random(seed)) for _ in range(rules.players)]
+        out = []
+        for deal in range(2):
+            deck = list(range(game.pack.size))
+            rng.shuffle(deck)
+            state = game.new_deal(TableState(dealer=deal), deck)
+            while not state.is_terminal():
+                action = bots[state.current_player()].act(state, state.current_player())
+                out.append(action)
+                state.apply(action)
+        return out
+
+    first = moves(3)
+    assert moves(3) == first
+    assert moves(4) != first  # the seed matters
+
+
 def test_deal_from_limits_the_chance_outcomes_for_small_research_games() -> None:
     game = load("tippen/drei-karten-1821", players=3, tricks=1, stake=1, deal_from="HAHKHQDA")
     state = game.new_initial_state()

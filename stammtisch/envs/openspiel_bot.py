@@ -44,6 +44,7 @@ class OpenSpielISMCTS:
 
     def act(self, state: Any, seat: int) -> int:
         import numpy as np
+        import pyspiel  # type: ignore[import-not-found]
         from open_spiel.python.algorithms import ismcts, mcts  # type: ignore[import-untyped]
 
         from .openspiel import wrap
@@ -52,6 +53,10 @@ class OpenSpielISMCTS:
         np_rng = np.random.RandomState(self.rng.randrange(2**32))
         bot = ismcts.ISMCTSBot(wrapped.get_game(), mcts.RandomRolloutEvaluator(1, np_rng), self.uct_c,
                                self.simulations, random_state=np_rng)
+        # its own resampling draws from a sampler seeded by the machine's entropy: the worlds
+        # come from the bot's stream instead, so a seed gives the same moves
+        sampler = pyspiel.UniformProbabilitySampler(int(np_rng.randint(2**31)), 0.0, 1.0)
+        bot.set_resampler(lambda s, player: s.resample_from_infostate(player, sampler))
         dense = int(bot.step(wrapped))
         return int(wrapped.shared.actions.to_engine(state.legal_actions(), dense))
 
