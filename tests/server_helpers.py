@@ -14,6 +14,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from preloaded import fork_server
+
 from stammtisch.server.threaded import free_port  # noqa: F401  (the tests import it from here)
 
 #: How long a helper waits for what comes within seconds unless the server hangs (only a
@@ -213,9 +215,14 @@ def serving(code: str, **popen: Any) -> subprocess.Popen:
     """``code`` (which runs a uvicorn server) in a process of its own, once it serves. Woken
     by the server itself; only a hang (``HANG``) or a server that ends first fails."""
     read_end, write_end = os.pipe()
-    env = {**os.environ, **popen.pop("env", {}), "READY_FD": str(write_end)}
-    proc = subprocess.Popen([sys.executable, "-c", TELL_WHEN_SERVING + code], cwd=os.getcwd(),
-                            env=env, pass_fds=(write_end,), **popen)
+    extra_env = popen.pop("env", None)
+    env = {**os.environ, **(extra_env or {}), "READY_FD": str(write_end)}
+    proc: Any
+    if popen or extra_env:  # imports may read the environment: a process started afresh
+        proc = subprocess.Popen([sys.executable, "-c", TELL_WHEN_SERVING + code], cwd=os.getcwd(),
+                                env=env, pass_fds=(write_end,), **popen)
+    else:  # forked from a process that has imported the server already (preloaded.py)
+        proc = fork_server(TELL_WHEN_SERVING + code, env, write_end)
     os.close(write_end)
     try:
         ready, _, _ = select.select([read_end], [], [], HANG)
