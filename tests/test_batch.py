@@ -236,6 +236,19 @@ def _simulate_until_three_chunks(records: Path) -> subprocess.Popen:
     return proc
 
 
+def test_a_batch_worker_ignores_ctrl_c_from_its_start():
+    # Without an initializer: a Ctrl-C that comes while a worker still starts (imports, its
+    # initializer) must not end it with a traceback. A process of its own, so that its fork
+    # server is the one the batch starts.
+    code = ("import signal\n"
+            "from concurrent.futures import ProcessPoolExecutor\n"
+            "from stammtisch.sim.batch import _process_context\n"
+            "with ProcessPoolExecutor(1, mp_context=_process_context()) as pool:\n"
+            "    print(pool.submit(signal.getsignal, signal.SIGINT).result() == signal.SIG_IGN)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=HANG)
+    assert out.stdout.split() == ["True"], out.stderr
+
+
 def test_ctrl_c_in_the_terminal_prints_the_finished_sessions(tmp_path):
     # a real SIGINT to the whole process group, as a terminal sends it
     proc = _simulate_until_three_chunks(tmp_path / "records")

@@ -276,8 +276,13 @@ def _ignore_sigint() -> None:
 
 
 def _process_context() -> multiprocessing.context.BaseContext:
-    methods = multiprocessing.get_all_start_methods()
-    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    # Workers forked from a fork server that this starts ignore Ctrl-C from their start
+    # (ctrl_c_ignored.py); one started before, by something else, leaves it to _ignore_sigint.
+    context.set_forkserver_preload(["__main__", "stammtisch.sim.ctrl_c_ignored"])
+    return context
 
 
 def _stop_pool(pool: ProcessPoolExecutor) -> None:
