@@ -50,14 +50,14 @@ def _receive(sock: socket.socket) -> tuple[bytes, list[int]]:
     return body, list(fds)
 
 
-def _run_child(code: str, env: dict[str, str], cwd: str, fds: list[int], ready: int | None) -> None:
-    """In the forked child: become ``python -c CODE``, then end as it would."""
+def _run_child(code: str, env: dict[str, str], cwd: str, fds: list[int]) -> None:
+    """In the forked child: become ``python -c CODE``, then end as it would. ``fds``: the
+    asker's standard input, output and error, and the write end it reads ``READY_FD`` from."""
     for target, fd in enumerate(fds[:3]):
         os.dup2(fd, target)
     os.environ.clear()
     os.environ.update(env)
-    if ready is not None:
-        os.environ["READY_FD"] = str(fds[3])
+    os.environ["READY_FD"] = str(fds[3])  # the same pipe, under this process's number for it
     os.chdir(cwd)
     sys.argv = ["-c"]
     status = 0
@@ -101,7 +101,7 @@ def serve_forever(path: str) -> None:
         if listener in readable:
             conn, _ = listener.accept()
             body, fds = _receive(conn)
-            code, env, cwd, ready = pickle.loads(body)
+            code, env, cwd = pickle.loads(body)
             pid = os.fork()
             if pid == 0:
                 listener.close()
@@ -109,7 +109,7 @@ def serve_forever(path: str) -> None:
                     other.close()
                 conn.close()
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-                _run_child(code, env, cwd, fds, ready)
+                _run_child(code, env, cwd, fds)
             for fd in fds:
                 os.close(fd)
             conn.sendall(pid.to_bytes(8, "big", signed=True))
@@ -148,6 +148,17 @@ def _preloaded() -> str:
         return _zygote[1]
 
 
+def _read_number(conn: socket.socket, gone: str) -> int:
+    """The next number the preloaded process sends on ``conn`` (a pid, an exit status)."""
+    data = b""
+    while len(data) < 8:
+        more = conn.recv(8 - len(data))
+        if not more:
+            raise RuntimeError(gone)
+        data += more
+    return int.from_bytes(data, "big", signed=True)
+
+
 class Forked:
     """A ``Popen``'s handle on a server process forked by the preloaded process."""
 
@@ -160,13 +171,7 @@ class Forked:
         if self.returncode is None:
             ready, _, _ = select.select([self._conn], [], [], timeout)
             if ready:
-                data = b""
-                while len(data) < 8:
-                    more = self._conn.recv(8 - len(data))
-                    if not more:
-                        raise RuntimeError("the preloaded server process ended before its child")
-                    data += more
-                self.returncode = int.from_bytes(data, "big", signed=True)
+                self.returncode = _read_number(self._conn, "the preloaded server process ended before its child")
                 self._conn.close()
         return self.returncode
 
@@ -195,12 +200,6 @@ def fork_server(code: str, env: dict[str, str], ready_fd: int) -> Forked:
     and ``ready_fd`` passed on as ``READY_FD``, forked from the preloaded process."""
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.connect(_preloaded())
-    body = pickle.dumps((code, env, os.getcwd(), True))
+    body = pickle.dumps((code, env, os.getcwd()))
     _send(conn, body, [0, 1, 2, ready_fd])
-    data = b""
-    while len(data) < 8:
-        more = conn.recv(8 - len(data))
-        if not more:
-            raise RuntimeError("the preloaded server process did not fork")
-        data += more
-    return Forked(conn, int.from_bytes(data, "big", signed=True))
+    return Forked(conn, _read_number(conn, "the preloaded server process did not fork"))
