@@ -42,12 +42,17 @@ def _receive(sock: socket.socket) -> tuple[bytes, list[int]]:
             fds.frombytes(data[:len(data) - len(data) % fds.itemsize])
     size = int.from_bytes(msg[:8], "big")
     body = msg[8:]
-    while len(body) < size:
-        more = sock.recv(size - len(body))
+    return body + _read_exactly(sock, size - len(body), "the asker went away"), list(fds)
+
+
+def _read_exactly(sock: socket.socket, size: int, gone: str) -> bytes:
+    data = b""
+    while len(data) < size:
+        more = sock.recv(size - len(data))
         if not more:
-            raise EOFError
-        body += more
-    return body, list(fds)
+            raise RuntimeError(gone)
+        data += more
+    return data
 
 
 def _run_child(code: str, env: dict[str, str], cwd: str, fds: list[int]) -> None:
@@ -135,9 +140,8 @@ def _preloaded() -> str:
     global _zygote
     with _lock:
         if _zygote is None or _zygote[0].poll() is not None:
-            import tempfile
-
-            path = os.path.join(tempfile.mkdtemp(prefix="stammtisch-preloaded-"), "socket")
+            # Linux's abstract socket namespace: nothing on disk to clean up after the run
+            path = f"\0stammtisch-preloaded-{os.getpid()}-{os.urandom(4).hex()}"
             proc = subprocess.Popen(
                 [sys.executable, "-c", f"import sys; sys.path.insert(0, {os.path.dirname(__file__)!r}); "
                  f"import preloaded; preloaded.serve_forever({path!r})"],
@@ -150,13 +154,7 @@ def _preloaded() -> str:
 
 def _read_number(conn: socket.socket, gone: str) -> int:
     """The next number the preloaded process sends on ``conn`` (a pid, an exit status)."""
-    data = b""
-    while len(data) < 8:
-        more = conn.recv(8 - len(data))
-        if not more:
-            raise RuntimeError(gone)
-        data += more
-    return int.from_bytes(data, "big", signed=True)
+    return int.from_bytes(_read_exactly(conn, 8, gone), "big", signed=True)
 
 
 class Forked:
