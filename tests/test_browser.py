@@ -11,6 +11,9 @@ import json
 import random
 import time
 import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 import pytest
 from server_helpers import roomy_limits
@@ -18,7 +21,15 @@ from server_helpers import roomy_limits
 from stammtisch.server.app import create_app
 from stammtisch.server.threaded import serve_in_thread
 
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser
+
+# Debian's Chromium in two builds: the whole browser, as players run it, and its headless shell
+# (the same Blink without the browser around it; Playwright's own choice for headless runs),
+# which takes about half the CPU for the same tests. This module plays its deals in the whole
+# browser; the other browser modules use the shell.
 CHROMIUM = "/usr/bin/chromium"
+HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
         "--disable-component-update", "--disable-sync", "--no-first-run"]
 
@@ -33,14 +44,30 @@ def server(tmp_path_factory):
         yield base
 
 
-@pytest.fixture(scope="module")
-def browser():
+@contextmanager
+def launched(executable: str = HEADLESS_SHELL) -> Iterator[Browser]:
     from playwright.sync_api import sync_playwright  # ImportError fails the test: no skip
 
     with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        b = p.chromium.launch(executable_path=executable, args=ARGS, headless=True)
+        try:
+            yield b
+        finally:
+            b.close()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Chromium's headless shell, one per module."""
+    with launched() as b:
         yield b
-        b.close()
+
+
+@pytest.fixture(scope="module")
+def chromium():
+    """The whole Chromium, as players run it."""
+    with launched(CHROMIUM) as b:
+        yield b
 
 
 def create_via_lobby(page, base, ruleset, names, bots, hints=False):
@@ -190,13 +217,13 @@ def hands_are_private(pages):
     assert a.isdisjoint(b)
 
 
-def test_tippen_deal_in_two_browsers_with_a_bot(server, browser):
+def test_tippen_deal_in_two_browsers_with_a_bot(server, chromium):
     rng = random.Random(11)
     names = ["Anna", "Bernd", "Robo"]
     # bypass_csp: wait_for_function evaluates its predicates as strings, which the page's
     # Content-Security-Policy forbids (test_server_browser_csp.py keeps the policy on)
-    c1 = browser.new_context(bypass_csp=True)
-    c2 = browser.new_context(bypass_csp=True, viewport={"width": 390, "height": 800})
+    c1 = chromium.new_context(bypass_csp=True)
+    c2 = chromium.new_context(bypass_csp=True, viewport={"width": 390, "height": 800})
     try:
         p1, p2 = c1.new_page(), c2.new_page()
         pages, _ = join_two_friends(p1, p2, server, "tippen/grupp-1975", names)
@@ -237,10 +264,10 @@ def test_tippen_deal_in_two_browsers_with_a_bot(server, browser):
         c2.close()
 
 
-def test_tapp_deal_in_two_browsers_with_a_bot(server, browser):
+def test_tapp_deal_in_two_browsers_with_a_bot(server, chromium):
     rng = random.Random(5)
     names = ["Anna", "Bernd", "Robo"]
-    c1, c2 = browser.new_context(bypass_csp=True), browser.new_context(bypass_csp=True)
+    c1, c2 = chromium.new_context(bypass_csp=True), chromium.new_context(bypass_csp=True)
     try:
         p1, p2 = c1.new_page(), c2.new_page()
         pages, spectator = join_two_friends(p1, p2, server, "tapp/modern", names)
@@ -248,7 +275,7 @@ def test_tapp_deal_in_two_browsers_with_a_bot(server, browser):
         # seats are listed in the direction of play, which Modern Tapp turns round
         assert "counter-clockwise" in p1.get_by_test_id("direction").text_content()
         # a spectator sees no hand
-        c3 = browser.new_context(bypass_csp=True)
+        c3 = chromium.new_context(bypass_csp=True)
         p3 = c3.new_page()
         p3.goto(server + spectator)
         p3.get_by_test_id("players").locator(".player").first.wait_for()
@@ -264,7 +291,7 @@ def test_tapp_deal_in_two_browsers_with_a_bot(server, browser):
         c2.close()
 
 
-def test_server_killed_mid_deal_the_browsers_carry_on(browser, tmp_path):
+def test_server_killed_mid_deal_the_browsers_carry_on(chromium, tmp_path):
     """Kill the server in the middle of a deal, start it again, and the
     players' pages reconnect by themselves to the same hands and log, and the deal goes on."""
     import signal
@@ -276,7 +303,7 @@ def test_server_killed_mid_deal_the_browsers_carry_on(browser, tmp_path):
     base = f"http://127.0.0.1:{port}"
     rng = random.Random(3)
     proc = serve(db, port)
-    c1, c2 = browser.new_context(bypass_csp=True), browser.new_context(bypass_csp=True)
+    c1, c2 = chromium.new_context(bypass_csp=True), chromium.new_context(bypass_csp=True)
     try:
         p1, p2 = c1.new_page(), c2.new_page()
         pages, _ = join_two_friends(p1, p2, base, "tippen/grupp-1975")
@@ -328,8 +355,8 @@ def test_server_killed_mid_deal_the_browsers_carry_on(browser, tmp_path):
         proc.wait()
 
 
-def test_the_creator_copies_an_invite_link_and_start_takes_him_to_his_seat(server, browser):
-    context = browser.new_context(bypass_csp=True, permissions=["clipboard-read", "clipboard-write"])
+def test_the_creator_copies_an_invite_link_and_start_takes_him_to_his_seat(server, chromium):
+    context = chromium.new_context(bypass_csp=True, permissions=["clipboard-read", "clipboard-write"])
     try:
         page = context.new_page()
         page.goto(server + "/")

@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from server_helpers import roomy_limits
-from test_browser import ARGS, CHROMIUM, choose, event_of, perform, wait_moved_on
+from test_browser import choose, event_of, launched, perform, wait_moved_on
 
 from stammtisch.i18n import catalogue
 from stammtisch.server.app import create_app
@@ -35,12 +35,8 @@ def server(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright  # ImportError fails the test: no skip
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+    with launched() as b:
         yield b
-        b.close()
 
 
 def post(base, path, body):
