@@ -12,7 +12,9 @@ import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
 
+import pytest
 from server_helpers import free_port, hello, serving
+from sqlalchemy import text
 from test_server_peers import (  # noqa: F401  (``peers`` is the fixture)
     Client,
     assert_record_holds,
@@ -29,7 +31,8 @@ from websockets.sync.client import ClientConnection, connect
 
 from stammtisch.server.peers import LEASE_SECONDS
 from stammtisch.server.protocol import CloseCode
-from stammtisch.server.storage import Storage
+from stammtisch.server.refusals import STORAGE_ERRORS
+from stammtisch.server.storage import STALLED_TRANSACTION_MS, Storage
 
 #: How long the holder is stopped (seconds): well past its lease.
 STALL = 2 * LEASE_SECONDS
@@ -154,6 +157,34 @@ def start_with(db: str, port: int, **limits: object):
             f"run(port={port}, database_url={db!r}, bot_delay=0.02, deal_pause=1000, "
             f"log_level='warning', limits=ServerLimits(**{limits!r}))")
     return serving(code)
+
+
+def test_a_holder_stalled_mid_commit_keeps_no_lease_row_locked(postgres_url):
+    """A holder stopped between two statements of a group commit leaves its transaction open,
+    with the lease rows its fence locked: PostgreSQL ends that transaction, so another process
+    can take the table while the holder still stalls, and nothing of the old transaction
+    commits when its process runs again."""
+    holder, taker = Storage(postgres_url), Storage(postgres_url)
+    with holder.engine.begin() as conn:
+        conn.execute(text("INSERT INTO st_leases (table_id, owner, expires, epoch) "
+                          "VALUES ('t', 'holder', 0, 1)"))
+    with holder.engine.connect() as stalled:
+        stalled.execute(text("SELECT epoch FROM st_leases WHERE table_id = 't' FOR SHARE"))
+        # the holder stalls here; the taker waits for the row at most twice as long as
+        # PostgreSQL lets the stalled transaction stay open
+        started = time.monotonic()
+        with taker.engine.begin() as conn:
+            conn.execute(text(f"SET LOCAL lock_timeout = '{2 * STALLED_TRANSACTION_MS}ms'"))
+            taken = conn.execute(text("UPDATE st_leases SET owner = 'taker', epoch = epoch + 1 "
+                                      "WHERE table_id = 't' RETURNING epoch")).scalar_one()
+        assert taken == 2 and time.monotonic() - started >= STALLED_TRANSACTION_MS / 1000 - 0.1
+        with pytest.raises(STORAGE_ERRORS):  # a failed commit to the event store: undone
+            stalled.execute(text("UPDATE st_leases SET owner = 'holder' WHERE table_id = 't'"))
+            stalled.commit()
+    with taker.engine.connect() as conn:
+        assert conn.execute(text("SELECT owner, epoch FROM st_leases")).all() == [("taker", 2)]
+    holder.engine.dispose()
+    taker.engine.dispose()
 
 
 def test_one_address_cannot_spread_its_tables_over_two_processes_past_its_limits(postgres_url):

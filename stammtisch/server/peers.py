@@ -15,18 +15,19 @@ the seat on turn), so copies would need every process's presence too, and two wr
 table would race. With one writer per table the rules of play are those of one process, and
 the price is one hop between processes for the clients that reach another one.
 
-Safety: every group commit checks, in its own transaction, that this process holds the lease
-of each table whose rows it writes, unexpired by the database's clock and under the epoch the
+Safety: every group commit checks, in its own transaction, that this process holds the lease of
+each table whose rows it writes, unexpired by the database's clock and under the epoch the
 table was taken with (``lease_fence``); it locks those lease rows (FOR SHARE) until it commits,
 so a process that takes a table does so before that commit or after it, and loads the table
-after its take. Each take of a lease counts its epoch up: rows of an older copy of a table
-(dropped here, then taken here again) are refused too. The rows of a table that lost its lease
-are not written: the event is undone and the table dropped here; a dropped table closes its
-connections with "come again" and accepts none, and its retried writes stop. A holder that
-could not renew its leases lately commits nothing at all (``fresh``) well before they can
-expire. Should two processes ever write the same event all the same, the database's keys
-refuse the second: a deal is (table, number), an action (deal key, index), and every process
-takes its deal keys from one sequence.
+after its take (a holder that stalls mid-commit holds them until PostgreSQL ends its open
+transaction: ``STALLED_TRANSACTION_MS``, storage.py). Each take of a lease counts its epoch up:
+rows of an older copy of a table (dropped here, then taken here again) are refused too. The
+rows of a table that lost its lease are not written: the event is undone and the table dropped
+here; a dropped table closes its connections with "come again" and accepts none, and its
+retried writes stop. A holder that could not renew its leases lately commits nothing at all
+(``fresh``) well before they can expire. Should two processes ever write the same event all the
+same, the database's keys refuse the second: a deal is (table, number), an action (deal key,
+index), and every process takes its deal keys from one sequence.
 """
 
 from __future__ import annotations

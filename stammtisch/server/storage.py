@@ -81,6 +81,15 @@ def spill_path_for(url: str, data_dir: Path | None = None) -> Path | None:
     return directory / f"spill-{digest}.jsonl"
 
 
+#: PostgreSQL ends a transaction left open this long between two of its statements
+#: (milliseconds), and with it the connection. The server's transactions run statement after
+#: statement, so only a stalled process (stopped, swapped out) leaves one open; it would keep
+#: the lease rows its group commit locked (peers.py) and with them its tables from moving to
+#: another process for as long as it stalls. Shorter than a lease, so that a stalled holder's
+#: locks are gone by the time its lease expires, or soon after.
+STALLED_TRANSACTION_MS = 2000
+
+
 def normalise_url(url: str) -> str:
     """``postgresql://`` and ``postgres://`` mean PostgreSQL through psycopg 3 (the
     ``postgres`` extra); SQLAlchemy alone would look for the older psycopg2."""
@@ -183,6 +192,9 @@ class Storage:
             kwargs["connect_args"] = {"check_same_thread": False}
             if self.one_connection:
                 kwargs["poolclass"] = StaticPool
+        elif url.startswith("postgresql"):
+            kwargs["connect_args"] = {
+                "options": f"-c idle_in_transaction_session_timeout={STALLED_TRANSACTION_MS}"}
         self.engine: Engine = create_engine(url, **kwargs)
         if self.is_sqlite:
             event.listen(self.engine, "connect", _sqlite_pragmas(busy_ms))
