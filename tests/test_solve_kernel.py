@@ -6,6 +6,7 @@ import os
 import random
 import subprocess
 import sys
+import time
 from typing import Any
 
 import numpy as np
@@ -359,3 +360,27 @@ def test_a_failed_build_of_the_kernels_library_is_tried_once(tmp_path: Any, monk
     assert _kernel_lib.load() is None and _kernel_lib.load() is None
     assert tries == [tmp_path]  # the second process (here: call) read the note and did not try
     assert "no linker today" in next(tmp_path.glob("kernel-*.failed")).read_text()
+
+
+def test_processes_that_start_together_build_the_kernels_library_once(tmp_path: Any, monkeypatch: Any) -> None:
+    """Four at once (here threads, each opening the build's lock as a process does): one
+    builds, the others wait for it and load its library."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from stammtisch.solve import _kernel_lib
+
+    builds = []
+
+    def slow_build(folder: Any, name: str) -> Any:
+        builds.append(name)
+        time.sleep(0.3)
+        (folder / name).write_bytes(b"")
+        return folder / name
+
+    monkeypatch.setattr(_kernel_lib, "_folders", lambda: [tmp_path])
+    monkeypatch.setattr(_kernel_lib, "_build", slow_build)
+    monkeypatch.setattr(_kernel_lib, "Library", lambda path: path)
+    with ThreadPoolExecutor(4) as pool:
+        loaded = list(pool.map(lambda _: _kernel_lib.load(), range(4)))
+    assert len(builds) == 1
+    assert loaded == [tmp_path / builds[0]] * 4

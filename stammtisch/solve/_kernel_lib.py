@@ -35,6 +35,7 @@ import subprocess
 import sys
 import tempfile
 from array import array
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -124,13 +125,37 @@ def load(build: bool = True) -> Library | None:
                 Path(tmp, "probe").write_bytes(b"")
         except OSError:
             continue  # not writable: the next folder
-        try:
-            return Library(_build(folder, name))
-        except Exception as e:  # noqa: BLE001 - whatever stops the build, numba's dispatchers still run
-            with contextlib.suppress(OSError):
-                (folder / f"{name}.failed").write_text(f"{type(e).__name__}: {e}\n")
-            return None
+        with _building(folder / "build.lock"):
+            if (folder / name).is_file():  # another process built it while this one waited
+                with contextlib.suppress(OSError):
+                    return Library(folder / name)
+            if (folder / f"{name}.failed").is_file():
+                return None
+            try:
+                return Library(_build(folder, name))
+            except Exception as e:  # noqa: BLE001 - whatever stops the build, numba's dispatchers still run
+                with contextlib.suppress(OSError):
+                    (folder / f"{name}.failed").write_text(f"{type(e).__name__}: {e}\n")
+                return None
     return None
+
+
+@contextlib.contextmanager
+def _building(lock_path: Path) -> Iterator[None]:
+    """One build at a time per folder: processes that start together on a fresh machine (a
+    server's workers, the test processes) wait for the first one's library rather than each
+    spending seconds building the same one. Without ``fcntl`` (Windows) each builds its own."""
+    try:
+        import fcntl
+    except ImportError:
+        yield
+        return
+    with open(lock_path, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _folders() -> list[Path]:
