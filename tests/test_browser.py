@@ -26,8 +26,8 @@ if TYPE_CHECKING:
 
 # Debian's Chromium in two builds: the whole browser, as players run it, and its headless shell
 # (the same Blink without the browser around it; Playwright's own choice for headless runs),
-# which takes about half the CPU for the same tests. This module plays its deals in the whole
-# browser; the other browser modules use the shell.
+# with which the browser tests take about 40 % less CPU (docs/performance.md). This module plays
+# its deals in the whole browser; the other browser modules use the shell.
 CHROMIUM = "/usr/bin/chromium"
 HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
 ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
